@@ -1,0 +1,54 @@
+"""The ``bfr`` command line. Each subcommand lives in ``bfr_core/commands/<name>.py`` and exposes
+``add_arguments(parser)`` and ``run(args) -> int``; only the chosen one is imported, so the CLI
+starts fast. Errors a user can fix are printed as one line on stderr with exit code 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from bfr_core.errors import BfrError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ingest": ("bfr_core.commands.ingest", "load a benchmark file into a store"),
+    "eval": ("bfr_core.commands.eval", "run arms over a benchmark and write the JSON contract"),
+    "sweep": ("bfr_core.commands.sweep", "budget grid C0..C9: quality-versus-cost frontier"),
+    "trace": ("bfr_core.commands.trace", "run or show one question's step-by-step trace"),
+    "report": ("bfr_core.commands.report", "paper-style tables with paired tests for a run"),
+    "label-export": ("bfr_core.commands.label_export", "export sufficiency labels (CSV / JSONL)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="bfr", description="BFR Workbench command line")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        if argv and argv[0] not in ("-h", "--help"):
+            parser.print_usage(sys.stderr)
+            print(f"bfr: error: unknown command '{argv[0]}'", file=sys.stderr)
+            return 2
+        parser.print_help()
+        return 0
+    module_name, help_text = COMMANDS[argv[0]]
+    module = importlib.import_module(module_name)
+    cmd = argparse.ArgumentParser(prog=f"bfr {argv[0]}", description=help_text)
+    module.add_arguments(cmd)
+    args = cmd.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except BfrError as exc:
+        print(f"bfr {argv[0]}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"bfr {argv[0]}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per ``bfr`` subcommand (see ``bfr_core.cli``)."""

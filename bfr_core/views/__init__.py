@@ -1,0 +1,1 @@
+"""Retrieval views over one scope of the flat store (see ``base.View``)."""
