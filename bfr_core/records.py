@@ -114,3 +114,59 @@ class Bundle:
     questions: tuple[Question, ...]
     report: IngestReport
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One decision of a method, as the app replays it and ``bfr trace`` prints it.
+
+    ``evidence`` is the evidence set after the step (ordered, no duplicates); ``calls`` the
+    retrieval calls charged so far. ``data`` holds the step's detail as JSON-serialisable values
+    (lists, dicts, str, numbers, bool, None); each producing module documents its keys.
+    """
+
+    kind: str  # pool | requirements | context | lattice | prefilter | selection | grounding | round | topk | ...
+    title: str
+    evidence: tuple[str, ...]
+    calls: int
+    data: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """Everything one arm did for one question; stored per run and question in the store."""
+
+    dataset_id: str
+    question_id: str
+    arm: str
+    budget: str  # budget name ("C6"); "" for arms without completion
+    provider: str  # "offline rules" or "provider:model"
+    steps: tuple[Step, ...]
+    elapsed_ms: float = 0.0
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        return self.steps[-1].evidence if self.steps else ()
+
+    @property
+    def calls(self) -> int:
+        return self.steps[-1].calls if self.steps else 0
+
+    def to_dict(self) -> dict:
+        return {
+            "dataset_id": self.dataset_id, "question_id": self.question_id, "arm": self.arm,
+            "budget": self.budget, "provider": self.provider, "elapsed_ms": self.elapsed_ms,
+            "steps": [
+                {"kind": s.kind, "title": s.title, "evidence": list(s.evidence), "calls": s.calls, "data": s.data}
+                for s in self.steps
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Trace:
+        steps = tuple(
+            Step(s["kind"], s["title"], tuple(s["evidence"]), int(s["calls"]), dict(s.get("data") or {}))
+            for s in d["steps"]
+        )
+        return cls(d["dataset_id"], d["question_id"], d["arm"], d["budget"], d["provider"], steps,
+                   float(d.get("elapsed_ms", 0.0)))
