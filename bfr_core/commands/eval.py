@@ -1,0 +1,76 @@
+"""``bfr eval``: arms over a benchmark in a store; writes the DESIGN.md section 4 JSON contract."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bfr_core.arms import ARMS
+from bfr_core.errors import BfrError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", required=True, help="DuckDB store file")
+    p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
+    p.add_argument("--dataset", default=None, help="any dataset name in the store (e.g. demo)")
+    p.add_argument("--arms", required=True, help=f"comma-separated: {','.join(ARMS)}")
+    p.add_argument("--budget", default="", help="budget grid point C0..C9 (default: each arm's own)")
+    p.add_argument("--k", type=int, default=10, help="top-k cutoff for the one-shot arms (default 10)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N scoreable questions")
+    p.add_argument("--provider", default="rules", help="rules | anthropic | openai | local")
+    p.add_argument("--model", default="", help="provider model id")
+    p.add_argument("--base-url", default="", help="OpenAI-compatible endpoint")
+    p.add_argument("--answer", action="store_true", help="run the extractive answerer and stem F1")
+    p.add_argument("--judge", action="store_true", help="Mem0-style CORRECT/WRONG judge (implies --answer)")
+    p.add_argument("--suff", action="store_true", help="blinded LLM-Suff@Set (two judges + adjudicator)")
+    p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bfr_core.config import Config, LLMConfig
+    from bfr_core.evaluate import RunSpec, evaluate, summarize
+    from bfr_core.progress import tqdm_progress
+    from bfr_core.store import Store
+
+    dataset = args.dataset or args.benchmark
+    if not dataset:
+        raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")
+    arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        raise BfrError(f"unknown arm(s) {', '.join(unknown)}; choose from {', '.join(ARMS)}")
+    if not Path(args.db).exists():
+        raise BfrError(f"store {args.db} does not exist; create it with `bfr ingest ... --db {args.db}`")
+    store = Store(args.db)
+    if store.dataset(dataset) is None:
+        raise BfrError(f"dataset '{dataset}' is not in {args.db}; ingest it first")
+    config = Config(llm=LLMConfig(provider=args.provider, model=args.model, base_url=args.base_url))
+    llm = None
+    provider_label = "offline rules"
+    wants_answers = args.answer or args.judge or args.suff
+    if args.provider != "rules" or wants_answers:
+        from bfr_core.llm.factory import make_llm
+
+        llm = make_llm(config.llm, store)
+        provider_label = getattr(llm, "label", args.provider)
+    spec = RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit)
+    progress = None if args.quiet else tqdm_progress(f"eval {dataset}")
+    run_id = evaluate(store, spec, llm=llm if args.provider != "rules" else None, config=config,
+                      progress=progress)
+    if wants_answers:
+        from bfr_core.answering import score_answers
+
+        score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff,
+                      progress=None if args.quiet else tqdm_progress("answers"))
+    summary = summarize(store, run_id, args.benchmark)
+    text = json.dumps(summary, indent=2)
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        print(f"run {run_id}: wrote {args.json_out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
