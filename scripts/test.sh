@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up (idempotent) and run the whole test suite: lint, unit, CLI end to end on the demo data and on
+# ../shared/data when present, AppTest, and the real-browser test in headless Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh test
+# Debian's Chromium for the browser tests (Playwright is pointed at /usr/bin/chromium; it never downloads one).
+if [ ! -x /usr/bin/chromium ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "test.sh: could not install chromium; browser tests will be skipped" >&2
+  else
+    echo "test.sh: /usr/bin/chromium missing and cannot apt-get; browser tests will be skipped" >&2
+  fi
+fi
+.venv/bin/ruff check .
+exec .venv/bin/python -m pytest "$@"
