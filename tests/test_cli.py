@@ -1,0 +1,24 @@
+from bfr_core.cli import COMMANDS, main
+
+
+def test_help_lists_every_command(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+
+
+def test_unknown_command_is_exit_2(capsys):
+    assert main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+
+
+def test_eval_on_missing_store_is_one_line_error(tmp_path, capsys):
+    rc = main(["eval", "--db", str(tmp_path / "none.duckdb"), "--benchmark", "locomo", "--arms", "mem0"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "Traceback" not in err
+
+
+def test_eval_rejects_unknown_arm(tmp_path, capsys):
+    rc = main(["eval", "--db", str(tmp_path / "x.duckdb"), "--benchmark", "locomo", "--arms", "mem0,zzz"])
+    assert rc == 2 and "unknown arm(s) zzz" in capsys.readouterr().err
