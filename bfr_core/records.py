@@ -44,6 +44,9 @@ class Scope:
     scope_id: str
     session_ids: tuple[str, ...]
     speakers: tuple[str, ...] = ()
+    # Per-scope session dates, parallel to session_ids, when the source dates a shared session
+    # differently in each haystack (LongMemEval); empty means "use Session.date".
+    session_dates: tuple[datetime | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

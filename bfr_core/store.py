@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS scopes (
 CREATE TABLE IF NOT EXISTS scope_sessions (
     dataset_id VARCHAR, scope_id VARCHAR, position INTEGER, session_id VARCHAR,
     PRIMARY KEY (dataset_id, scope_id, position));
+ALTER TABLE scope_sessions ADD COLUMN IF NOT EXISTS date TIMESTAMP;
 CREATE TABLE IF NOT EXISTS questions (
     dataset_id VARCHAR, question_id VARCHAR, scope_id VARCHAR, text VARCHAR, answer VARCHAR,
     qtype VARCHAR, date TIMESTAMP, category INTEGER, is_abstention BOOLEAN, scoreable BOOLEAN,
@@ -51,7 +52,7 @@ CREATE TABLE IF NOT EXISTS gold (
 DATA_TABLES = ("gold", "questions", "scope_sessions", "scopes", "turns", "sessions", "datasets")
 
 Q_SCOPE_TURNS = """
-SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, s.date, t.local_id
+SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, coalesce(ss.date, s.date), t.local_id
 FROM scope_sessions ss
 JOIN turns t ON t.dataset_id = ss.dataset_id AND t.session_id = ss.session_id
 JOIN sessions s ON s.dataset_id = ss.dataset_id AND s.session_id = ss.session_id
@@ -78,7 +79,8 @@ WHERE q.dataset_id = ? AND (? IS NULL OR q.scope_id = ?) AND (? IS NULL OR q.que
 GROUP BY ALL ORDER BY any_value(q.position)
 """
 Q_SCOPES = """
-SELECT sc.scope_id, sc.speakers, list(ss.session_id ORDER BY ss.position) AS sessions
+SELECT sc.scope_id, sc.speakers, list(ss.session_id ORDER BY ss.position) AS sessions,
+       list(ss.date ORDER BY ss.position) AS dates
 FROM scopes sc JOIN scope_sessions ss ON ss.dataset_id = sc.dataset_id AND ss.scope_id = sc.scope_id
 WHERE sc.dataset_id = ? AND (? IS NULL OR sc.scope_id = ?)
 GROUP BY ALL ORDER BY sc.scope_id
@@ -184,12 +186,16 @@ class Store:
                 "scope_id": [s.scope_id for s in bundle.scopes],
                 "speakers": pa.array([list(s.speakers) for s in bundle.scopes], pa.list_(pa.string())),
             })
-            links = [(s.scope_id, i, sid) for s in bundle.scopes for i, sid in enumerate(s.session_ids)]
+            links = [
+                (s.scope_id, i, sid, s.session_dates[i] if s.session_dates else None)
+                for s in bundle.scopes for i, sid in enumerate(s.session_ids)
+            ]
             self._insert(cur, "scope_sessions", {
                 "dataset_id": [d] * len(links),
                 "scope_id": [x[0] for x in links],
                 "position": pa.array([x[1] for x in links], pa.int32()),
                 "session_id": [x[2] for x in links],
+                "date": pa.array([x[3] for x in links], pa.timestamp("us")),
             })
             qs = bundle.questions
             self._insert(cur, "questions", {
@@ -246,7 +252,11 @@ class Store:
 
     def scopes(self, dataset_id: str, scope_id: str | None = None) -> list[Scope]:
         rows = self.cursor().execute(Q_SCOPES, [dataset_id, scope_id, scope_id]).fetchall()
-        return [Scope(dataset_id, r[0], tuple(r[2]), tuple(r[1] or ())) for r in rows]
+        return [
+            Scope(dataset_id, r[0], tuple(r[2]), tuple(r[1] or ()),
+                  tuple(r[3]) if any(x is not None for x in r[3] or ()) else ())
+            for r in rows
+        ]
 
     def scope(self, dataset_id: str, scope_id: str) -> Scope:
         found = self.scopes(dataset_id, scope_id)

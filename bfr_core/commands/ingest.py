@@ -1,0 +1,79 @@
+"""``bfr ingest {locomo,longmemeval,jsonl} PATH --db DB [--name NAME] [--replace] [--no-embed]``.
+
+Loads one benchmark file into a DuckDB store and prints the report (counts, questions by type,
+notes on repaired or dropped gold ids). Bad input never leaves a partial dataset behind: the file
+is parsed whole before the single write transaction. Errors are ``BfrError`` and are printed by
+``bfr_core.cli`` as one line (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TextIO
+
+from bfr_core.progress import Progress, tqdm_progress
+from bfr_core.records import IngestReport
+
+KINDS_HELP = "locomo | longmemeval | jsonl"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # kind is checked by bfr_core.ingest (not argparse choices) so a wrong kind is a one-line error
+    parser.add_argument("kind", metavar="KIND", help=f"input format: {KINDS_HELP}")
+    parser.add_argument("path", metavar="PATH", help="benchmark file (.json, .json.gz or .jsonl)")
+    parser.add_argument("--db", required=True, help="DuckDB store file (created if missing)")
+    parser.add_argument("--name", default=None, help="dataset id (default: the kind; the file name for jsonl)")
+    parser.add_argument("--replace", action="store_true", help="overwrite a dataset with the same id")
+    parser.add_argument("--no-embed", dest="embed", action="store_false",
+                        help="skip computing dense embeddings after the write")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def staged_progress() -> Progress:
+    """One tqdm bar per stage: a new bar starts whenever the total changes or the count restarts."""
+    state: dict[str, object] = {"total": None, "done": -1, "bar": None}
+
+    def update(done: int, total: int, label: str) -> None:
+        if total != state["total"] or done < state["done"]:  # type: ignore[operator]
+            state["bar"] = tqdm_progress("ingest")
+            state["total"] = total
+        state["done"] = done
+        state["bar"](done, total, label)  # type: ignore[operator]
+
+    return update
+
+
+def format_report(report: IngestReport, db: str, seconds: float) -> str:
+    """The report as a few readable lines."""
+    lines = [
+        f"ingested {report.source} as '{report.dataset_id}' ({report.kind}) into {db} in {seconds:.1f} s",
+        f"  scopes {report.scopes:,}  sessions {report.sessions:,}  turns {report.turns:,}  "
+        f"questions {report.questions:,}  scoreable {report.scoreable:,}",
+    ]
+    if report.by_type:
+        lines.append("  by type: " + ", ".join(f"{k} {v:,}" for k, v in report.by_type))
+    lines += [f"  - {note}" for note in report.notes]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from pathlib import Path
+
+    from bfr_core.ingest import check_kind, ingest
+    from bfr_core.ingest.common import check_file
+    from bfr_core.store import Store
+
+    check_kind(args.kind)  # fail before the store file is created or opened
+    check_file(Path(args.path))
+    progress = None if args.quiet else staged_progress()
+    started = time.perf_counter()
+    store = Store(args.db)
+    try:
+        report = ingest(store, args.kind, args.path, name=args.name, replace=args.replace,
+                        embed=args.embed, progress=progress)
+    finally:
+        store.close()
+    print(format_report(report, args.db, time.perf_counter() - started), file=out or sys.stdout)
+    return 0

@@ -1,0 +1,105 @@
+"""Benchmark files -> the flat store. Loaders are pure (file -> Bundle); :func:`ingest` writes.
+
+Kinds: ``locomo`` (``locomo10.json``), ``longmemeval`` (S / M / oracle ``.json`` or the gzipped
+dev50 sample) and ``jsonl`` (our documented generic format, ``docs/jsonl-format.md``). Each loader
+is ``load_<kind>(path, *, dataset_id=None, progress=None) -> Bundle`` and raises
+:class:`~bfr_core.errors.InputError` on bad input, before anything touches the store.
+
+:func:`ingest` writes the bundle in one transaction (the store refuses a second copy unless
+``replace``), then, when ``embed`` is set and ``bfr_core.embed`` exists, computes or reuses the
+dense embeddings. The embed module is optional: if it is not importable the step is skipped and
+the report says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import replace as dc_replace
+from pathlib import Path
+
+from bfr_core.errors import BfrError
+from bfr_core.ingest.common import sha256_file
+from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
+from bfr_core.ingest.locomo import load_locomo
+from bfr_core.ingest.longmemeval import load_longmemeval
+from bfr_core.progress import Progress
+from bfr_core.records import Bundle, IngestReport
+from bfr_core.store import Store, StoreError
+
+Loader = Callable[..., Bundle]
+LOADERS: dict[str, Loader] = {"locomo": load_locomo, "longmemeval": load_longmemeval, "jsonl": load_jsonl}
+KINDS: tuple[str, ...] = tuple(LOADERS)
+EMBED_MODULE = "bfr_core.embed"
+
+__all__ = ["KINDS", "LOADERS", "check_kind", "embed_available", "ingest", "load", "load_jsonl", "load_locomo",
+           "load_longmemeval"]
+
+
+def check_kind(kind: str) -> Loader:
+    """The loader for ``kind``; an unknown kind is a BfrError listing the kinds."""
+    if kind not in LOADERS:
+        raise BfrError(f"unknown ingest kind '{kind}'; choose one of: {', '.join(KINDS)}")
+    return LOADERS[kind]
+
+
+def default_name(kind: str, path: str | Path) -> str:
+    """The dataset id used when none is given: the kind, or the file name for JSONL."""
+    return default_dataset_id(path) if kind == "jsonl" else kind
+
+
+def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress: Progress | None = None) -> Bundle:
+    """Dispatch to ``load_<kind>``; an unknown kind is a BfrError listing the kinds."""
+    return check_kind(kind)(path, dataset_id=dataset_id, progress=progress)
+
+
+def embed_available() -> bool:
+    """True when ``bfr_core.embed`` can be imported (it is written separately and may be absent)."""
+    try:
+        return importlib.util.find_spec(EMBED_MODULE) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _refuse_early(store: Store, dataset_id: str, path: str | Path) -> None:
+    """Refuse before parsing a large file when the store would refuse the write anyway."""
+    existing = store.dataset(dataset_id)
+    if existing is None:
+        return
+    same = existing["source_sha256"] == sha256_file(path)
+    why = "this same file was already ingested" if same else "a dataset with this name exists"
+    raise StoreError(
+        f"dataset '{dataset_id}' is already in {store.path} ({why}); store unchanged. "
+        "Pass --replace to overwrite it or --name to keep both."
+    )
+
+
+def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
+    if not embed_available():
+        return "embeddings: skipped (bfr_core.embed is not available yet)"
+    module = importlib.import_module(EMBED_MODULE)
+    ensure = getattr(module, "ensure_embeddings", None)
+    if ensure is None:
+        return "embeddings: skipped (bfr_core.embed has no ensure_embeddings)"
+    ensure(store, dataset_id, progress=progress)
+    return "embeddings: ensured (bfr_core.embed.ensure_embeddings)"
+
+
+def ingest(
+    store: Store, kind: str, path: str | Path, *, name: str | None = None, replace: bool = False,
+    embed: bool = True, progress: Progress | None = None,
+) -> IngestReport:
+    """Load ``path`` as ``kind`` into ``store`` as dataset ``name`` (default: see ``default_name``).
+
+    Nothing is written unless the whole file parses. Returns the report, with one extra note on
+    the embedding step.
+    """
+    loader = check_kind(kind)
+    dataset_id = name or default_name(kind, path)
+    if not replace and Path(path).is_file():
+        _refuse_early(store, dataset_id, path)
+    bundle = loader(path, dataset_id=dataset_id, progress=progress)
+    report = store.write_bundle(bundle, replace=replace)
+    note = _embed(store, dataset_id, progress) if embed else "embeddings: skipped (--no-embed)"
+    return dc_replace(report, notes=(*report.notes, note))

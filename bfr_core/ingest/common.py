@@ -1,0 +1,238 @@
+"""Helpers every loader shares: file hashing, safe JSON / JSONL / gzip reading, field checks, dates.
+
+Covers: reading a file that may be gzip-compressed (detected by its magic bytes, not its name),
+turning every way that can fail (missing, empty, truncated gzip, bad UTF-8, malformed JSON) into one
+:class:`~bfr_core.errors.InputError` that names the file and, where known, the line; typed field
+access that names record and field on failure; the three date formats we meet (LoCoMo's
+``"1:56 pm on 8 May, 2023"``, LongMemEval's ``"2023/05/20 (Sat) 02:21"``, ISO 8601); id
+uniqueness checks so the store never sees a primary-key clash.
+
+Does not cover: streaming JSON parsing (files are read whole; the 277 MB LongMemEval-S file needs a
+few GB of RAM), or guessing a file's kind for the user (``sniff_kind`` only sharpens messages).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bfr_core.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | Path) -> str:
+    """SHA-256 of the file as stored (compressed bytes for a ``.gz``)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_file(path: Path) -> None:
+    """InputError unless ``path`` is an existing, non-empty file."""
+    if not path.exists():
+        raise InputError(str(path), "file not found")
+    if path.is_dir():
+        raise InputError(str(path), "is a directory, expected a file")
+    if path.stat().st_size == 0:
+        raise InputError(str(path), "file is empty")
+
+
+def read_text(path: str | Path) -> str:
+    """The whole file as text, gunzipped when it starts with the gzip magic bytes."""
+    p = Path(path)
+    check_file(p)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read()
+        if raw[:2] == GZIP_MAGIC:
+            raw = gzip.decompress(raw)
+        text = raw.decode("utf-8")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(str(p), f"gzip data is truncated or corrupt ({exc or type(exc).__name__})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(str(p), f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise InputError(str(p), f"cannot read file: {exc.strerror or exc}") from None
+    if not text.strip():
+        raise InputError(str(p), "file is empty (only whitespace)")
+    return text.removeprefix("\ufeff")
+
+
+def load_json(path: str | Path) -> Any:
+    """Parse a JSON (optionally gzipped) file; a syntax error names its line and column."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.msg == "Extra data" and _first_line_is_object(text):
+            hint = " (this looks like JSON Lines: try 'bfr ingest jsonl')"
+        raise InputError(
+            str(path), f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"
+        ) from None
+
+
+def _first_line_is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text.split("\n", 1)[0]), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """``(line_number, object)`` for each non-blank line of a JSON Lines file (1-based numbers)."""
+    text = read_text(path)
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                str(path), f"malformed JSON at column {exc.colno}: {exc.msg}", record=f"line {lineno}"
+            ) from None
+
+
+# -- typed field access ---------------------------------------------------------------------------
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "a string", bool: "true/false", int: "an integer", float: "a number", list: "a list",
+    dict: "an object",
+}
+
+
+def type_name(value: Any) -> str:
+    """How a JSON value's type reads in an error message."""
+    return "null" if value is None else _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def expect(value: Any, kind: type | tuple[type, ...], path: str, record: str | None, field: str | None) -> Any:
+    """``value`` if it has the expected type (bool is never accepted as int), else InputError."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
+        raise InputError(path, f"expected {wanted}, got {type_name(value)}", record=record, field=field)
+    return value
+
+
+def field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str, record: str,
+          prefix: str = "") -> Any:
+    """``obj[key]`` checked for presence and type; the error names ``prefix + key``."""
+    name = f"{prefix}{key}"
+    if key not in obj:
+        raise InputError(path, "missing required field", record=record, field=name)
+    return expect(obj[key], kind, path, record, name)
+
+
+def answer_text(value: Any, path: str, record: str, name: str = "answer") -> str:
+    """Answers are usually strings, sometimes numbers: store them as text."""
+    expect(value, (str, int, float), path, record, name)
+    return value if isinstance(value, str) else str(value)
+
+
+# -- dates ------------------------------------------------------------------------------------------
+
+_LOCOMO_DATE = re.compile(
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.IGNORECASE
+)
+_LME_DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(?:(\d{1,2}):(\d{2}))?\s*$")
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+
+
+def parse_locomo_date(text: str) -> datetime | None:
+    """``"1:56 pm on 8 May, 2023"`` -> ``datetime(2023, 5, 8, 13, 56)``; None if it does not parse."""
+    m = _LOCOMO_DATE.match(text)
+    if not m:
+        return None
+    hour, minute, ampm, day, month_name, year = m.groups()
+    month = _MONTHS.get(month_name.lower())
+    h = int(hour) % 12 + (12 if ampm.lower() == "p" else 0)
+    if month is None or int(hour) > 12:
+        return None
+    try:
+        return datetime(int(year), month, int(day), h, int(minute))
+    except ValueError:
+        return None
+
+
+def parse_lme_date(text: str) -> datetime | None:
+    """``"2023/05/20 (Sat) 02:21"`` -> ``datetime(2023, 5, 20, 2, 21)``; None if it does not parse."""
+    m = _LME_DATE.match(text)
+    if not m:
+        return None
+    y, mo, d, h, mi = m.groups()
+    try:
+        return datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0))
+    except ValueError:
+        return None
+
+
+def parse_iso_date(text: str) -> datetime | None:
+    """ISO 8601 date or date-time; an offset is converted to UTC and dropped (the store is naive)."""
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+# -- integrity --------------------------------------------------------------------------------------
+
+
+def duplicates(ids: Iterable[str]) -> list[str]:
+    """Ids that occur more than once, in first-seen order."""
+    counts = Counter(ids)
+    return [i for i, n in counts.items() if n > 1]
+
+
+def require_unique(ids: Iterable[str], what: str, path: str) -> None:
+    dup = duplicates(ids)
+    if dup:
+        shown = ", ".join(repr(d) for d in dup[:5]) + (" ..." if len(dup) > 5 else "")
+        raise InputError(path, f"{len(dup)} duplicate {what} id(s): {shown}")
+
+
+def sniff_kind(data: Any) -> str | None:
+    """Which benchmark a parsed top-level JSON value looks like, to sharpen 'wrong format' errors."""
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict):
+        if "conversation" in first and "qa" in first:
+            return "locomo"
+        if "haystack_sessions" in first and "question_id" in first:
+            return "longmemeval"
+    if isinstance(data, dict) and "type" in data:
+        return "jsonl"
+    return None
+
+
+def looks_like(data: Any, keys: tuple[str, ...]) -> bool:
+    """A non-empty list whose first item is an object with at least one of ``keys``."""
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and any(k in data[0] for k in keys)
+
+
+def wrong_format(path: str, expected: str, shape: str, data: Any) -> InputError:
+    """The error for a file that parsed as JSON but is not the expected benchmark."""
+    guess = sniff_kind(data)
+    if guess:
+        hint = f"it looks like a {guess} file (try: bfr ingest {guess} ...)"
+    else:
+        first = data[0] if isinstance(data, list) and data else None
+        hint = f"top level is {type_name(data)}" + (f" whose first item is {type_name(first)}" if first is not None else "")
+    return InputError(path, f"not a {expected} file (expected {shape}); {hint}")

@@ -1,0 +1,79 @@
+"""The demo dataset: committed file in sync, shape, the BM25 trap, and ensure_demo_store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rank_bm25 import BM25Okapi
+
+from bfr_core.ingest.demo import (
+    DATASET_ID,
+    DEMO_PATH,
+    QUESTIONS,
+    SESSIONS,
+    demo_records,
+    ensure_demo_store,
+    write_demo,
+)
+from bfr_core.ingest.jsonl import load_jsonl
+from bfr_core.text import tokenize
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_jsonl(DEMO_PATH, dataset_id=DATASET_ID)
+
+
+def test_committed_file_matches_generator(tmp_path: Path) -> None:
+    fresh = write_demo(tmp_path / "demo.jsonl")
+    assert DEMO_PATH.is_file(), "data/demo.jsonl is missing: run write_demo()"
+    assert fresh.read_bytes() == DEMO_PATH.read_bytes(), "data/demo.jsonl is stale: run write_demo()"
+    assert write_demo(tmp_path / "again.jsonl").read_bytes() == fresh.read_bytes()  # deterministic
+
+
+def test_shape(bundle) -> None:
+    r = bundle.report
+    assert r.scopes == 1 and 6 <= r.sessions <= 8 and 5 <= r.questions <= 8
+    assert all(15 <= len(turns) <= 25 for _, _, turns in SESSIONS)
+    assert {t.speaker for t in bundle.turns} == {"Sam", "assistant"}
+    dates = [s.date for s in bundle.sessions]
+    assert all(dates) and dates == sorted(dates)
+    qs = {q.question_id: q for q in bundle.questions}
+    temporal = [q for q in qs.values() if q.qtype == "temporal-reasoning" and len(q.gold) == 2]
+    assert len(temporal) >= 2  # the delivery interval and another two-evidence temporal question
+    assert any(q.qtype == "multi-hop" and len(q.gold) >= 2 for q in qs.values())
+    assert any(q.is_abstention and not q.gold for q in qs.values())
+    sessions_of = {t.turn_id: t.session_id for t in bundle.turns}
+    assert len({sessions_of[g] for g in qs["q1"].gold}) == 2  # order and arrival in different sessions
+    assert len(QUESTIONS) == len(qs) and len(demo_records()) == r.sessions + r.questions
+
+
+def test_bm25_top10_finds_order_but_misses_arrival(bundle) -> None:
+    turns = list(bundle.turns)  # the whole scope: one scope holds every session
+    text = {t.turn_id: t.text for t in turns}
+    q = next(q for q in bundle.questions if q.question_id == "q1")
+    assert q.text == "How many days did it take for my new camera strap to arrive after I ordered it?"
+    order, arrival = q.gold
+    assert "March 3rd" in text[order] and text[arrival].startswith("It finally showed up on March 14th")
+    bm25 = BM25Okapi([tokenize(t.text) for t in turns])
+    scores = bm25.get_scores(tokenize(q.text))
+    ranked = sorted(range(len(turns)), key=lambda i: (-scores[i], i))
+    top10 = [turns[i].turn_id for i in ranked[:10]]
+    assert order in top10
+    assert arrival not in top10
+    # and it is the lexical distractors about straps, cameras and orders that push it out
+    distractors = [tid for tid in top10 if tid not in q.gold]
+    assert sum(any(w in text[tid].lower() for w in ("strap", "camera", "order")) for tid in distractors) >= 5
+
+
+def test_ensure_demo_store_is_idempotent(tmp_path: Path) -> None:
+    db = tmp_path / "app.duckdb"
+    store = ensure_demo_store(db, embed=False)
+    first = store.dataset(DATASET_ID)
+    assert store.counts(DATASET_ID) == {"scopes": 1, "sessions": 7, "turns": 126, "questions": 7, "scoreable": 6}
+    store.close()
+    store = ensure_demo_store(db, embed=False)
+    assert store.dataset(DATASET_ID)["ingested_at"] == first["ingested_at"]  # not re-ingested
+    assert len(store.questions(DATASET_ID)) == 7
+    store.close()
