@@ -1,0 +1,29 @@
+"""``bfr label-export``: every sufficiency label version (with its item) to a CSV or JSONL file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bfr_core.errors import BfrError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", required=True, help="DuckDB store file holding the labels")
+    p.add_argument("--out", required=True, help="output file; .csv or .jsonl chooses the format")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bfr_core import labels
+    from bfr_core.store import Store
+
+    if not Path(args.db).exists():
+        raise BfrError(f"store {args.db} does not exist")
+    store = Store(args.db)
+    try:
+        n = labels.export(store, args.out)
+    finally:
+        store.close()
+    print(f"wrote {n} label rows to {args.out}", file=sys.stderr)
+    return 0

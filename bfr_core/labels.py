@@ -1,0 +1,414 @@
+"""Human sufficiency labels: the annotation queue, blinded items, label history, agreement, export.
+
+Covers
+------
+* The queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
+  evidence hash, so a set two arms both returned is labelled once (``label_items``; which runs
+  and arms produced it is kept apart in ``label_sources`` and never rendered to annotators).
+* Blinded rendering (paper, Appendix M): question, reference answer and anonymised evidence
+  text only. No arm, budget, system answer, turn ids or gold ids; evidence in time order so the
+  order cannot betray the method's ranking.
+* Labels: ``sufficient`` / ``insufficient`` / ``uncertain`` plus a note, saved as an append-only
+  history (``labels``); the ``current_labels`` view holds each annotator's latest label.
+* LLM judges' labels read from ``results.suff_detail`` (and ``results.suff`` as the final one).
+* Agreement: Cohen's kappa and confusion matrices between any two raters (annotators and judges),
+  a disagreement queue, and export to CSV or JSONL.
+
+Does not cover: the LLM judging itself (``bfr_core.judges``), the UI (``pages/annotate.py``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from bfr_core.errors import BfrError
+from bfr_core.evaluate import ensure_schema as ensure_runs_schema
+from bfr_core.store import Store
+
+LABELS: tuple[str, ...] = ("sufficient", "insufficient", "uncertain")
+JUDGE_PREFIX = "llm:"  # rater names of LLM judges; annotators are plain names
+
+LABELS_DDL = """
+CREATE SEQUENCE IF NOT EXISTS labels_seq;
+CREATE TABLE IF NOT EXISTS label_items (
+    item_id VARCHAR PRIMARY KEY, dataset_id VARCHAR NOT NULL, question_id VARCHAR NOT NULL,
+    evidence VARCHAR[] NOT NULL, created TIMESTAMP DEFAULT current_timestamp);
+CREATE TABLE IF NOT EXISTS label_sources (
+    item_id VARCHAR, run_id VARCHAR, arm VARCHAR, budget VARCHAR, PRIMARY KEY (item_id, run_id, arm));
+CREATE TABLE IF NOT EXISTS labels (
+    label_id BIGINT PRIMARY KEY DEFAULT nextval('labels_seq'), item_id VARCHAR NOT NULL,
+    annotator VARCHAR NOT NULL, label VARCHAR NOT NULL, note VARCHAR NOT NULL DEFAULT '',
+    created TIMESTAMP NOT NULL DEFAULT current_timestamp);
+CREATE VIEW IF NOT EXISTS current_labels AS
+    SELECT item_id, annotator, arg_max(label, label_id) AS label, arg_max(note, label_id) AS note,
+           max(created) AS created, count(*) AS versions
+    FROM labels GROUP BY item_id, annotator;
+"""
+
+# One item per (dataset, question, sorted evidence ids) among finished runs' ok results.
+_ITEM_KEY = "md5(r.dataset_id || chr(0) || r.question_id || chr(0) || array_to_string(list_sort(r.evidence), chr(1)))"
+Q_SYNC_ITEMS = f"""
+WITH r AS (
+    SELECT ru.dataset_id, res.run_id, res.question_id, res.arm, res.budget, res.evidence
+    FROM results res JOIN runs ru ON ru.run_id = res.run_id
+    WHERE ru.finished IS NOT NULL AND res.status = 'ok' AND len(res.evidence) > 0
+)
+SELECT {_ITEM_KEY} AS item_id, r.dataset_id, r.question_id, r.evidence, r.run_id, r.arm, r.budget FROM r
+"""
+
+
+class LabelError(BfrError):
+    """A label that cannot be saved: unknown item, empty annotator name or unknown label."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceLine:
+    n: int  # 1-based position in time order; the only handle an annotator sees
+    date: str  # the session date as text ("" when unknown)
+    speaker: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlindItem:
+    item_id: str
+    question: str
+    reference: str
+    question_date: str
+    evidence: tuple[EvidenceLine, ...]
+
+    def as_text(self) -> str:
+        """The item as an annotator (or a blinded judge) reads it."""
+        lines = [f"Question: {self.question}"]
+        if self.question_date:
+            lines.append(f"Asked on: {self.question_date}")
+        lines.append(f"Reference answer: {self.reference}")
+        lines.append("Evidence:")
+        lines += [f"[{e.n}] {e.date} {e.speaker}: {e.text}".replace("  ", " ") for e in self.evidence]
+        return "\n".join(lines)
+
+
+_READY: weakref.WeakSet[Store] = weakref.WeakSet()  # stores whose label tables exist already
+
+
+def ensure_schema(store: Store) -> None:
+    if store in _READY:
+        return
+    ensure_runs_schema(store)
+    store.ensure(LABELS_DDL)
+    _READY.add(store)
+
+
+# -- queue --------------------------------------------------------------------------------------
+def sync_queue(store: Store) -> int:
+    """Add new snapshots of finished runs to the queue; returns the number of items in it."""
+    ensure_schema(store)
+    with store.transaction() as cur:
+        rows = cur.execute(Q_SYNC_ITEMS).fetchall()
+        cur.executemany(
+            "INSERT OR IGNORE INTO label_items (item_id, dataset_id, question_id, evidence) VALUES (?, ?, ?, ?)",
+            [[r[0], r[1], r[2], list(r[3])] for r in rows],
+        )
+        cur.executemany(
+            "INSERT OR IGNORE INTO label_sources (item_id, run_id, arm, budget) VALUES (?, ?, ?, ?)",
+            [[r[0], r[4], r[5], r[6]] for r in rows],
+        )
+    return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
+
+
+def items(store: Store) -> list[str]:
+    """Every item id in a stable order that mixes arms and questions (ordered by the hash)."""
+    ensure_schema(store)
+    return [r[0] for r in store.cursor().execute("SELECT item_id FROM label_items ORDER BY item_id").fetchall()]
+
+
+def item_questions(store: Store) -> dict[str, str]:
+    """item_id -> question text, in queue order (for pickers; nothing about the method)."""
+    ensure_schema(store)
+    rows = store.cursor().execute(
+        "SELECT i.item_id, coalesce(q.text, i.question_id) FROM label_items i LEFT JOIN questions q "
+        "ON q.dataset_id = i.dataset_id AND q.question_id = i.question_id ORDER BY i.item_id").fetchall()
+    return dict(rows)
+
+
+def queue(store: Store, annotator: str) -> list[str]:
+    """Items the annotator has not labelled yet, in queue order."""
+    ensure_schema(store)
+    rows = store.cursor().execute(
+        "SELECT i.item_id FROM label_items i WHERE NOT EXISTS (SELECT 1 FROM labels l "
+        "WHERE l.item_id = i.item_id AND l.annotator = ?) ORDER BY i.item_id", [annotator.strip()],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def progress(store: Store, annotator: str) -> tuple[int, int]:
+    """(items this annotator labelled, items in the queue)."""
+    ensure_schema(store)
+    done, total = store.cursor().execute(
+        "SELECT (SELECT count(DISTINCT l.item_id) FROM labels l JOIN label_items i USING (item_id) "
+        "WHERE l.annotator = ?), (SELECT count(*) FROM label_items)", [annotator.strip()],
+    ).fetchone()
+    return int(done), int(total)
+
+
+def _fmt_date(d: Any) -> str:
+    return d.strftime("%Y-%m-%d %H:%M") if isinstance(d, datetime) else ("" if d is None else str(d))
+
+
+def blinded_item(store: Store, item_id: str) -> BlindItem:
+    """The item as an annotator sees it: question, reference answer, anonymised evidence text."""
+    row = store.cursor().execute(
+        "SELECT dataset_id, question_id, evidence FROM label_items WHERE item_id = ?", [item_id]
+    ).fetchone()
+    if row is None:
+        raise LabelError(f"no label item '{item_id}' in {store.path}")
+    dataset_id, question_id, ids = row[0], row[1], set(row[2])
+    q = store.question(dataset_id, question_id)
+    # scope turns carry the per-haystack session date (LongMemEval), turns_by_id the stored one
+    turns = {t.turn_id: t for t in store.scope_turns(dataset_id, q.scope_id) if t.turn_id in ids}
+    missing = ids - set(turns)
+    if missing:
+        turns.update(store.turns_by_id(dataset_id, sorted(missing)))
+    order = sorted(turns.values(), key=lambda t: (t.date or datetime.min, t.session_id, t.idx))
+    lines = tuple(EvidenceLine(i + 1, _fmt_date(t.date), t.speaker, t.text) for i, t in enumerate(order))
+    return BlindItem(item_id, q.text, q.answer, _fmt_date(q.date), lines)
+
+
+# -- labels -------------------------------------------------------------------------------------
+def save_label(store: Store, item_id: str, annotator: str, label: str, note: str = "") -> int:
+    """Append one label (a new version when the annotator relabels); returns its label id."""
+    ensure_schema(store)
+    annotator = annotator.strip()
+    if not annotator:
+        raise LabelError("give an annotator name before labelling")
+    if annotator.startswith(JUDGE_PREFIX):
+        raise LabelError(f"annotator names may not start with '{JUDGE_PREFIX}' (reserved for LLM judges)")
+    if label not in LABELS:
+        raise LabelError(f"unknown label '{label}'; choose one of {', '.join(LABELS)}")
+    cur = store.cursor()
+    if cur.execute("SELECT 1 FROM label_items WHERE item_id = ?", [item_id]).fetchone() is None:
+        raise LabelError(f"no label item '{item_id}' in {store.path}")
+    return int(cur.execute(
+        "INSERT INTO labels (item_id, annotator, label, note) VALUES (?, ?, ?, ?) RETURNING label_id",
+        [item_id, annotator, label, note or ""],
+    ).fetchone()[0])
+
+
+def _dicts(cur: Any) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def current_label(store: Store, item_id: str, annotator: str) -> dict[str, Any] | None:
+    ensure_schema(store)
+    cur = store.cursor()
+    cur.execute("SELECT * FROM current_labels WHERE item_id = ? AND annotator = ?", [item_id, annotator.strip()])
+    found = _dicts(cur)
+    return found[0] if found else None
+
+
+def history(store: Store, item_id: str, annotator: str | None = None) -> list[dict[str, Any]]:
+    """Every version of the item's labels, oldest first (one annotator's when named)."""
+    ensure_schema(store)
+    cur = store.cursor()
+    cur.execute(
+        "SELECT label_id, annotator, label, note, created FROM labels WHERE item_id = ? "
+        "AND (? IS NULL OR annotator = ?) ORDER BY label_id", [item_id, annotator, annotator],
+    )
+    return _dicts(cur)
+
+
+def annotators(store: Store) -> list[str]:
+    ensure_schema(store)
+    return [r[0] for r in store.cursor().execute("SELECT DISTINCT annotator FROM labels ORDER BY 1").fetchall()]
+
+
+# -- LLM judges ---------------------------------------------------------------------------------
+def _label_of(value: Any) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("label", value.get("final"))
+    if isinstance(value, str) and value.strip().lower() in LABELS:
+        return value.strip().lower()
+    return None
+
+
+SKIP_KEYS = ("judges", "judge_labels", "adjudicator", "adjudication", "adjudicated", "final", "label", "reasons")
+
+
+def parse_suff_detail(detail: Any, final: str | None = None) -> dict[str, str]:
+    """Judge name -> label from a ``results.suff_detail`` value (JSON text or already parsed).
+
+    Accepted shapes: ``judges.SuffResult`` as a dict (``label``, ``judge_labels``, ``adjudicated``),
+    ``{"judges": [{"name"|"judge"|"model": ..., "label": ...}, ...]}``,
+    ``{"judges": {name: label | {"label": ...}}}``, an ``adjudicator`` / ``adjudication`` entry,
+    or plain ``{name: label}`` pairs. ``final`` (``results.suff``) is added as ``"final"``.
+    """
+    if isinstance(detail, str):
+        try:
+            detail = json.loads(detail)
+        except json.JSONDecodeError:
+            detail = None
+    out: dict[str, str] = {}
+    if isinstance(detail, dict):
+        judges = detail.get("judges")
+        if isinstance(judges, list):
+            for k, j in enumerate(judges):
+                name = (j.get("name") or j.get("judge") or j.get("model") or f"judge {k + 1}") if isinstance(j, dict) else f"judge {k + 1}"
+                if (lab := _label_of(j)) is not None:
+                    out[str(name)] = lab
+        elif isinstance(judges, dict):
+            out.update({str(n): lab for n, v in judges.items() if (lab := _label_of(v)) is not None})
+        pair = detail.get("judge_labels")  # judges.SuffResult: two independent labels, then the final
+        if isinstance(pair, list | tuple):
+            for name, v in zip(("judge A", "judge B"), pair, strict=False):
+                if (lab := _label_of(v)) is not None:
+                    out[name] = lab
+            if detail.get("adjudicated") is True and (lab := _label_of(detail.get("label"))) is not None:
+                out["adjudicator"] = lab
+        for key in ("adjudicator", "adjudication"):
+            if (lab := _label_of(detail.get(key))) is not None:
+                out["adjudicator"] = lab
+        for key, v in detail.items():
+            if key not in SKIP_KEYS and isinstance(v, str) and (lab := _label_of(v)) is not None:
+                out[str(key)] = lab
+        if (lab := _label_of(detail.get("final", detail.get("label")))) is not None:
+            out["final"] = lab
+    if (lab := _label_of(final)) is not None:
+        out["final"] = lab
+    return out
+
+
+def judge_labels(store: Store, item_id: str) -> dict[str, str]:
+    """LLM judges' labels for an item (from the first of its sources that was judged)."""
+    ensure_schema(store)
+    rows = store.cursor().execute(
+        "SELECT r.suff_detail, r.suff FROM label_sources s JOIN results r "
+        "ON r.run_id = s.run_id AND r.question_id = (SELECT question_id FROM label_items WHERE item_id = s.item_id) "
+        "AND r.arm = s.arm WHERE s.item_id = ? AND (r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) "
+        "ORDER BY s.run_id, s.arm", [item_id],
+    ).fetchall()
+    for detail, final in rows:
+        found = parse_suff_detail(detail, final)
+        if found:
+            return found
+    return {}
+
+
+def rater_labels(store: Store) -> dict[str, dict[str, str]]:
+    """Rater -> {item_id: current label}; LLM judges appear as ``llm:<name>``."""
+    ensure_schema(store)
+    out: dict[str, dict[str, str]] = {}
+    for item_id, annotator, label in store.cursor().execute(
+        "SELECT item_id, annotator, label FROM current_labels").fetchall():
+        out.setdefault(annotator, {})[item_id] = label
+    rows = store.cursor().execute(
+        "SELECT s.item_id, r.suff_detail, r.suff FROM label_sources s JOIN label_items i USING (item_id) "
+        "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
+        "WHERE r.suff IS NOT NULL OR r.suff_detail IS NOT NULL ORDER BY s.run_id, s.arm").fetchall()
+    for item_id, detail, final in rows:
+        for name, label in parse_suff_detail(detail, final).items():
+            out.setdefault(JUDGE_PREFIX + name, {}).setdefault(item_id, label)
+    return out
+
+
+# -- agreement ----------------------------------------------------------------------------------
+def paired(raters: dict[str, dict[str, str]], a: str, b: str) -> tuple[list[str], list[str]]:
+    common = sorted(set(raters.get(a, {})) & set(raters.get(b, {})))
+    return [raters[a][i] for i in common], [raters[b][i] for i in common]
+
+
+def agreement(store: Store, raters: dict[str, dict[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Cohen's kappa, observed agreement and n for every pair of raters sharing items."""
+    from bfr_core.stats import cohen_kappa, confusion_matrix
+
+    raters = rater_labels(store) if raters is None else raters
+    out = []
+    for a, b in combinations(sorted(raters), 2):
+        la, lb = paired(raters, a, b)
+        if not la:
+            continue
+        cm = confusion_matrix(la, lb, LABELS)
+        out.append({"rater_a": a, "rater_b": b, "n": len(la), "agreement": round(cm.agreement, 4),
+                    "kappa": round(cohen_kappa(la, lb, LABELS), 4)})
+    return out
+
+
+def confusion(raters: dict[str, dict[str, str]], a: str, b: str) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
+    """(labels, counts) with ``a`` in rows and ``b`` in columns, over the items both labelled."""
+    from bfr_core.stats import confusion_matrix
+
+    la, lb = paired(raters, a, b)
+    cm = confusion_matrix(la, lb, LABELS)
+    return tuple(str(x) for x in cm.labels), cm.counts
+
+
+def disagreements(
+    store: Store, raters: dict[str, dict[str, str]] | None = None, *, among: Iterable[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Items whose current labels differ between raters (only items ``among`` when given)."""
+    raters = rater_labels(store) if raters is None else raters
+    keep = None if among is None else set(among)
+    by_item: dict[str, dict[str, str]] = {}
+    for rater, labs in raters.items():
+        for item_id, lab in labs.items():
+            if keep is None or item_id in keep:
+                by_item.setdefault(item_id, {})[rater] = lab
+    return [{"item_id": i, **labs} for i, labs in sorted(by_item.items())
+            if len(labs) > 1 and len(set(labs.values())) > 1]
+
+
+# -- export -------------------------------------------------------------------------------------
+EXPORT_COLUMNS = ("label_id", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
+                  "created", "is_current", "evidence", "sources")
+
+
+def export_rows(store: Store) -> list[dict[str, Any]]:
+    """Every label version with its item (evidence ids, the runs/arms that produced it)."""
+    ensure_schema(store)
+    cur = store.cursor()
+    cur.execute("""
+        SELECT l.label_id, l.item_id, i.dataset_id, i.question_id, l.annotator, l.label, l.note,
+               strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
+               l.label_id = max(l.label_id) OVER (PARTITION BY l.item_id, l.annotator) AS is_current,
+               i.evidence,
+               (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM label_sources s
+                WHERE s.item_id = l.item_id) AS sources
+        FROM labels l JOIN label_items i USING (item_id) ORDER BY l.label_id""")
+    rows = _dicts(cur)
+    for r in rows:
+        r["evidence"] = list(r["evidence"] or [])
+        r["sources"] = list(r["sources"] or [])
+    return rows
+
+
+def to_jsonl(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows)
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(EXPORT_COLUMNS), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**r, "evidence": " ".join(r["evidence"]), "sources": " ".join(r["sources"])})
+    return buf.getvalue()
+
+
+def export(store: Store, path: str | Path) -> int:
+    """Write every label version to ``path`` (.csv or .jsonl); returns the number of rows."""
+    p = Path(path)
+    if p.suffix.lower() not in (".csv", ".jsonl"):
+        raise BfrError(f"{p}: export format is chosen by extension; use .csv or .jsonl")
+    rows = export_rows(store)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), encoding="utf-8")
+    return len(rows)

@@ -1,0 +1,230 @@
+"""Plotly figure builders for the app and reports: pure functions from plain data to a Figure.
+
+Covers: the formal context as a heatmap, the concept lattice as a layered graph, a requirement
+coverage matrix, Gold Hit / ER / CER by step, the budget frontier (quality versus calls), a
+confusion matrix and a simple bar chart. Each builder takes lists and dicts (the JSON a Trace step
+carries, or rows of a results table) and returns a ``plotly.graph_objects.Figure``; none reads
+the store and none imports streamlit, so the CLI, notebooks and tests can call them too.
+
+Does not cover: layout of several figures on a page, colours per user theme, or image export.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+GOLD_MARK = "★ "
+USED = "#d62728"  # prefilter-used concepts, gold rows
+PLAIN = "#1f77b4"
+MUTED = "#9aa5b1"
+METRIC_COLORS = {"Gold Hit": "#2ca02c", "ER": "#1f77b4", "CER": "#d62728"}
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(title=title, height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      template="plotly_white")
+    return fig
+
+
+def context_heatmap(
+    objects: Sequence[str], attributes: Sequence[str], incidence: Sequence[Sequence[int]], *,
+    gold: Sequence[str] = (), object_labels: Mapping[str, str] | None = None,
+    attribute_labels: Mapping[str, str] | None = None, title: str = "Formal context",
+) -> go.Figure:
+    """Turns (rows) x requirements (columns); a filled cell means the turn has the attribute.
+
+    Gold rows get a star in their label. Hover shows the full turn and requirement text.
+    """
+    object_labels = object_labels or {}
+    attribute_labels = attribute_labels or {}
+    gold_set = set(gold)
+    ylab = [(GOLD_MARK if o in gold_set else "") + str(o) for o in objects]
+    hover = [
+        [f"{_short(object_labels.get(o, o), 90)}<br>× {_short(attribute_labels.get(a, a), 60)}: "
+         f"{'yes' if (row[j] if j < len(row) else 0) else 'no'}" for j, a in enumerate(attributes)]
+        for o, row in zip(objects, incidence, strict=False)
+    ]
+    z = [[int(v) for v in row] for row in incidence]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(attributes), y=ylab, text=hover, hoverinfo="text", showscale=False,
+        colorscale=[[0, "#f4f6f8"], [1, PLAIN]], zmin=0, zmax=1, xgap=2, ygap=2,
+    ))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(side="top", type="category")
+    return _base(fig, title, max(220, 22 * len(objects) + 90))
+
+
+def coverage_matrix(
+    coverage: Mapping[str, Sequence[str]], requirements: Sequence[str], *, gold: Sequence[str] = (),
+    requirement_labels: Mapping[str, str] | None = None, title: str = "Requirement coverage",
+) -> go.Figure:
+    """Selected turns x requirements: which requirement each selected turn covers."""
+    turns = list(coverage)
+    incidence = [[int(r in set(coverage[t])) for r in requirements] for t in turns]
+    return context_heatmap(turns, requirements, incidence, gold=gold,
+                           attribute_labels=requirement_labels, title=title)
+
+
+def lattice_layout(concepts: Sequence[Mapping[str, Any]], edges: Sequence[Sequence[str]]) -> dict[str, tuple[float, float]]:
+    """x, y per concept id: layers by intent size (``level`` when given), one barycentre pass.
+
+    The barycentre pass orders each layer by the mean x of the neighbours in the layer below,
+    which removes most edge crossings on lattices of a few dozen concepts.
+    """
+    def level(c: Mapping[str, Any]) -> int:
+        return int(c["level"]) if c.get("level") is not None else len(c.get("intent", ()))
+
+    layers: dict[int, list[str]] = defaultdict(list)
+    lvl = {}
+    for c in concepts:
+        lvl[str(c["id"])] = level(c)
+        layers[level(c)].append(str(c["id"]))
+    nbrs: dict[str, list[str]] = defaultdict(list)
+    for lo, hi in edges:
+        nbrs[str(lo)].append(str(hi))
+        nbrs[str(hi)].append(str(lo))
+    pos: dict[str, tuple[float, float]] = {}
+    for y in sorted(layers):
+        ids = layers[y]
+        below = [[pos[n][0] for n in nbrs[i] if n in pos] for i in ids]
+        keyed = [(sum(b) / len(b) if b else k, k, i) for k, (i, b) in enumerate(zip(ids, below, strict=True))]
+        ordered = [i for _, _, i in sorted(keyed)]
+        width = max(len(ordered) - 1, 1)
+        for k, i in enumerate(ordered):
+            pos[i] = ((k / width) if len(ordered) > 1 else 0.5, float(y))
+    return pos
+
+
+def lattice_figure(
+    concepts: Sequence[Mapping[str, Any]], edges: Sequence[Sequence[str]], used: Sequence[str] = (), *,
+    object_labels: Mapping[str, str] | None = None, attribute_labels: Mapping[str, str] | None = None,
+    gold: Sequence[str] = (), title: str = "Concept lattice",
+) -> go.Figure:
+    """The concept lattice layered by intent size; hover lists extent and intent.
+
+    Concepts the prefilter used are drawn larger in red; concepts whose extent holds a gold turn
+    get a star in their label.
+    """
+    object_labels = object_labels or {}
+    attribute_labels = attribute_labels or {}
+    pos = lattice_layout(concepts, edges)
+    used_set, gold_set = {str(u) for u in used}, set(gold)
+    ex, ey = [], []
+    for lo, hi in edges:
+        if str(lo) in pos and str(hi) in pos:
+            ex += [pos[str(lo)][0], pos[str(hi)][0], None]
+            ey += [pos[str(lo)][1], pos[str(hi)][1], None]
+    fig = go.Figure(go.Scatter(x=ex, y=ey, mode="lines", line={"color": MUTED, "width": 1},
+                               hoverinfo="skip", showlegend=False))
+    for is_used in (False, True):
+        cs = [c for c in concepts if (str(c["id"]) in used_set) == is_used]
+        if not cs:
+            continue
+        hover, text = [], []
+        for c in cs:
+            extent, intent = list(c.get("extent", ())), list(c.get("intent", ()))
+            star = GOLD_MARK if gold_set & set(extent) else ""
+            text.append(f"{star}{c['id']}")
+            hover.append(
+                f"<b>{c['id']}</b> ({len(extent)} turns, {len(intent)} requirements)<br>"
+                f"<b>intent</b>: {', '.join(_short(attribute_labels.get(a, a), 40) for a in intent) or '∅'}<br>"
+                f"<b>extent</b>: " + "<br>".join(
+                    (GOLD_MARK if o in gold_set else "") + _short(object_labels.get(o, o), 70) for o in extent[:12])
+                + ("<br>…" if len(extent) > 12 else ""))
+        fig.add_trace(go.Scatter(
+            x=[pos[str(c["id"])][0] for c in cs], y=[pos[str(c["id"])][1] for c in cs],
+            mode="markers+text", text=text, textposition="top center", hovertext=hover, hoverinfo="text",
+            marker={"size": 16 if is_used else 10, "color": USED if is_used else PLAIN,
+                    "line": {"width": 1, "color": "white"}},
+            name="used by the prefilter" if is_used else "concept",
+        ))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(title="intent size (requirements)", dtick=1, zeroline=False)
+    fig.update_layout(legend={"orientation": "h", "y": -0.08})
+    n_layers = len({p[1] for p in pos.values()}) or 1
+    return _base(fig, title, max(300, 90 * n_layers + 80))
+
+
+def metrics_by_step(rows: Sequence[Mapping[str, Any]], title: str = "Gold Hit, ER and CER by step") -> go.Figure:
+    """One line per metric; ``rows`` have ``step`` (label) and 0..1 or None ``gold_hit``, ``er``, ``cer``."""
+    steps = [str(r["step"]) for r in rows]
+    fig = go.Figure()
+    for key, name in (("gold_hit", "Gold Hit"), ("er", "ER"), ("cer", "CER")):
+        ys = [None if r.get(key) is None else 100.0 * float(r[key]) for r in rows]
+        fig.add_trace(go.Scatter(x=list(range(len(steps))), y=ys, mode="lines+markers", name=name,
+                                 line={"color": METRIC_COLORS[name], "shape": "hv"},
+                                 hovertext=steps, hovertemplate="%{hovertext}: %{y:.0f}%<extra>" + name + "</extra>"))
+    fig.update_xaxes(tickvals=list(range(len(steps))), ticktext=[_short(s, 18) for s in steps], title="step")
+    fig.update_yaxes(range=[-5, 105], title="%")
+    return _base(fig, title, 300)
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of points not dominated (lower-or-equal cost and higher-or-equal quality, one strictly)."""
+    front = []
+    for i, (c, q) in enumerate(points):
+        if not any((c2 <= c and q2 >= q) and (c2 < c or q2 > q) for j, (c2, q2) in enumerate(points) if j != i):
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def budget_frontier(
+    points: Sequence[Mapping[str, Any]], *, x: str = "calls", y: str = "gold_hit",
+    title: str = "Budget frontier",
+) -> go.Figure:
+    """Quality versus cost, one marker series per arm, labelled by budget; Pareto front dashed.
+
+    ``points`` are dicts with ``arm``, ``budget`` and numeric ``x`` and ``y`` keys (percentages
+    for quality, as ``bfr sweep`` writes them).
+    """
+    pts = [p for p in points if p.get(x) is not None and p.get(y) is not None]
+    fig = go.Figure()
+    by_arm: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for p in pts:
+        by_arm[str(p.get("arm", ""))].append(p)
+    for arm, ps in by_arm.items():
+        ps = sorted(ps, key=lambda p: float(p[x]))
+        fig.add_trace(go.Scatter(
+            x=[float(p[x]) for p in ps], y=[float(p[y]) for p in ps], mode="lines+markers+text",
+            text=[str(p.get("budget", "")) for p in ps], textposition="top center", name=arm,
+            hovertemplate="%{text}: " + x + " %{x:.2f}, " + y + " %{y:.1f}<extra>" + arm + "</extra>"))
+    front = pareto_front([(float(p[x]), float(p[y])) for p in pts])
+    if front:
+        fig.add_trace(go.Scatter(x=[float(pts[i][x]) for i in front], y=[float(pts[i][y]) for i in front],
+                                 mode="lines", name="Pareto front", hoverinfo="skip",
+                                 line={"dash": "dash", "color": MUTED}))
+    fig.update_xaxes(title=x.replace("_", " "))
+    fig.update_yaxes(title=y.replace("_", " "))
+    return _base(fig, title, 380)
+
+
+def confusion_figure(
+    labels: Sequence[str], counts: Sequence[Sequence[int]], *, rows: str = "A", cols: str = "B",
+    title: str = "",
+) -> go.Figure:
+    """counts[i][j] = items ``rows`` labelled labels[i] and ``cols`` labelled labels[j]."""
+    z = [[int(v) for v in r] for r in counts]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(labels), y=list(labels), text=[[str(v) for v in r] for r in z], texttemplate="%{text}",
+        colorscale="Blues", showscale=False, hovertemplate=rows + ": %{y}<br>" + cols + ": %{x}<br>n = %{z}<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed", title=rows, type="category")
+    fig.update_xaxes(title=cols, side="top", type="category")
+    return _base(fig, title or f"{rows} vs {cols}", 300)
+
+
+def bar_counts(counts: Mapping[str, int], *, title: str = "", x_title: str = "", y_title: str = "count") -> go.Figure:
+    fig = go.Figure(go.Bar(x=[str(k) for k in counts], y=list(counts.values()), marker_color=PLAIN,
+                           text=list(counts.values()), textposition="outside"))
+    fig.update_xaxes(title=x_title, type="category")
+    fig.update_yaxes(title=y_title)
+    return _base(fig, title, 320)

@@ -1,0 +1,107 @@
+"""Annotate: blinded sufficiency labels on (question, evidence set) snapshots of finished runs.
+
+The item shows the question, the reference answer and anonymised evidence only (no method,
+budget, system answer or ids). Each click saves at once; LLM judges' labels appear only after
+the annotator's own label. Shortcuts: S sufficient, I insufficient, U uncertain (Streamlit
+button shortcuts; they do not fire while the cursor is in the note box).
+"""
+
+import streamlit as st
+
+from bfr_core import labels as L
+from bfr_core import plots
+from bfr_core.errors import BfrError
+from ui import resources as R
+from ui import widgets as W
+
+BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
+ss = st.session_state
+st.title("Annotate", anchor=False)
+path, store = R.store_path(), R.store()
+name = st.text_input("Annotator name", key="annot_name", placeholder="your name (labels are saved under it)").strip()
+total = R.label_queue_size(path)
+if not total:
+    st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs.")
+    st.stop()
+if not name:
+    st.info(f"{total} items are waiting. Enter your name to start.")
+    st.stop()
+
+done, total = L.progress(store, name)
+st.progress(done / total if total else 0.0, text=f"{done} of {total} items labelled by {name}")
+mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], default="Queue", key="annot_mode") or "Queue"
+
+last = ss.get("annot_last")
+if mode == "Queue" and last and last[0] == name:
+    judged = L.judge_labels(store, last[1])
+    st.success(f"Saved **{last[2]}**. LLM judges on that item: "
+               + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
+
+raters = L.rater_labels(store)
+asked = L.item_questions(store)
+mine = [i for i in asked if i in raters.get(name, {})]
+if mode == "Queue":
+    todo = L.queue(store, name)
+    item_id = todo[0] if todo else None
+    if item_id is None:
+        st.success("Queue done: every item has your label. Review them under “My labels”.")
+elif mode == "My labels":
+    item_id = st.selectbox("Item", mine, key="annot_pick", format_func=lambda i: f"{mine.index(i) + 1}. {asked[i][:90]}")
+else:
+    dis = L.disagreements(store, raters, among=mine)
+    st.caption(f"{len(dis)} of your {len(mine)} labelled items have disagreeing labels.")
+    if dis:
+        st.dataframe([{"question": asked[d["item_id"]], **d} for d in dis], hide_index=True,
+                     column_config={"item_id": None}, key="annot_dis")
+    item_id = st.selectbox("Item", [d["item_id"] for d in dis], key="annot_dpick", format_func=lambda i: asked[i][:90])
+
+if item_id is not None:
+    item = L.blinded_item(store, item_id)
+    with st.container(border=True):
+        st.markdown(f"**Question**: {W.esc(item.question)}" + (f"  \nAsked on {W.esc(item.question_date)}"
+                                                              if item.question_date else ""))
+        st.markdown(f"**Reference answer**: {W.esc(item.reference)}")
+        st.markdown(f"**Evidence** ({len(item.evidence)} snippets, in time order)")
+        for e in item.evidence:
+            st.markdown(f"`{e.n}` {W.esc(e.date)} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
+    st.markdown("Is the **complete reference answer** supported by this evidence alone?")
+    note = st.text_input("Note (optional)", key=f"annot_note_{item_id}")
+    cols = st.columns(len(BUTTONS) + 1)
+    for col, (label, text, key) in zip(cols, BUTTONS, strict=False):
+        if col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch"):
+            try:
+                L.save_label(store, item_id, name, label, note)
+            except BfrError as exc:
+                st.error(str(exc))
+            else:
+                ss["annot_last"] = (name, item_id, label)
+                st.rerun()
+    cur = L.current_label(store, item_id, name)
+    if cur is not None:  # revealed only once this annotator has labelled the item
+        judged = L.judge_labels(store, item_id)
+        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges: "
+                    + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
+        st.dataframe(L.history(store, item_id, name), hide_index=True, key="annot_hist",
+                     column_config={"label_id": None, "annotator": None})
+
+st.divider()
+st.subheader("Agreement", anchor=False)
+agree = L.agreement(store, raters)
+if agree:
+    st.dataframe(agree, hide_index=True, key="annot_agree")
+    names = sorted(raters)
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Rows", names, key="annot_ra")
+    b = c2.selectbox("Columns", names, index=min(1, len(names) - 1), key="annot_rb")
+    if L.paired(raters, a, b)[0]:
+        labs, counts = L.confusion(raters, a, b)
+        st.plotly_chart(plots.confusion_figure(labs, counts, rows=a, cols=b), key="annot_cm")
+    else:
+        st.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
+else:
+    st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
+rows = L.export_rows(store)
+e1, e2 = st.columns(2)
+e1.download_button("Export CSV", L.to_csv(rows), file_name="labels.csv", mime="text/csv", key="annot_csv")
+e2.download_button("Export JSONL", L.to_jsonl(rows), file_name="labels.jsonl", mime="application/jsonl",
+                   key="annot_jsonl")

@@ -1,0 +1,90 @@
+"""Data: load LoCoMo, LongMemEval or generic JSONL into the open store; per-store statistics."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from bfr_core import plots
+from bfr_core.errors import BfrError
+from ui import resources as R
+from ui import widgets as W
+
+MAX_UPLOAD_MB = 300  # LongMemEval-S is 277 MB; larger files should be loaded from a path
+KINDS = ("locomo", "longmemeval", "jsonl")
+KIND_HELP = "locomo: locomo10.json · longmemeval: S / M / oracle .json or .json.gz · jsonl: docs/jsonl-format.md"
+
+st.title("Data", anchor=False)
+path = R.store_path()
+
+st.subheader("Load a benchmark", anchor=False)
+sources = ["Path on this machine", "Upload a file"]
+shared = sorted(p for p in R.SHARED_DATA.glob("*.json*")) if R.SHARED_DATA.is_dir() else []
+if shared:
+    sources.append("Shared copy (../shared/data)")
+source = st.radio("Source", sources, horizontal=True, key="data_source")
+
+file_path, upload, guess = None, None, "jsonl"
+if source.startswith("Path"):
+    file_path = st.text_input("File path", key="data_path", placeholder="/path/to/locomo10.json")
+elif source.startswith("Upload"):
+    upload = st.file_uploader(f"Benchmark file (at most {MAX_UPLOAD_MB} MB)", type=["json", "jsonl", "gz"],
+                              key="data_upload", max_upload_size=MAX_UPLOAD_MB)
+else:
+    chosen = st.selectbox("Shared file", shared, format_func=lambda p: p.name, key="data_shared")
+    file_path = str(chosen)
+name_hint = Path(file_path or (upload.name if upload else "")).name.lower()
+guess = "locomo" if "locomo" in name_hint else "longmemeval" if "longmemeval" in name_hint else "jsonl"
+
+c1, c2, c3, c4 = st.columns([0.25, 0.35, 0.2, 0.2], vertical_alignment="bottom")
+kind = c1.selectbox("Kind", KINDS, index=KINDS.index(guess), key=f"data_kind_{guess}", help=KIND_HELP)
+name = c2.text_input("Dataset name", key="data_name", placeholder="default: the kind (or file name for JSONL)")
+replace = c3.checkbox("Replace if present", key="data_replace")
+embed = c4.checkbox("Embed (dense view)", value=True, key="data_embed")
+
+if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload:",
+             disabled=not (file_path or upload)):
+    tmp = None
+    try:
+        if upload is not None:
+            if upload.size > MAX_UPLOAD_MB * 1024 * 1024:  # refused before reading it
+                raise BfrError(f"{upload.name}: {upload.size / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB upload "
+                               "limit; load it from a path instead")
+            tmp = tempfile.TemporaryDirectory(prefix="bfr-upload-")
+            target = Path(tmp.name) / Path(upload.name).name
+            with open(target, "wb") as fh:
+                shutil.copyfileobj(upload, fh, 1 << 20)
+            file_path = str(target)
+        from bfr_core.ingest import ingest
+
+        report = ingest(R.store(), kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
+                        progress=W.progress_bar("Ingesting…"))
+    except BfrError as exc:
+        st.error(str(exc))
+    else:
+        R.refresh()
+        st.success(f"Loaded **{W.esc(report.dataset_id)}**: {report.scopes} scopes, {report.sessions} sessions, "
+                   f"{report.turns} turns, {report.questions} questions ({report.scoreable} scoreable).")
+        for note in report.notes:
+            st.caption(W.esc(note))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+st.subheader("What the store holds", anchor=False)
+datasets = R.datasets(path)
+if not datasets:
+    st.info("No dataset yet.")
+    st.stop()
+ids = [d["dataset_id"] for d in datasets]
+chosen_id = st.selectbox("Dataset", ids, key="data_dataset") if len(ids) > 1 else ids[0]
+d = next(x for x in datasets if x["dataset_id"] == chosen_id)
+cols = st.columns(5)
+for col, (label, key) in zip(cols, [("Conversations / haystacks", "scopes"), ("Sessions", "sessions"),
+                                    ("Turns", "turns"), ("Questions", "questions"), ("Scoreable", "scoreable")],
+                             strict=True):
+    col.metric(label, f"{d['counts'][key]:,}")
+st.caption(f"kind {W.esc(d['kind'])} · source {W.esc(d['source'])} · ingested {d['ingested_at']}")
+st.plotly_chart(plots.bar_counts(d["by_type"], title=f"Questions by type in {d['dataset_id']}",
+                                 x_title="question type"), key="data_bar")

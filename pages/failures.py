@@ -1,0 +1,84 @@
+"""Failures: every arm of a finished eval run side by side, one row per question, with filters.
+
+Selecting a row (or choosing a question below the table) opens it on the Trace page.
+"""
+
+import urllib.parse
+
+import streamlit as st
+
+from bfr_core import plots
+from ui import resources as R
+from ui import tables as T
+
+NONE = "—"
+ss = st.session_state
+st.title("Failures", anchor=False)
+path = R.store_path()
+runs = sorted(R.runs(path), key=lambda r: r.get("finished") is None)
+if not runs:
+    st.info("No evaluation run in this store yet. Run `bfr eval --db STORE --dataset NAME --arms mem0,bfr-mv`.")
+    st.stop()
+by_id = {r["run_id"]: r for r in runs}
+run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (
+    f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
+    + ("" if by_id[i].get("finished") else " · unfinished")))
+run = by_id[run_id]
+df = R.failures_frame(path, run_id)
+arms = [a for a in (run["arms"] or []) if f"{a} GH" in df.columns]
+metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns]
+
+st.subheader("By question type", anchor=False)
+metric = st.segmented_control("Metric", metrics, default="Gold Hit", key="fail_metric") or "Gold Hit"
+st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types")
+
+files = T.sweep_files(R.ROOT)
+with st.expander("Budget frontier (from `bfr sweep` output)", expanded=bool(files)):
+    sweep = st.selectbox("Sweep JSON", [*files, NONE], format_func=lambda p: getattr(p, "name", p), key="fail_sweep")
+    if sweep != NONE:
+        pts = T.load_sweep(sweep)
+        keys = sorted({k for p in pts for k, v in p.items() if isinstance(v, int | float) and k not in ("calls",)})
+        fy = st.selectbox("Quality", keys, index=keys.index("gold_hit") if "gold_hit" in keys else 0, key="fail_fy")
+        st.plotly_chart(plots.budget_frontier(pts, x="calls", y=fy), key="fail_frontier")
+    else:
+        st.caption("No sweep output found in bench/out/ (run `bfr sweep ... --json bench/out/sweep.json`).")
+
+st.subheader("Questions", anchor=False)
+f1, f2, f3, f4 = st.columns([0.28, 0.18, 0.18, 0.36])
+qtypes = f1.multiselect("Question type", sorted(df["qtype"].dropna().unique()), key="fail_qtypes")
+hit = f2.selectbox("Arm A hit …", [NONE, *arms], key="fail_hit")
+miss = f3.selectbox("… arm B missed", [NONE, *arms], key="fail_miss")
+on = f4.segmented_control("on", ["Gold Hit", "CER"], default="Gold Hit", key="fail_on") or "Gold Hit"
+g1, g2, g3, g4 = st.columns([0.28, 0.24, 0.12, 0.36])
+suff_arms = [a for a in arms if f"{a} Suff" in df.columns]
+hns = g1.selectbox("Gold Hit 1 but Suff 0 for", [NONE, *suff_arms], key="fail_hns",
+                   disabled=not suff_arms, help="needs a run with --suff")
+col = g2.selectbox("Any column", [NONE, *df.columns], key="fail_col")
+op = g3.selectbox("op", T.OPS, key="fail_op")
+val = g4.text_input("value", key="fail_val")
+view = T.filter_frame(df, qtypes=qtypes, hit_arm=None if hit == NONE else hit, miss_arm=None if miss == NONE else miss,
+                      metric=on, hit_not_suff=None if hns == NONE else hns, column=None if col == NONE else col,
+                      op=op, value=val)
+st.caption(f"{len(view)} of {len(df)} questions")
+open_arm = st.selectbox("Open in Trace with arm", arms, key="fail_open_arm")
+qs = urllib.parse.quote
+view = view.assign(trace=[f"trace?dataset={qs(run['dataset_id'])}&question={qs(q)}&arm={qs(open_arm)}&run={qs(run_id)}"
+                          for q in view["question_id"]])
+cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
+       "question": st.column_config.TextColumn("question", width="medium")}
+cfg.update({c: st.column_config.NumberColumn(c, format="%.2f") for c in view.columns if c.endswith((" ER", " F1"))})
+event = st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun",
+                     selection_mode="single-row", height=420)
+rows = event.selection.rows if event else []
+ids = list(view["question_id"])
+if ids:
+    picked = ids[rows[0]] if rows and rows[0] < len(ids) else None
+    if picked is not None:
+        ss["fail_pick"] = picked
+    if ss.get("fail_pick") not in ids:
+        ss["fail_pick"] = ids[0]
+    c1, c2 = st.columns([0.7, 0.3], vertical_alignment="bottom")
+    pick = c1.selectbox("Question to open", ids, key="fail_pick")
+    if c2.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:"):
+        st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick,
+                                                       "arm": open_arm, "run": run_id})

@@ -1,0 +1,103 @@
+"""Trace: run one arm on one question and reveal its steps one at a time.
+
+Query parameters ``?dataset=&question=&arm=`` (and ``&run=`` for a stored trace of a finished
+eval run) preselect the question, so the Failures page can link here.
+"""
+
+import streamlit as st
+
+from bfr_core import pipeline, plots
+from bfr_core.arms import DEFAULT_BUDGET, arm_names
+from bfr_core.evaluate import load_trace
+from ui import resources as R
+from ui import steps as S
+from ui import widgets as W
+from ui.answering import answer_and_judge
+from ui.runner import stepper
+
+ALL = "(all scopes)"
+BUDGETS = ["default"] + [f"C{i}" for i in range(10)]
+ss = st.session_state
+st.title("Trace", anchor=False)
+path = R.store_path()
+datasets = [d["dataset_id"] for d in R.datasets(path)]
+if not datasets:
+    st.info("This store holds no dataset yet. Load one on the Data page.")
+    st.stop()
+arms = arm_names()
+
+qp = {k: st.query_params.get(k) for k in ("dataset", "question", "arm", "run")}
+if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection once
+    ss["trace_qp"] = qp
+    if qp["dataset"] in datasets:
+        ss["trace_dataset"], ss["trace_scope"] = qp["dataset"], ALL
+        if qp["question"]:
+            ss["trace_question"] = qp["question"]
+    if qp["arm"] in arms:
+        ss["trace_arm"] = qp["arm"]
+
+c1, c2, c3 = st.columns([0.18, 0.22, 0.6])
+dataset = c1.selectbox("Dataset", datasets, key="trace_dataset")
+qframe = R.questions(path, dataset)
+scopes = [ALL, *sorted(qframe["scope_id"].unique())]
+scope = c2.selectbox("Scope (conversation / haystack)", scopes, key="trace_scope")
+shown_q = qframe if scope == ALL else qframe[qframe["scope_id"] == scope]
+labels = {r.question_id: f"{r.question_id} · {r.qtype} · {r.text[:90]}" for r in shown_q.itertuples()}
+if not labels:
+    st.info("No question in this scope.")
+    st.stop()
+if ss.get("trace_question") not in labels:
+    ss["trace_question"] = next(iter(labels))
+qid = c3.selectbox("Question (type to search)", list(labels), format_func=labels.get, key="trace_question")
+
+c4, c5, c6, c7 = st.columns([0.25, 0.2, 0.3, 0.25], vertical_alignment="bottom")
+ss.setdefault("trace_arm", "bfr-mv" if "bfr-mv" in arms else arms[0])
+arm = c4.selectbox("Arm", arms, key="trace_arm")
+budget = c5.selectbox("Budget", BUDGETS, key="trace_budget", disabled=arm not in DEFAULT_BUDGET,
+                      help=f"default: {DEFAULT_BUDGET.get(arm, 'none (one-shot arm)')}")
+providers = R.provider_options()
+if ss.get("trace_provider") not in providers:
+    ss["trace_provider"] = R.provider() if R.provider() in providers else providers[0]
+provider = c6.selectbox("Provider", providers, key="trace_provider")
+show_gold = c7.toggle("Mark gold turns", value=True, key="trace_show_gold",
+                      help="Gold ids are read for display only; the arm never sees them.")
+
+store = R.store()
+q = store.question(dataset, qid)
+turns = R.scope_turns(path, dataset, q.scope_id)
+with st.container(border=True):
+    st.markdown(f"**Question** · {W.esc(q.qtype)} · asked {W.esc(W.fmt_date(q.date))}  \n{W.esc(q.text)}")
+    st.markdown(f"**Reference answer**: {W.esc(q.answer)}")
+    if show_gold:
+        st.caption("Gold turns: " + (", ".join(W.esc(turns[g].local_id or g) if g in turns else W.esc(g)
+                                               for g in q.gold) or "none annotated"))
+
+run_id = qp["run"] if (qp["run"] and (qp["dataset"], qp["question"], qp["arm"]) == (dataset, qid, arm)) else None
+key = (path, dataset, qid, arm, budget, provider, run_id)
+trace, shown = stepper("trace_", key, lambda: (run_id and load_trace(store, run_id, qid, arm)) or pipeline.run(
+    store, dataset, qid, arm, budget=None if budget == "default" else budget, llm=R.pipeline_llm(provider)))
+if trace is None:
+    st.stop()
+if run_id:
+    st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
+
+view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s")
+prev: tuple[str, ...] = ()
+for i, step in enumerate(trace.steps[:shown]):
+    S.render_step(i, step, view, prev)
+    prev = step.evidence
+    st.divider()
+
+if shown and q.gold:
+    st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
+if shown == len(trace.steps) and trace.steps:
+    st.subheader(f"Final evidence set: {len(trace.evidence)} turns, {trace.calls} calls", anchor=False)
+    final = view.pick(trace.evidence)
+    W.turn_cards(final, dataset_id=dataset, gold=q.gold, show_gold=show_gold, key="trace_final")
+    result = answer_and_judge(R.llm(provider), q, final, provider)
+    with st.container(border=True):
+        if result.error:
+            st.warning(f"Answer ({provider}): {W.esc(result.error)}")
+        else:
+            st.markdown(f"**Answer** ({W.esc(provider)}): {W.esc(result.answer)}")
+            st.markdown(f"**Judge**: {W.esc(result.judge or 'not judged')} · reference: {W.esc(q.answer)}")

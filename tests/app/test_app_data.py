@@ -1,0 +1,61 @@
+"""Data page: statistics, ingest from a path and from an upload, clear errors for bad files."""
+
+import json
+
+from conftest import app_test, texts
+
+
+def _jsonl(path):
+    recs = [
+        {"type": "session", "session_id": "a1", "date": "2024-01-02T10:00", "scope": "x",
+         "turns": [{"turn_id": "a1_1", "speaker": "Ann", "text": "I adopted a cat named *Miso*."},
+                   {"turn_id": "a1_2", "speaker": "assistant", "text": "Lovely <b>name</b>!"}]},
+        {"type": "question", "question_id": "x1", "scope": "x", "question": "What is my cat called?",
+         "answer": "Miso", "qtype": "single-hop", "gold": ["a1_1"]},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+    return path
+
+
+def test_statistics_of_the_demo_dataset(app_db):
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Turns"] == "126" and metrics["Questions"] == "7" and metrics["Sessions"] == "7"
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_ingest_from_path_then_bad_file(app_db, tmp_path):
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="data_path").input(str(_jsonl(tmp_path / "mini.jsonl"))).run()
+    at.text_input(key="data_name").input("mini").run()
+    at.checkbox(key="data_embed").uncheck().run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception
+    assert any("Loaded" in s.value and "mini" in s.value for s in at.success)
+    assert at.selectbox(key="data_dataset").options == ["demo", "mini"]
+    # a second time: the store refuses a second copy, with the store's message
+    at.button(key="data_ingest").click().run()
+    assert at.error and "already in" in at.error[0].value
+    # a file that is not JSON at all
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n", encoding="utf-8")
+    at.text_input(key="data_path").input(str(bad)).run()
+    at.text_input(key="data_name").input("bad").run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception
+    assert at.error and "bad.jsonl" in at.error[0].value
+
+
+def test_ingest_from_upload(app_db, tmp_path):
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data_source").set_value("Upload a file").run()
+    data = _jsonl(tmp_path / "up.jsonl").read_bytes()
+    at.file_uploader(key="data_upload").set_value(("up.jsonl", data, "application/jsonl")).run()
+    at.checkbox(key="data_embed").uncheck().run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Loaded" in s.value for s in at.success), texts(at)

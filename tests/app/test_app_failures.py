@@ -1,0 +1,64 @@
+"""Failures page: the per-question pivot, filters, per-type tables, and opening Trace."""
+
+from conftest import app_test, texts
+
+
+def _page():
+    at = app_test().run()
+    at.switch_page("pages/failures.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _table(at):
+    return next(d.value for d in at.dataframe if "question_id" in d.value.columns)
+
+
+def test_one_row_per_question_with_every_arm(app_db):
+    at = _page()
+    df = _table(at)
+    assert len(df) == 6  # the demo's scoreable questions
+    for arm in ("mem0", "bfr-mv"):
+        for m in ("GH", "ER", "CER", "size", "F1", "J", "Suff"):
+            assert f"{arm} {m}" in df.columns
+    types = at.dataframe[0].value
+    assert "Overall" in list(types["qtype"]) and {"mem0", "bfr-mv"} <= set(types.columns)
+
+
+def test_filters(app_db):
+    at = _page()
+    at.multiselect(key="fail_qtypes").select("temporal-reasoning").run()
+    assert set(_table(at)["qtype"]) == {"temporal-reasoning"}
+    at.multiselect(key="fail_qtypes").unselect("temporal-reasoning").run()
+    at.selectbox(key="fail_hit").select("bfr-mv").run()
+    at.selectbox(key="fail_miss").select("mem0").run()
+    at.segmented_control(key="fail_on").set_value("CER").run()
+    df = _table(at)
+    assert len(df) >= 1 and (df["bfr-mv CER"] >= 1).all() and (df["mem0 CER"] < 1).all()
+    at.selectbox(key="fail_hit").select("—").run()
+    at.selectbox(key="fail_hns").select("mem0").run()
+    df = _table(at)
+    assert ((df["mem0 GH"] == 1) & (df["mem0 Suff"] == 0)).all() and len(df) >= 1
+    at.selectbox(key="fail_hns").select("—").run()
+    # any column: text contains, with characters that would break string-built SQL or a query
+    at.selectbox(key="fail_col").select("question").run()
+    at.text_input(key="fail_val").input("'; DROP TABLE results; --").run()
+    at.selectbox(key="fail_op").select("contains").run()
+    assert len(_table(at)) == 0 and not at.exception
+    at.text_input(key="fail_val").input("camera").run()
+    assert list(_table(at)["question_id"]) == ["q1"]
+    assert "1 of 6 questions" in texts(at)
+
+
+def test_open_in_trace_switches_page_with_query_params(app_db):
+    at = _page()
+    at.selectbox(key="fail_pick").select("q3").run()
+    at.selectbox(key="fail_open_arm").select("mem0").run()
+    at.button(key="fail_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Trace"
+    assert at.selectbox(key="trace_question").value == "q3"
+    assert at.selectbox(key="trace_arm").value == "mem0"
+    at.switch_page("pages/trace.py")  # AppTest would otherwise rerun the page it last switched to
+    at.button(key="trace_all").click().run()
+    assert "Stored trace from eval run" in texts(at)

@@ -1,0 +1,32 @@
+"""Home page and the navigation frame: store, provider, Refresh, links."""
+
+from conftest import app_test, texts
+
+
+def test_home_shows_store_contents_and_links(app_db):
+    at = app_test().run()
+    assert not at.exception
+    body = texts(at)
+    assert str(app_db) in body or "store.duckdb" in body
+    df = at.dataframe[0].value
+    assert list(df["dataset"]) == ["demo"]
+    assert int(df["turns"][0]) == 126
+    assert "1 evaluation runs (1 finished)" in body
+    # provider selector shows offline rules plainly when no model is configured
+    assert at.sidebar.selectbox(key="app_provider").value == "offline rules"
+    assert "offline rules" in body
+
+
+def test_refresh_button_reruns_cleanly(app_db):
+    at = app_test().run()
+    at.sidebar.button[0].click().run()
+    assert not at.exception
+    assert at.dataframe[0].value["questions"][0] == 7
+
+
+def test_bad_store_path_shows_error(app_db, tmp_path):
+    at = app_test().run()
+    bad = tmp_path / "dir_not_file"
+    bad.mkdir()
+    at.sidebar.text_input(key="app_store").input(str(bad)).run()
+    assert at.error, "an unopenable store must be reported in an error box"

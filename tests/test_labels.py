@@ -1,0 +1,154 @@
+"""bfr_core.labels: queue from finished runs (deduplicated by evidence), blinding, history,
+judges' labels, agreement, export, and the ``bfr label-export`` command."""
+
+import csv
+import json
+
+import pytest
+
+from bfr_core import evaluate, labels
+from bfr_core.cli import main
+from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+from bfr_core.store import Store
+
+
+def _store(path=":memory:") -> Store:
+    from datetime import datetime
+
+    s = Store(path)
+    d1, d2 = datetime(2024, 3, 3, 9, 0), datetime(2024, 3, 15, 20, 0)
+    turns = (Turn("a_1", "a", 0, "Sam", "I ordered a strap on March 3rd.", d1),
+             Turn("a_2", "a", 1, "assistant", "Nice.", d1),
+             Turn("b_1", "b", 0, "Sam", "It showed up on March 14th!", d2))
+    qs = (Question("d", "q1", "x", "How many days until the strap arrived?", "11 days", "temporal", ("a_1", "b_1")),
+          Question("d", "q2", "x", "What did I order?", "a strap", "single-hop", ("a_1",)))
+    s.write_bundle(Bundle("d", "jsonl", "mem", "sha", (Session("a", d1), Session("b", d2)), turns,
+                          (Scope("d", "x", ("a", "b")),), qs, IngestReport("d", "jsonl", "mem")))
+    evaluate.ensure_schema(s)
+    cur = s.cursor()
+    cur.execute("INSERT INTO runs (run_id, dataset_id, arms, n_questions, finished) VALUES "
+                "('r1', 'd', ['mem0', 'bfr-mv', 'fca-ms'], 2, current_timestamp), "
+                "('r2', 'd', ['mem0'], 2, NULL)")
+    rows = [("r1", "q1", "mem0", ["a_1", "a_2"]), ("r1", "q1", "fca-ms", ["a_2", "a_1"]),  # same set
+            ("r1", "q1", "bfr-mv", ["a_1", "b_1"]), ("r1", "q2", "mem0", ["a_1"]),
+            ("r1", "q2", "bfr-mv", []),  # empty sets are not labelled
+            ("r2", "q2", "mem0", ["a_2"])]  # unfinished run: not in the queue
+    for run, q, arm, ev in rows:
+        cur.execute("INSERT INTO results (run_id, question_id, arm, budget, evidence, status) VALUES (?, ?, ?, 'C6', ?, 'ok')",
+                    [run, q, arm, ev])
+    cur.execute("UPDATE results SET suff = 'sufficient', suff_detail = ? WHERE arm = 'bfr-mv' AND question_id = 'q1'",
+                [json.dumps({"label": "sufficient", "judge_labels": ["sufficient", "insufficient"], "adjudicated": True})])
+    return s
+
+
+def test_queue_dedups_by_evidence_and_skips_unfinished_and_empty():
+    s = _store()
+    assert labels.sync_queue(s) == 3
+    assert labels.sync_queue(s) == 3  # idempotent
+    srcs = s.cursor().execute("SELECT count(*) FROM label_sources").fetchone()[0]
+    assert srcs == 4  # mem0 and fca-ms share one item
+
+
+def test_blinded_item_has_no_ids_arm_or_budget():
+    s = _store()
+    labels.sync_queue(s)
+    for item_id in labels.items(s):
+        item = labels.blinded_item(s, item_id)
+        text = item.as_text()
+        for banned in ("mem0", "bfr-mv", "fca-ms", "C6", "a_1", "b_1", "a_2", "r1", item_id):
+            assert banned not in text
+        dates = [e.date for e in item.evidence]
+        assert dates == sorted(dates)
+        assert [e.n for e in item.evidence] == list(range(1, len(item.evidence) + 1))
+
+
+def test_labels_history_current_and_errors():
+    s = _store()
+    labels.sync_queue(s)
+    first = labels.queue(s, "alice")[0]
+    labels.save_label(s, first, "alice", "insufficient", "missing the arrival")
+    labels.save_label(s, first, " alice ", "sufficient")
+    cur = labels.current_label(s, first, "alice")
+    assert cur["label"] == "sufficient" and cur["versions"] == 2
+    assert [h["label"] for h in labels.history(s, first, "alice")] == ["insufficient", "sufficient"]
+    assert first not in labels.queue(s, "alice") and first in labels.queue(s, "bob")
+    assert labels.progress(s, "alice") == (1, 3)
+    with pytest.raises(labels.LabelError):
+        labels.save_label(s, first, "", "sufficient")
+    with pytest.raises(labels.LabelError):
+        labels.save_label(s, first, "alice", "maybe")
+    with pytest.raises(labels.LabelError):
+        labels.save_label(s, "nope", "alice", "sufficient")
+    with pytest.raises(labels.LabelError):
+        labels.save_label(s, first, "llm:x", "sufficient")
+
+
+def test_labels_persist_in_the_file(tmp_path):
+    path = tmp_path / "s.duckdb"
+    s = _store(path)
+    labels.sync_queue(s)
+    item = labels.items(s)[0]
+    labels.save_label(s, item, "alice", "uncertain", "hm")
+    s.close()
+    s2 = Store(path)
+    assert labels.current_label(s2, item, "alice")["label"] == "uncertain"
+
+
+@pytest.mark.parametrize("detail, final, expected", [
+    ({"label": "sufficient", "judge_labels": ["sufficient", "insufficient"], "adjudicated": True}, None,
+     {"judge A": "sufficient", "judge B": "insufficient", "adjudicator": "sufficient", "final": "sufficient"}),
+    ('{"judges": [{"name": "gpt", "label": "Sufficient"}, {"model": "claude", "label": "insufficient"}]}',
+     "insufficient", {"gpt": "sufficient", "claude": "insufficient", "final": "insufficient"}),
+    ({"judges": {"a": {"label": "uncertain"}, "b": "sufficient"}}, None, {"a": "uncertain", "b": "sufficient"}),
+    ("not json", "sufficient", {"final": "sufficient"}),
+    (None, None, {}),
+])
+def test_parse_suff_detail(detail, final, expected):
+    assert labels.parse_suff_detail(detail, final) == expected
+
+
+def test_judges_revealed_agreement_disagreement_and_export(tmp_path):
+    s = _store()
+    labels.sync_queue(s)
+    judged = next(i for i in labels.items(s) if labels.judge_labels(s, i))
+    assert labels.judge_labels(s, judged)["final"] == "sufficient"
+    for i in labels.items(s):
+        labels.save_label(s, i, "alice", "sufficient")
+        labels.save_label(s, i, "bob", "sufficient" if i == judged else "insufficient")
+    raters = labels.rater_labels(s)
+    assert {"alice", "bob", "llm:judge A", "llm:judge B", "llm:final"} <= set(raters)
+    agree = {(a["rater_a"], a["rater_b"]): a for a in labels.agreement(s, raters)}
+    ab = agree[("alice", "bob")]
+    assert ab["n"] == 3 and ab["agreement"] == pytest.approx(1 / 3, abs=1e-3)
+    assert ab["kappa"] == pytest.approx(0.0)  # alice's constant labels: p_o = p_e
+    labs, counts = labels.confusion(raters, "alice", "bob")
+    assert labs == labels.LABELS and counts[0][1] == 2 and counts[0][0] == 1
+    dis = labels.disagreements(s, raters)
+    # alice and bob differ on two items; on the judged one judge B says insufficient
+    assert {d["item_id"] for d in dis} == set(labels.items(s))
+    assert labels.disagreements(s, raters, among=[]) == []
+
+    rows = labels.export_rows(s)
+    assert len(rows) == 6 and all(r["is_current"] for r in rows)
+    out_csv, out_jsonl = tmp_path / "l.csv", tmp_path / "l.jsonl"
+    assert labels.export(s, out_csv) == 6
+    got = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    assert set(got[0]) == set(labels.EXPORT_COLUMNS)
+    labels.export(s, out_jsonl)
+    first = json.loads(out_jsonl.read_text(encoding="utf-8").splitlines()[0])
+    assert isinstance(first["evidence"], list) and first["sources"]
+    with pytest.raises(labels.BfrError):
+        labels.export(s, tmp_path / "l.xlsx")
+
+
+def test_label_export_command(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    s = _store(db)
+    labels.sync_queue(s)
+    labels.save_label(s, labels.items(s)[0], "alice", "sufficient", "ok")
+    s.close()
+    out = tmp_path / "out" / "labels.jsonl"
+    assert main(["label-export", "--db", str(db), "--out", str(out)]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    assert main(["label-export", "--db", str(tmp_path / "missing.duckdb"), "--out", str(out)]) == 2
+    assert main(["label-export", "--db", str(db), "--out", str(tmp_path / "x.txt")]) == 2

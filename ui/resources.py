@@ -1,0 +1,162 @@
+"""Cached resources and frames: the only place the app calls ``st.cache_resource`` / ``st.cache_data``.
+
+The store is opened once per path and process (DuckDB wants one connection per process; every
+read takes its own cursor). Frames are cached per (store path, arguments); the sidebar's Refresh
+button clears them. The default store is the embedded demo (``data/demo.duckdb``), created from
+the committed ``data/demo.jsonl`` on first start, so a fresh clone opens with no set-up.
+``BFR_STORE`` in the environment overrides the default path (tests, the browser check).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from bfr_core.records import Turn
+from bfr_core.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_DB = ROOT / "data" / "demo.duckdb"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+OFFLINE = "offline rules"
+
+
+def default_store_path() -> str:
+    return os.environ.get("BFR_STORE") or "data/demo.duckdb"
+
+
+def resolve(path: str) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else ROOT / p
+
+
+@st.cache_resource(show_spinner="Opening the store…")
+def open_store(path: str) -> Store:
+    """The store at ``path``; the demo store is built from data/demo.jsonl when missing."""
+    p = resolve(path)
+    if p.resolve() == DEMO_DB.resolve():
+        try:
+            from bfr_core.ingest.demo import ensure_demo_store
+        except ImportError:  # the demo builder has not landed in this build
+            return Store(p)
+        return ensure_demo_store(p)
+    return Store(p)
+
+
+def store_path() -> str:
+    return st.session_state.get("app_store") or default_store_path()
+
+
+def store() -> Store:
+    return open_store(store_path())
+
+
+def provider() -> str:
+    return st.session_state.get("app_provider") or OFFLINE
+
+
+def provider_options() -> list[str]:
+    """"offline rules" first, then the provider a config file names (``BFR_CONFIG`` or bfr.toml)."""
+    options = [OFFLINE]
+    cfg_path = os.environ.get("BFR_CONFIG") or (str(ROOT / "bfr.toml") if (ROOT / "bfr.toml").exists() else None)
+    if cfg_path:
+        from bfr_core.config import load_config
+
+        try:
+            llm = load_config(cfg_path).llm
+        except (OSError, ValueError):
+            return options
+        if llm.provider != "rules":
+            options.append(f"{llm.provider}:{llm.model}" if llm.model else llm.provider)
+    return options
+
+
+@st.cache_resource(show_spinner=False)
+def _llm(path: str, label: str) -> Any:
+    from bfr_core.config import LLMConfig, load_config
+
+    try:
+        from bfr_core.llm.factory import make_llm
+    except ImportError:  # the LLM layer has not landed in this build
+        return None
+    if label == OFFLINE:
+        cfg = LLMConfig(provider="rules")
+    else:
+        name, _, model = label.partition(":")
+        cfg = replace(load_config(os.environ.get("BFR_CONFIG") or ROOT / "bfr.toml").llm, provider=name, model=model)
+    return make_llm(cfg, open_store(path))
+
+
+def llm(label: str | None = None) -> Any:
+    """The LLM object for a provider label (``None`` when bfr_core.llm is not available)."""
+    return _llm(store_path(), label or provider())
+
+
+def pipeline_llm(label: str | None = None) -> Any:
+    """What ``pipeline.run`` gets: ``None`` selects the arms' offline rules path."""
+    label = label or provider()
+    return None if label == OFFLINE else llm(label)
+
+
+def refresh() -> None:
+    st.cache_data.clear()
+
+
+# -- frames -------------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False)
+def datasets(path: str) -> list[dict[str, Any]]:
+    s = open_store(path)
+    return [{**d, "counts": s.counts(d["dataset_id"]), "by_type": s.questions_by_type(d["dataset_id"])}
+            for d in s.datasets()]
+
+
+@st.cache_data(show_spinner=False)
+def questions(path: str, dataset_id: str) -> pd.DataFrame:
+    qs = open_store(path).questions(dataset_id)
+    return pd.DataFrame([{"question_id": q.question_id, "scope_id": q.scope_id, "qtype": q.qtype,
+                          "text": q.text, "n_gold": len(q.gold)} for q in qs],
+                        columns=["question_id", "scope_id", "qtype", "text", "n_gold"])
+
+
+@st.cache_data(show_spinner=False)
+def scope_turns(path: str, dataset_id: str, scope_id: str) -> dict[str, Turn]:
+    return {t.turn_id: t for t in open_store(path).scope_turns(dataset_id, scope_id)}
+
+
+@st.cache_data(show_spinner=False)
+def session_turns(path: str, dataset_id: str, session_id: str) -> tuple[Turn, ...]:
+    return open_store(path).session_turns(dataset_id, session_id)
+
+
+@st.cache_data(show_spinner=False)
+def runs(path: str) -> list[dict[str, Any]]:
+    from bfr_core.evaluate import list_runs
+
+    return list_runs(open_store(path))
+
+
+@st.cache_data(show_spinner="Pivoting results…")
+def failures_frame(path: str, run_id: str) -> pd.DataFrame:
+    from ui.tables import pivot_results
+
+    return pivot_results(open_store(path), run_id)
+
+
+@st.cache_data(show_spinner=False)
+def type_summary(path: str, run_id: str) -> pd.DataFrame:
+    from ui.tables import type_summary as summary
+
+    return summary(open_store(path), run_id)
+
+
+@st.cache_data(show_spinner="Building the annotation queue…")
+def label_queue_size(path: str) -> int:
+    """Sync the annotation queue with finished runs (once per Refresh); returns its size."""
+    from bfr_core.labels import sync_queue
+
+    return sync_queue(open_store(path))

@@ -1,0 +1,169 @@
+"""One renderer per Trace step kind; the Trace and Demo pages reveal steps through :func:`render_step`.
+
+The step ``data`` keys are the ones stage1 / stage2 / baselines document (see records.Step);
+an unknown kind falls back to its JSON, so a new step type never breaks the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from bfr_core import metrics, plots
+from bfr_core.records import Step, Trace, Turn
+from ui import widgets as W
+
+
+@dataclass
+class StepView:
+    dataset_id: str
+    turns: dict[str, Turn]  # every turn of the question's scope
+    gold: frozenset[str] = frozenset()
+    show_gold: bool = True
+    key: str = "step"
+    req_labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def marked(self) -> frozenset[str]:
+        return self.gold if self.show_gold else frozenset()
+
+    def labels(self) -> dict[str, str]:
+        return {tid: f"{t.speaker}: {t.text}" for tid, t in self.turns.items()}
+
+    def pick(self, ids: Sequence[str]) -> list[Turn]:
+        return [self.turns[i] for i in ids if i in self.turns]
+
+
+def _table(rows: Sequence[dict], v: StepView, key: str) -> None:
+    W.show_turns_table(W.turns_frame(rows, v.turns, gold=v.gold, show_gold=v.show_gold), key=key, height=300)
+
+
+def _rows(cands: Sequence[Any]) -> list[dict]:
+    """Candidates as rows: dicts keep their keys, bare ids become {"turn_id": id}."""
+    return [dict(c) if isinstance(c, dict) else {"turn_id": str(c)} for c in cands]
+
+
+def _gold_note(ids: Sequence[str], v: StepView) -> str:
+    if not v.show_gold or not v.gold:
+        return ""
+    return f" · gold held: {len(v.gold & set(ids))}/{len(v.gold)}"
+
+
+def pool(s: Step, v: StepView) -> None:
+    cands = s.data.get("candidates", [])
+    st.caption(f"{len(cands)} candidates from the **{W.esc(s.data.get('view', '?'))}** view"
+               + _gold_note([c["turn_id"] for c in cands], v))
+    _table(_rows(cands), v, f"{v.key}_pool")
+
+
+def requirements(s: Step, v: StepView) -> None:
+    reqs = s.data.get("requirements", [])
+    v.req_labels.update({str(r["id"]): str(r.get("text", "")) for r in reqs})
+    st.caption(f"{len(reqs)} requirements · source: {W.esc(s.data.get('source', '?'))}")
+    st.dataframe([{"id": r["id"], "requirement": r.get("text", ""), "kind": r.get("kind", "")} for r in reqs],
+                 hide_index=True, key=f"{v.key}_reqs")
+
+
+def context(s: Step, v: StepView) -> None:
+    d = s.data
+    st.caption(f"{len(d.get('objects', []))} turns × {len(d.get('attributes', []))} requirements")
+    st.plotly_chart(plots.context_heatmap(d.get("objects", []), d.get("attributes", []), d.get("incidence", []),
+                                          gold=sorted(v.marked), object_labels=v.labels(),
+                                          attribute_labels=v.req_labels), key=f"{v.key}_ctx")
+
+
+def lattice(s: Step, v: StepView) -> None:
+    d = s.data
+    st.caption(f"{len(d.get('concepts', []))} concepts · red: used by the prefilter · hover for extent and intent")
+    st.plotly_chart(plots.lattice_figure(d.get("concepts", []), d.get("edges", []), d.get("used", []),
+                                         object_labels=v.labels(), attribute_labels=v.req_labels,
+                                         gold=sorted(v.marked)), key=f"{v.key}_lat")
+
+
+def prefilter(s: Step, v: StepView) -> None:
+    kept, dropped = s.data.get("kept", []), s.data.get("dropped", [])
+    st.caption(f"kept {len(kept)}, dropped {len(dropped)}" + _gold_note(kept, v))
+    _table(_rows(kept), v, f"{v.key}_pre")
+
+
+def selection(s: Step, v: StepView) -> None:
+    d = s.data
+    cov = d.get("coverage", {}) or {}
+    st.caption(f"method: {W.esc(d.get('method', '?'))} · {len(d.get('selected', []))} selected"
+               + (" · fallback used" if d.get("fallback") else ""))
+    if d.get("uncovered"):
+        st.warning("Uncovered requirements: " + ", ".join(W.esc(v.req_labels.get(r, r)) for r in d["uncovered"]))
+    if cov:
+        reqs = list(v.req_labels) or sorted({r for rs in cov.values() for r in rs})
+        st.plotly_chart(plots.coverage_matrix(cov, reqs, gold=sorted(v.marked), requirement_labels=v.req_labels),
+                        key=f"{v.key}_cov")
+    W.turn_cards(v.pick(d.get("selected", [])), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold,
+                 key=f"{v.key}_sel")
+
+
+def grounding(s: Step, v: StepView) -> None:
+    e0 = s.data.get("e0", list(s.evidence))
+    st.caption(f"E0: {len(e0)} source turns" + _gold_note(e0, v))
+    scores = s.data.get("scores") or {}
+    notes = {t: f"score {float(x):.3f}" for t, x in scores.items()} if isinstance(scores, dict) else {}
+    W.turn_cards(v.pick(e0), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold, key=f"{v.key}_e0",
+                 notes=notes)
+
+
+def round_(s: Step, v: StepView) -> None:
+    d = s.data
+    counters, budget = d.get("counters", {}), d.get("budget", {})
+    cols = st.columns(3)
+    for col, name in zip(cols, ("rounds", "calls", "new"), strict=True):
+        cap = budget.get(name)
+        col.metric(f"{name} used", f"{counters.get(name, 0)}" + (f" / {cap}" if cap is not None else ""))
+    for a, act in enumerate(d.get("actions", [])):
+        label = f"{act.get('view', '?')} view · cue: {act.get('cue') or '—'}"
+        if act.get("skipped"):
+            st.caption(f"{W.esc(label)} · skipped ({W.esc(str(act['skipped']))})")
+            continue
+        st.markdown(f"**{W.esc(act.get('view', '?'))} view** · cue: {W.esc(str(act.get('cue') or '—'))} · "
+                    f"{len(act.get('candidates', []))} candidates")
+        _table(_rows(act.get("candidates", [])), v, f"{v.key}_act{a}")
+    retained = d.get("retained", [])
+    st.markdown(f"**Retained this round**: {len(retained)} turns" + _gold_note(retained, v))
+    W.turn_cards(v.pick(retained), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold, key=f"{v.key}_ret")
+
+
+def topk(s: Step, v: StepView) -> None:
+    d = s.data
+    hits = d.get("hits", [])
+    st.caption(f"top-{d.get('k', len(hits))} from the **{W.esc(d.get('view', '?'))}** view · cue: "
+               f"{W.esc(str(d.get('cue', '')))}" + _gold_note([h["turn_id"] for h in hits], v))
+    W.turn_cards(v.pick([h["turn_id"] for h in hits]), dataset_id=v.dataset_id, gold=v.gold,
+                 show_gold=v.show_gold, key=f"{v.key}_topk",
+                 notes={h["turn_id"]: f"score {float(h.get('score', 0)):.3f}" for h in hits})
+
+
+def other(s: Step, v: StepView) -> None:  # noqa: ARG001 - the renderer signature
+    st.json(s.data, expanded=False)
+
+
+RENDERERS: dict[str, Callable[[Step, StepView], None]] = {
+    "pool": pool, "requirements": requirements, "context": context, "lattice": lattice,
+    "prefilter": prefilter, "selection": selection, "grounding": grounding, "round": round_, "topk": topk,
+}
+
+
+def render_step(i: int, s: Step, v: StepView, previous: Sequence[str] = ()) -> None:
+    new = [e for e in s.evidence if e not in set(previous)]
+    gold_txt = _gold_note(s.evidence, v)
+    st.subheader(f"{i + 1}. {s.title or s.kind}", anchor=False)
+    st.caption(f"step kind `{s.kind}` · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
+               f"calls so far: {s.calls}{gold_txt}")
+    RENDERERS.get(s.kind, other)(s, v)
+
+
+def metric_rows(trace: Trace, gold: Sequence[str], upto: int) -> list[dict[str, Any]]:
+    """Gold Hit / ER / CER of the evidence after each of the first ``upto`` steps."""
+    return [{"step": f"{i + 1}. {s.kind}", "gold_hit": metrics.gold_hit(s.evidence, gold),
+             "er": metrics.evidence_recall(s.evidence, gold), "cer": metrics.complete_evidence_recall(s.evidence, gold)}
+            for i, s in enumerate(trace.steps[:upto])]

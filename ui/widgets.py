@@ -1,0 +1,110 @@
+"""Shared widgets: turns as escaped text, gold marks, the whole-session dialog, a progress adapter.
+
+Conversation text is user data: it is always rendered with Markdown escaped (never as HTML), or
+inside a dataframe cell, which renders plain text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import pandas as pd
+import streamlit as st
+
+from bfr_core.progress import Progress
+from bfr_core.records import Turn
+from ui import resources as R
+
+GOLD = "★"
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=^\"'])")
+
+
+def esc(text: str) -> str:
+    """Markdown-escaped text (every ASCII punctuation Markdown, LaTeX or directives could use)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+
+
+def fmt_date(d: datetime | None) -> str:
+    return d.strftime("%Y-%m-%d %H:%M") if isinstance(d, datetime) else ""
+
+
+def turn_header(t: Turn, *, gold: bool = False) -> str:
+    """``★ gold · **speaker** · date · id``, escaped."""
+    parts = [f":orange-badge[{GOLD} gold]"] if gold else []
+    parts.append(f"**{esc(t.speaker)}**")
+    if t.date:
+        parts.append(esc(fmt_date(t.date)))
+    parts.append(esc(t.local_id or t.turn_id))
+    return " · ".join(parts)
+
+
+def turn_card(t: Turn, *, dataset_id: str, gold: bool = False, key: str, note: str = "") -> None:
+    """One turn: header, escaped text, and a button opening its whole session in a dialog."""
+    with st.container(border=True):
+        left, right = st.columns([0.84, 0.16], vertical_alignment="center")
+        with left:
+            st.markdown(turn_header(t, gold=gold) + (f" · {esc(note)}" if note else ""))
+            st.markdown(esc(t.text))
+        with right:
+            if st.button("Session", key=f"{key}_sess_{t.turn_id}", help=f"Open session {t.session_id}",
+                         icon=":material/forum:"):
+                session_dialog(dataset_id, t.session_id, t.turn_id)
+
+
+def turn_cards(turns: Sequence[Turn], *, dataset_id: str, gold: Iterable[str] = (), show_gold: bool = True,
+               key: str, notes: dict[str, str] | None = None, limit: int = 60) -> None:
+    gold_set = set(gold) if show_gold else set()
+    notes = notes or {}
+    for t in turns[:limit]:
+        turn_card(t, dataset_id=dataset_id, gold=t.turn_id in gold_set, key=key, note=notes.get(t.turn_id, ""))
+    if len(turns) > limit:
+        st.caption(f"… and {len(turns) - limit} more turns (see the table above)")
+
+
+@st.dialog("Whole session", width="large")
+def session_dialog(dataset_id: str, session_id: str, anchor: str = "") -> None:
+    turns = R.session_turns(R.store_path(), dataset_id, session_id)
+    date = fmt_date(turns[0].date) if turns else ""
+    st.markdown(f"Session **{esc(session_id)}** · {esc(date)} · {len(turns)} turns")
+    for t in turns:
+        mark = "➤ " if t.turn_id == anchor else ""
+        st.markdown(f"{mark}**{esc(t.speaker)}**: {esc(t.text)}")
+
+
+def turns_frame(rows: Sequence[dict], turns: dict[str, Turn], *, gold: Iterable[str] = (),
+                show_gold: bool = True) -> pd.DataFrame:
+    """Table of turns (with any extra columns the rows carry: rank, score, view, ...)."""
+    gold_set = set(gold) if show_gold else set()
+    out = []
+    for r in rows:
+        t = turns.get(r["turn_id"])
+        extra = {k: v for k, v in r.items() if k != "turn_id"}
+        out.append({
+            **({"gold": GOLD if r["turn_id"] in gold_set else ""} if show_gold else {}),
+            **extra, "turn": (t.local_id or t.turn_id) if t else r["turn_id"],
+            "speaker": t.speaker if t else "", "date": fmt_date(t.date) if t else "",
+            "text": t.text if t else "(turn not in this scope)",
+        })
+    return pd.DataFrame(out)
+
+
+def show_turns_table(frame: pd.DataFrame, *, key: str, height: int | None = None) -> None:
+    if frame.empty:
+        st.caption("(none)")
+        return
+    cfg = {"text": st.column_config.TextColumn("text", width="large"),
+           "score": st.column_config.NumberColumn("score", format="%.3f")}
+    st.dataframe(frame, hide_index=True, column_config=cfg, key=key, height=height or "auto")
+
+
+def progress_bar(text: str) -> Progress:
+    """A ``bfr_core.progress.Progress`` callback drawing one ``st.progress`` bar."""
+    bar = st.progress(0.0, text=text)
+
+    def update(done: int, total: int, label: str) -> None:
+        frac = min(max(done / total, 0.0), 1.0) if total else 0.0
+        bar.progress(frac, text=f"{text} {label} ({done}/{total})" if label else f"{text} ({done}/{total})")
+
+    return update
