@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from nltk.stem import PorterStemmer
-
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 STOP_WORDS: frozenset[str] = frozenset(
@@ -27,12 +25,19 @@ STOP_WORDS: frozenset[str] = frozenset(
     shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't""".split()
 )
 
-_STEMMER = PorterStemmer()
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    # Imported on first use: `import nltk` pulls in scipy and takes ~3 s, which every CLI command
+    # and the app's first page would otherwise pay even when nothing is stemmed.
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _STEMMER.stem(word)
+    return _stemmer().stem(word)
 
 
 def words(text: str) -> list[str]:
