@@ -85,8 +85,9 @@ def select_questions(store: Store, dataset_id: str, limit: int | None = None) ->
     return qs[:limit] if limit else qs
 
 
-def result_row(run_id: str, q: Question, trace: Trace, k: int) -> tuple[Any, ...]:
-    s = score_question(trace.evidence, q.gold, k=k)
+def result_row(run_id: str, q: Question, trace: Trace) -> tuple[Any, ...]:
+    # The @k metrics are taken over the whole evidence set (k = its size): arms are compared as sets.
+    s = score_question(trace.evidence, q.gold)
     return (
         run_id, q.question_id, trace.arm, trace.budget, q.qtype, list(trace.evidence),
         len(trace.evidence), trace.calls, len(q.gold), s.gold_hit, s.turn_hit, s.er, s.cer,
@@ -148,7 +149,7 @@ def evaluate(
             except Exception as exc:  # one question's failure must not end the run
                 rows.append(failed_row(run_id, q, arm, spec.budget, f"{type(exc).__name__}: {exc}"))
                 continue
-            rows.append(result_row(run_id, q, trace, spec.k))
+            rows.append(result_row(run_id, q, trace))
             traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
             if on_question is not None:
                 on_question(q, trace)
