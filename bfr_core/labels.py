@@ -247,7 +247,8 @@ SKIP_KEYS = ("judges", "judge_labels", "adjudicator", "adjudication", "adjudicat
 def parse_suff_detail(detail: Any, final: str | None = None) -> dict[str, str]:
     """Judge name -> label from a ``results.suff_detail`` value (JSON text or already parsed).
 
-    Accepted shapes: ``judges.SuffResult`` as a dict (``label``, ``judge_labels``, ``adjudicated``),
+    Accepted shapes: what ``bfr_core.answering`` writes (``judge_labels``, ``adjudicated``, ``judges``
+    = the three models' labels; judge names become "judge A (<model>)"),
     ``{"judges": [{"name"|"judge"|"model": ..., "label": ...}, ...]}``,
     ``{"judges": {name: label | {"label": ...}}}``, an ``adjudicator`` / ``adjudication`` entry,
     or plain ``{name: label}`` pairs. ``final`` (``results.suff``) is added as ``"final"``.
@@ -260,20 +261,22 @@ def parse_suff_detail(detail: Any, final: str | None = None) -> dict[str, str]:
     out: dict[str, str] = {}
     if isinstance(detail, dict):
         judges = detail.get("judges")
-        if isinstance(judges, list):
+        if isinstance(judges, list) and not isinstance(detail.get("judge_labels"), list | tuple):
             for k, j in enumerate(judges):
                 name = (j.get("name") or j.get("judge") or j.get("model") or f"judge {k + 1}") if isinstance(j, dict) else f"judge {k + 1}"
                 if (lab := _label_of(j)) is not None:
                     out[str(name)] = lab
         elif isinstance(judges, dict):
             out.update({str(n): lab for n, v in judges.items() if (lab := _label_of(v)) is not None})
-        pair = detail.get("judge_labels")  # judges.SuffResult: two independent labels, then the final
+        pair = detail.get("judge_labels")  # bfr_core.answering: the two judges' labels (+ who judged)
         if isinstance(pair, list | tuple):
-            for name, v in zip(("judge A", "judge B"), pair, strict=False):
+            who = [str(j) for j in judges] if isinstance(judges, list) and all(isinstance(j, str) for j in judges) else []
+            for k, (name, v) in enumerate(zip(("judge A", "judge B"), pair, strict=False)):
                 if (lab := _label_of(v)) is not None:
-                    out[name] = lab
-            if detail.get("adjudicated") is True and (lab := _label_of(detail.get("label"))) is not None:
-                out["adjudicator"] = lab
+                    out[f"{name} ({who[k]})" if k < len(who) else name] = lab
+            final_lab = _label_of(detail.get("label")) or _label_of(final)
+            if detail.get("adjudicated") is True and final_lab is not None:
+                out[f"adjudicator ({who[2]})" if len(who) > 2 else "adjudicator"] = final_lab
         for key in ("adjudicator", "adjudication"):
             if (lab := _label_of(detail.get(key))) is not None:
                 out["adjudicator"] = lab

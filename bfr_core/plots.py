@@ -30,7 +30,7 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def _base(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+    fig.update_layout(title=title or None, height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                       template="plotly_white")
     return fig
 
@@ -59,8 +59,10 @@ def context_heatmap(
         colorscale=[[0, "#f4f6f8"], [1, PLAIN]], zmin=0, zmax=1, xgap=2, ygap=2,
     ))
     fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(side="top", type="category")
-    return _base(fig, title, max(220, 22 * len(objects) + 90))
+    fig.update_xaxes(side="top", type="category", tickvals=list(attributes),
+                     ticktext=[f"{a}: {_short(attribute_labels[a], 28)}" if a in attribute_labels else str(a)
+                               for a in attributes])
+    return _base(fig, title, max(160, 24 * len(objects) + 70))
 
 
 def coverage_matrix(
@@ -147,8 +149,9 @@ def lattice_figure(
                     "line": {"width": 1, "color": "white"}},
             name="used by the prefilter" if is_used else "concept",
         ))
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(title="intent size (requirements)", dtick=1, zeroline=False)
+    fig.update_xaxes(visible=False, range=[-0.08, 1.08])
+    # the top concept (all turns, empty intent) is drawn at the top, as lattices usually are
+    fig.update_yaxes(title="intent size (requirements)", dtick=1, zeroline=False, autorange="reversed")
     fig.update_layout(legend={"orientation": "h", "y": -0.08})
     n_layers = len({p[1] for p in pos.values()}) or 1
     return _base(fig, title, max(300, 90 * n_layers + 80))
@@ -158,10 +161,14 @@ def metrics_by_step(rows: Sequence[Mapping[str, Any]], title: str = "Gold Hit, E
     """One line per metric; ``rows`` have ``step`` (label) and 0..1 or None ``gold_hit``, ``er``, ``cer``."""
     steps = [str(r["step"]) for r in rows]
     fig = go.Figure()
+    # equal values would hide each other: each metric gets its own dash and marker
+    styles = {"Gold Hit": ("solid", "circle", 11), "ER": ("dash", "diamond", 8), "CER": ("dot", "x", 7)}
     for key, name in (("gold_hit", "Gold Hit"), ("er", "ER"), ("cer", "CER")):
         ys = [None if r.get(key) is None else 100.0 * float(r[key]) for r in rows]
+        dash, symbol, size = styles[name]
         fig.add_trace(go.Scatter(x=list(range(len(steps))), y=ys, mode="lines+markers", name=name,
-                                 line={"color": METRIC_COLORS[name], "shape": "hv"},
+                                 line={"color": METRIC_COLORS[name], "shape": "hv", "dash": dash, "width": 2},
+                                 marker={"symbol": symbol, "size": size},
                                  hovertext=steps, hovertemplate="%{hovertext}: %{y:.0f}%<extra>" + name + "</extra>"))
     fig.update_xaxes(tickvals=list(range(len(steps))), ticktext=[_short(s, 18) for s in steps], title="step")
     fig.update_yaxes(range=[-5, 105], title="%")
@@ -209,7 +216,7 @@ def budget_frontier(
 
 def confusion_figure(
     labels: Sequence[str], counts: Sequence[Sequence[int]], *, rows: str = "A", cols: str = "B",
-    title: str = "",
+    title: str | None = None,
 ) -> go.Figure:
     """counts[i][j] = items ``rows`` labelled labels[i] and ``cols`` labelled labels[j]."""
     z = [[int(v) for v in r] for r in counts]
@@ -218,8 +225,8 @@ def confusion_figure(
         colorscale="Blues", showscale=False, hovertemplate=rows + ": %{y}<br>" + cols + ": %{x}<br>n = %{z}<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed", title=rows, type="category")
-    fig.update_xaxes(title=cols, side="top", type="category")
-    return _base(fig, title or f"{rows} vs {cols}", 300)
+    fig.update_xaxes(title=cols, type="category")
+    return _base(fig, f"{rows} vs {cols}" if title is None else title, 300)
 
 
 def bar_counts(counts: Mapping[str, int], *, title: str = "", x_title: str = "", y_title: str = "count") -> go.Figure:

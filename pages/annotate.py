@@ -88,16 +88,18 @@ st.divider()
 st.subheader("Agreement", anchor=False)
 agree = L.agreement(store, raters)
 if agree:
-    st.dataframe(agree, hide_index=True, key="annot_agree")
     names = sorted(raters)
-    c1, c2 = st.columns(2)
-    a = c1.selectbox("Rows", names, key="annot_ra")
-    b = c2.selectbox("Columns", names, index=min(1, len(names) - 1), key="annot_rb")
+    c1, c2 = st.columns([0.55, 0.45])
+    c1.dataframe(agree, hide_index=True, key="annot_agree",
+                 column_config={"agreement": st.column_config.NumberColumn(format="%.2f"),
+                                "kappa": st.column_config.NumberColumn("Cohen's κ", format="%.2f")})
+    a = c2.selectbox("Confusion matrix: rows", names, key="annot_ra")
+    b = c2.selectbox("columns", names, index=min(1, len(names) - 1), key="annot_rb")
     if L.paired(raters, a, b)[0]:
         labs, counts = L.confusion(raters, a, b)
-        st.plotly_chart(plots.confusion_figure(labs, counts, rows=a, cols=b), key="annot_cm")
+        c2.plotly_chart(plots.confusion_figure(labs, counts, rows=a, cols=b, title=""), key="annot_cm")
     else:
-        st.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
+        c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
     st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
 rows = L.export_rows(store)

@@ -47,19 +47,27 @@ if ss.get("demo_topk_key") != key:
     ss["demo_topk"], ss["demo_topk_key"] = pipeline.run(store, case.dataset_id, case.question_id, "mem0"), key
 topk = ss["demo_topk"]
 rules = R.llm(R.OFFLINE)
+held = [g for g in gold if g in topk.evidence]
+missed = [g for g in gold if g not in topk.evidence]
+final = [turns[t] for t in trace.evidence if t in turns]
+done = shown == len(trace.steps)
+top_ans = answer_and_judge(rules, q, [turns[t] for t in topk.evidence if t in turns], R.OFFLINE)
+ans = answer_and_judge(rules, q, final, R.OFFLINE) if done else None
+now = trace.steps[shown - 1].evidence if shown else ()
+left, right = st.columns(2)
+left.metric("mem0 top-k: gold turns held", f"{len(held)} / {len(gold)}", help="BM25 top-k over the scope")
+left.caption(f"answer (offline rules): **{W.esc(top_ans.answer or top_ans.error)}**")
+right.metric(f"BFR-MV after step {shown}: gold turns held", f"{sum(g in now for g in gold)} / {len(gold)}")
+right.caption(f"answer (offline rules): **{W.esc(ans.answer or ans.error)}**" if ans else "answer after the last step")
 
 st.header("1 · Relevance top-k (mem0)", anchor=False)
-held = [g for g in gold if g in topk.evidence]
-st.markdown(f"The BM25 top-{len(topk.evidence)} holds **{len(held)} of {len(gold)}** gold turns"
-            + (": " + ", ".join(W.esc(turns[g].text[:70]) + "…" for g in held) if held else "") + ".")
-missed = [g for g in gold if g not in topk.evidence]
-if missed:
-    st.error("Missed: " + " / ".join(W.esc(turns[g].text) for g in missed))
-W.turn_cards(S.StepView(case.dataset_id, turns).pick(topk.evidence), dataset_id=case.dataset_id, gold=gold,
-             key="demo_topk")
-top_ans = answer_and_judge(rules, q, [turns[t] for t in topk.evidence if t in turns], R.OFFLINE)
-st.markdown(f"**Answer from the top-k** (offline rules): {W.esc(top_ans.answer or top_ans.error)} · "
-            f"judge: {W.esc(top_ans.judge or '—')}")
+st.markdown(f"The BM25 top-{len(topk.evidence)} holds **{len(held)} of {len(gold)}** gold turns.")
+for g in held:
+    st.success("Held: " + W.esc(turns[g].text))
+for g in missed:
+    st.error("Missed: " + W.esc(turns[g].text))
+W.show_turns_table(W.turns_frame([{"turn_id": t} for t in topk.evidence], turns, gold=gold), key="demo_topk_table",
+                   dataset_id=case.dataset_id)
 
 st.header("2 · BFR-MV, step by step", anchor=False)
 view = S.StepView(case.dataset_id, turns, frozenset(gold), True, key="demo_s")
@@ -72,14 +80,12 @@ if shown:
     st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, gold, shown), title="BFR-MV: Gold Hit, ER, CER"),
                     key="demo_metrics")
 
-if shown == len(trace.steps):
+if done:
     st.header("3 · The answer", anchor=False)
     both = all(g in trace.evidence for g in gold)
     (st.success if both else st.warning)(
         f"BFR-MV holds {sum(g in trace.evidence for g in gold)} of {len(gold)} gold turns in "
         f"{len(trace.evidence)} turns after {trace.calls} retrieval calls.")
-    final = [turns[t] for t in trace.evidence if t in turns]
-    ans = answer_and_judge(rules, q, final, R.OFFLINE)
     st.markdown(f"### {W.esc(ans.answer or ans.error)}")
     st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(ans.judge or '—')} · "
                f"reference: {W.esc(q.answer)}")

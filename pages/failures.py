@@ -60,25 +60,23 @@ view = T.filter_frame(df, qtypes=qtypes, hit_arm=None if hit == NONE else hit, m
                       metric=on, hit_not_suff=None if hns == NONE else hns, column=None if col == NONE else col,
                       op=op, value=val)
 st.caption(f"{len(view)} of {len(df)} questions")
-open_arm = st.selectbox("Open in Trace with arm", arms, key="fail_open_arm")
+o1, o2, o3 = st.columns([0.45, 0.3, 0.25], vertical_alignment="bottom")
+open_arm = o2.selectbox("with arm", arms, key="fail_open_arm")
 qs = urllib.parse.quote
 view = view.assign(trace=[f"trace?dataset={qs(run['dataset_id'])}&question={qs(q)}&arm={qs(open_arm)}&run={qs(run_id)}"
                           for q in view["question_id"]])
 cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
        "question": st.column_config.TextColumn("question", width="medium")}
 cfg.update({c: st.column_config.NumberColumn(c, format="%.2f") for c in view.columns if c.endswith((" ER", " F1"))})
-event = st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun",
-                     selection_mode="single-row", height=420)
-rows = event.selection.rows if event else []
 ids = list(view["question_id"])
-if ids:
-    picked = ids[rows[0]] if rows and rows[0] < len(ids) else None
-    if picked is not None:
-        ss["fail_pick"] = picked
-    if ss.get("fail_pick") not in ids:
-        ss["fail_pick"] = ids[0]
-    c1, c2 = st.columns([0.7, 0.3], vertical_alignment="bottom")
-    pick = c1.selectbox("Question to open", ids, key="fail_pick")
-    if c2.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:"):
-        st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick,
-                                                       "arm": open_arm, "run": run_id})
+rows = (ss.get("fail_table") or {}).get("selection", {}).get("rows", [])  # last run's table selection
+if rows and rows[0] < len(ids) and ss.get("fail_selected") != ids[rows[0]]:
+    ss["fail_selected"] = ss["fail_pick"] = ids[rows[0]]  # a new row selection fills the picker
+if ss.get("fail_pick") not in ids and ids:
+    ss["fail_pick"] = ids[0]
+pick = o1.selectbox("Open a question in Trace (or select a table row)", ids, key="fail_pick")
+if o3.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:", disabled=not ids):
+    st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick, "arm": open_arm,
+                                                   "run": run_id})
+st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun",
+             selection_mode="single-row", height="auto" if len(view) <= 12 else 440)

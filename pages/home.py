@@ -26,7 +26,7 @@ else:
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 runs = R.runs(path)
 finished = sum(1 for r in runs if r.get("finished"))
-st.caption(f"{len(runs)} evaluation runs ({finished} finished) in this store.")
+st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finished} finished) in this store.")
 
 st.subheader("Pages", anchor=False)
 LINKS = [

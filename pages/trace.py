@@ -82,22 +82,24 @@ if run_id:
     st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
 
 view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s")
+if shown and q.gold and show_gold:
+    st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
 prev: tuple[str, ...] = ()
 for i, step in enumerate(trace.steps[:shown]):
     S.render_step(i, step, view, prev)
     prev = step.evidence
     st.divider()
 
-if shown and q.gold:
-    st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
 if shown == len(trace.steps) and trace.steps:
     st.subheader(f"Final evidence set: {len(trace.evidence)} turns, {trace.calls} calls", anchor=False)
     final = view.pick(trace.evidence)
-    W.turn_cards(final, dataset_id=dataset, gold=q.gold, show_gold=show_gold, key="trace_final")
     result = answer_and_judge(R.llm(provider), q, final, provider)
     with st.container(border=True):
         if result.error:
             st.warning(f"Answer ({provider}): {W.esc(result.error)}")
         else:
-            st.markdown(f"**Answer** ({W.esc(provider)}): {W.esc(result.answer)}")
-            st.markdown(f"**Judge**: {W.esc(result.judge or 'not judged')} · reference: {W.esc(q.answer)}")
+            st.markdown(f"**Answer** ({W.esc(provider)}): {W.esc(result.answer)}  \n"
+                        f"**Judge**: {W.esc(result.judge or 'not judged')} · reference: {W.esc(q.answer)}")
+    st.caption("Select a row to open the turn's whole session.")
+    W.show_turns_table(W.turns_frame([{"turn_id": t} for t in trace.evidence], turns, gold=q.gold,
+                                     show_gold=show_gold), key="trace_final", dataset_id=dataset)

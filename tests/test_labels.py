@@ -95,6 +95,10 @@ def test_labels_persist_in_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("detail, final, expected", [
+    ({"judge_labels": ["sufficient", "insufficient"], "adjudicated": True, "reasons": ["a", "b", "c"],
+      "judges": ["offline rules", "offline rules", "anthropic:x"]}, "insufficient",
+     {"judge A (offline rules)": "sufficient", "judge B (offline rules)": "insufficient",
+      "adjudicator (anthropic:x)": "insufficient", "final": "insufficient"}),
     ({"label": "sufficient", "judge_labels": ["sufficient", "insufficient"], "adjudicated": True}, None,
      {"judge A": "sufficient", "judge B": "insufficient", "adjudicator": "sufficient", "final": "sufficient"}),
     ('{"judges": [{"name": "gpt", "label": "Sufficient"}, {"model": "claude", "label": "insufficient"}]}',

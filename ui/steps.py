@@ -7,7 +7,7 @@ an unknown kind falls back to its JSON, so a new step type never breaks the page
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import streamlit as st
@@ -38,7 +38,8 @@ class StepView:
 
 
 def _table(rows: Sequence[dict], v: StepView, key: str) -> None:
-    W.show_turns_table(W.turns_frame(rows, v.turns, gold=v.gold, show_gold=v.show_gold), key=key, height=300)
+    W.show_turns_table(W.turns_frame(rows, v.turns, gold=v.gold, show_gold=v.show_gold), key=key,
+                       dataset_id=v.dataset_id)
 
 
 def _rows(cands: Sequence[Any]) -> list[dict]:
@@ -72,7 +73,7 @@ def context(s: Step, v: StepView) -> None:
     st.caption(f"{len(d.get('objects', []))} turns × {len(d.get('attributes', []))} requirements")
     st.plotly_chart(plots.context_heatmap(d.get("objects", []), d.get("attributes", []), d.get("incidence", []),
                                           gold=sorted(v.marked), object_labels=v.labels(),
-                                          attribute_labels=v.req_labels), key=f"{v.key}_ctx")
+                                          attribute_labels=v.req_labels, title=""), key=f"{v.key}_ctx")
 
 
 def lattice(s: Step, v: StepView) -> None:
@@ -80,7 +81,7 @@ def lattice(s: Step, v: StepView) -> None:
     st.caption(f"{len(d.get('concepts', []))} concepts · red: used by the prefilter · hover for extent and intent")
     st.plotly_chart(plots.lattice_figure(d.get("concepts", []), d.get("edges", []), d.get("used", []),
                                          object_labels=v.labels(), attribute_labels=v.req_labels,
-                                         gold=sorted(v.marked)), key=f"{v.key}_lat")
+                                         gold=sorted(v.marked), title=""), key=f"{v.key}_lat")
 
 
 def prefilter(s: Step, v: StepView) -> None:
@@ -98,8 +99,8 @@ def selection(s: Step, v: StepView) -> None:
         st.warning("Uncovered requirements: " + ", ".join(W.esc(v.req_labels.get(r, r)) for r in d["uncovered"]))
     if cov:
         reqs = list(v.req_labels) or sorted({r for rs in cov.values() for r in rs})
-        st.plotly_chart(plots.coverage_matrix(cov, reqs, gold=sorted(v.marked), requirement_labels=v.req_labels),
-                        key=f"{v.key}_cov")
+        st.plotly_chart(plots.coverage_matrix(cov, reqs, gold=sorted(v.marked), requirement_labels=v.req_labels,
+                                              title=""), key=f"{v.key}_cov")
     W.turn_cards(v.pick(d.get("selected", [])), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold,
                  key=f"{v.key}_sel")
 
@@ -116,21 +117,26 @@ def grounding(s: Step, v: StepView) -> None:
 def round_(s: Step, v: StepView) -> None:
     d = s.data
     counters, budget = d.get("counters", {}), d.get("budget", {})
-    cols = st.columns(3)
-    for col, name in zip(cols, ("rounds", "calls", "new"), strict=True):
-        cap = budget.get(name)
-        col.metric(f"{name} used", f"{counters.get(name, 0)}" + (f" / {cap}" if cap is not None else ""))
-    for a, act in enumerate(d.get("actions", [])):
-        label = f"{act.get('view', '?')} view · cue: {act.get('cue') or '—'}"
+    st.markdown(" ".join(f":blue-badge[{name} {counters.get(name, 0)}"
+                         + (f" / {budget[name]}" if budget.get(name) is not None else "") + "]"
+                         for name in ("rounds", "calls", "new")))
+    retained = list(d.get("retained", []))
+    kept = set(retained)
+    rows, lines = [], []
+    for act in d.get("actions", []):
+        view, cands = str(act.get("view", "?")), _rows(act.get("candidates", []))
+        cue = str(act.get("cue") or "—")
         if act.get("skipped"):
-            st.caption(f"{W.esc(label)} · skipped ({W.esc(str(act['skipped']))})")
+            lines.append(f"- **{W.esc(view)}**: skipped ({W.esc(str(act['skipped']))})")
             continue
-        st.markdown(f"**{W.esc(act.get('view', '?'))} view** · cue: {W.esc(str(act.get('cue') or '—'))} · "
-                    f"{len(act.get('candidates', []))} candidates")
-        _table(_rows(act.get("candidates", [])), v, f"{v.key}_act{a}")
-    retained = d.get("retained", [])
+        lines.append(f"- **{W.esc(view)}** · cue: {W.esc(cue[:120])} · {len(cands)} candidates, "
+                     f"{sum(c['turn_id'] in kept for c in cands)} retained")
+        rows += [{"view": view, "retained": "✓" if c["turn_id"] in kept else "", **c} for c in cands]
+    st.markdown("\n".join(lines) or "(no action)")
     st.markdown(f"**Retained this round**: {len(retained)} turns" + _gold_note(retained, v))
-    W.turn_cards(v.pick(retained), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold, key=f"{v.key}_ret")
+    seen = {r["turn_id"] for r in rows}
+    rows += [{"view": "", "retained": "✓", "turn_id": t} for t in retained if t not in seen]
+    _table(rows, v, f"{v.key}_cands")
 
 
 def topk(s: Step, v: StepView) -> None:
@@ -159,7 +165,8 @@ def render_step(i: int, s: Step, v: StepView, previous: Sequence[str] = ()) -> N
     st.subheader(f"{i + 1}. {s.title or s.kind}", anchor=False)
     st.caption(f"step kind `{s.kind}` · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
                f"calls so far: {s.calls}{gold_txt}")
-    RENDERERS.get(s.kind, other)(s, v)
+    # widget keys unique per step (several rounds render the same widgets); req_labels stays shared
+    RENDERERS.get(s.kind, other)(s, replace(v, key=f"{v.key}{i}"))
 
 
 def metric_rows(trace: Trace, gold: Sequence[str], upto: int) -> list[dict[str, Any]]:

@@ -41,16 +41,13 @@ def turn_header(t: Turn, *, gold: bool = False) -> str:
 
 
 def turn_card(t: Turn, *, dataset_id: str, gold: bool = False, key: str, note: str = "") -> None:
-    """One turn: header, escaped text, and a button opening its whole session in a dialog."""
+    """One turn: header and escaped text, and a button opening its whole session in a dialog."""
     with st.container(border=True):
-        left, right = st.columns([0.84, 0.16], vertical_alignment="center")
-        with left:
-            st.markdown(turn_header(t, gold=gold) + (f" · {esc(note)}" if note else ""))
-            st.markdown(esc(t.text))
-        with right:
-            if st.button("Session", key=f"{key}_sess_{t.turn_id}", help=f"Open session {t.session_id}",
-                         icon=":material/forum:"):
-                session_dialog(dataset_id, t.session_id, t.turn_id)
+        left, right = st.columns([0.9, 0.1], vertical_alignment="center")
+        left.markdown(turn_header(t, gold=gold) + (f" · {esc(note)}" if note else "") + "  \n" + esc(t.text))
+        if right.button("Session", key=f"{key}_sess_{t.turn_id}", help=f"Open session {t.session_id}",
+                        icon=":material/forum:", type="tertiary"):
+            session_dialog(dataset_id, t.session_id, t.turn_id)
 
 
 def turn_cards(turns: Sequence[Turn], *, dataset_id: str, gold: Iterable[str] = (), show_gold: bool = True,
@@ -60,7 +57,7 @@ def turn_cards(turns: Sequence[Turn], *, dataset_id: str, gold: Iterable[str] = 
     for t in turns[:limit]:
         turn_card(t, dataset_id=dataset_id, gold=t.turn_id in gold_set, key=key, note=notes.get(t.turn_id, ""))
     if len(turns) > limit:
-        st.caption(f"… and {len(turns) - limit} more turns (see the table above)")
+        st.caption(f"… and {len(turns) - limit} more turns")
 
 
 @st.dialog("Whole session", width="large")
@@ -86,17 +83,33 @@ def turns_frame(rows: Sequence[dict], turns: dict[str, Turn], *, gold: Iterable[
             **extra, "turn": (t.local_id or t.turn_id) if t else r["turn_id"],
             "speaker": t.speaker if t else "", "date": fmt_date(t.date) if t else "",
             "text": t.text if t else "(turn not in this scope)",
+            "turn_id": r["turn_id"], "session_id": t.session_id if t else "",
         })
     return pd.DataFrame(out)
 
 
-def show_turns_table(frame: pd.DataFrame, *, key: str, height: int | None = None) -> None:
+def show_turns_table(frame: pd.DataFrame, *, key: str, dataset_id: str | None = None) -> None:
+    """A turn table; selecting a row opens that turn's whole session (once per new selection)."""
     if frame.empty:
         st.caption("(none)")
         return
     cfg = {"text": st.column_config.TextColumn("text", width="large"),
-           "score": st.column_config.NumberColumn("score", format="%.3f")}
-    st.dataframe(frame, hide_index=True, column_config=cfg, key=key, height=height or "auto")
+           "score": st.column_config.NumberColumn("score", format="%.3f"),
+           "turn_id": None, "session_id": None}
+    height = "auto" if len(frame) <= 8 else 320
+    if dataset_id is None:
+        st.dataframe(frame, hide_index=True, column_config=cfg, key=key, height=height)
+        return
+    event = st.dataframe(frame, hide_index=True, column_config=cfg, key=key, height=height,
+                         on_select="rerun", selection_mode="single-row")
+    rows = event.selection.rows if event else []
+    picked = frame.iloc[rows[0]] if rows and rows[0] < len(frame) else None
+    opened = f"{key}_opened"
+    if picked is None:
+        st.session_state[opened] = None
+    elif st.session_state.get(opened) != picked["turn_id"]:
+        st.session_state[opened] = picked["turn_id"]
+        session_dialog(dataset_id, picked["session_id"], picked["turn_id"])
 
 
 def progress_bar(text: str) -> Progress:

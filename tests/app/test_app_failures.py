@@ -62,3 +62,11 @@ def test_open_in_trace_switches_page_with_query_params(app_db):
     at.switch_page("pages/trace.py")  # AppTest would otherwise rerun the page it last switched to
     at.button(key="trace_all").click().run()
     assert "Stored trace from eval run" in texts(at)
+
+
+def test_selecting_a_table_row_fills_the_picker(app_db):
+    at = _page()
+    at.session_state["fail_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="fail_pick").value == "q3"

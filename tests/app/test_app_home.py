@@ -11,7 +11,7 @@ def test_home_shows_store_contents_and_links(app_db):
     df = at.dataframe[0].value
     assert list(df["dataset"]) == ["demo"]
     assert int(df["turns"][0]) == 126
-    assert "1 evaluation runs (1 finished)" in body
+    assert "1 evaluation run (1 finished)" in body
     # provider selector shows offline rules plainly when no model is configured
     assert at.sidebar.selectbox(key="app_provider").value == "offline rules"
     assert "offline rules" in body

@@ -1,0 +1,244 @@
+"""Drive the real app in headless Chromium: every page, "Run all" on the demo, one screenshot each.
+
+    .venv/bin/python scripts/browser_check.py [--store FILE] [--out docs/screenshots]
+
+Starts ``streamlit run app.py`` on a free localhost port against a temporary copy of the store
+(default: the demo store, built in a temporary folder), with a finished ``bfr eval`` run added
+when the arms are available so the Failures and Annotate pages have rows. Chromium is Debian's
+``/usr/bin/chromium`` driven by Playwright's Python API; Playwright never downloads a browser.
+Used by ``tests/app/test_browser.py`` (marker ``browser``) and ``bench/bench_app.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1440, "height": 1000}
+MAX_SHOT = 16000  # px: tallest screenshot (the Trace page after "Run all" is long)
+EVAL_ARMS = ("mem0", "fca-ms", "bfr-text", "bfr-mv")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pipeline_available() -> bool:
+    """True when the real arms run (index, budgets, baselines, stage2 importable)."""
+    import importlib
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        for name in ("bfr_core.index", "bfr_core.budgets", "bfr_core.baselines", "bfr_core.stage2"):
+            importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def build_store(target: Path, *, fake: bool = False) -> dict:
+    """The demo store at ``target`` (no embeddings) plus one finished eval run.
+
+    With ``fake`` the run comes from the test suite's pipeline stand-in (tests/app/conftest.py).
+    """
+    sys.path.insert(0, str(ROOT))
+    from bfr_core.ingest.demo import ensure_demo_store
+
+    store = ensure_demo_store(target, embed=False)
+    info: dict = {"run": None, "fake_pipeline": fake}
+    if fake:
+        sys.path.insert(0, str(ROOT / "tests" / "app"))
+        import conftest
+
+        info["run"] = conftest.add_fake_run(store)
+    else:
+        from bfr_core import evaluate
+
+        try:
+            info["run"] = evaluate.evaluate(store, evaluate.RunSpec("demo", EVAL_ARMS))
+        except Exception as exc:  # noqa: BLE001 - reported, the pages still render
+            info["run_error"] = f"{type(exc).__name__}: {exc}"
+    store.con.execute("CHECKPOINT")
+    store.close()
+    return info
+
+
+# Runs streamlit in this interpreter with bfr_core.pipeline.run replaced by the test stand-in.
+FAKE_LAUNCHER = (
+    "import sys; sys.path[:0] = [{root!r}, {tests!r}]; import conftest, bfr_core.pipeline as p; "
+    "p.run = conftest.fake_run; from streamlit.web.cli import main; sys.argv = ['streamlit'] + sys.argv[1:]; main()"
+)
+
+
+@contextlib.contextmanager
+def serve(store: Path, port: int | None = None, *, log: Path | None = None,
+          fake: bool = False) -> Iterator[tuple[str, float]]:
+    """Run the app; yields (base url, process start time from perf_counter)."""
+    port = port or free_port()
+    env = {**os.environ, "BFR_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    t0 = time.perf_counter()
+    opts = ["run", "app.py", "--server.headless", "true", "--server.port", str(port),
+            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    cmd = ([str(ROOT / ".venv" / "bin" / "python"), "-c",
+            FAKE_LAUNCHER.format(root=str(ROOT), tests=str(ROOT / "tests" / "app"))] if fake
+           else [str(ROOT / ".venv" / "bin" / "streamlit")])
+    proc = subprocess.Popen(cmd + opts, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("streamlit did not become healthy in 60 s")
+        yield url, t0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log:
+            out.close()
+
+
+@contextlib.contextmanager
+def browser() -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS, headless=True)
+        try:
+            yield b.new_page(viewport=VIEWPORT)
+        finally:
+            b.close()
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    """Wait until Streamlit has finished the current run (no running indicator)."""
+    page.wait_for_timeout(200)  # let a click's rerun start
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+        " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }", timeout=timeout)
+    page.wait_for_timeout(400)  # plotly charts draw after the run ends
+
+
+def exceptions(page) -> list[str]:
+    return [e.inner_text()[:300] for e in page.query_selector_all('[data-testid="stException"]')]
+
+
+def shot(page, out: Path, name: str) -> str:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.png"
+    # Streamlit scrolls inside its main container, so a "full page" screenshot is the viewport:
+    # grow the viewport to the content's height (capped) for one shot, then restore it.
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMainBlockContainer\"]');"
+        " return m ? m.scrollHeight : 0; }")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 80, VIEWPORT["height"]), MAX_SHOT))})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(path))
+    page.set_viewport_size(VIEWPORT)
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def check(url: str, out: Path, page) -> dict:
+    """Visit every page, interact, screenshot; returns what was seen."""
+    seen: dict = {"pages": {}, "errors": {}}
+
+    def visit(name: str, path: str, ready: str) -> None:
+        page.goto(url + path)
+        page.get_by_text(ready, exact=False).first.wait_for(timeout=60_000)
+        wait_idle(page)
+
+    def done(name: str) -> None:
+        seen["errors"][name] = exceptions(page)
+        seen["pages"][name] = shot(page, out, name)
+
+    visit("home", "/", "Open store")
+    done("home")
+
+    visit("data", "/data", "What the store holds")
+    done("data")
+
+    visit("trace", "/trace?dataset=demo&question=q1&arm=bfr-mv", "Reference answer")
+    page.get_by_role("button", name="Run all").click()
+    page.get_by_text("Final evidence set", exact=False).first.wait_for(timeout=60_000)
+    wait_idle(page)
+    seen["trace_final"] = page.get_by_text("Final evidence set", exact=False).first.inner_text()
+    done("trace")
+
+    visit("demo", "/demo", "camera strap")
+    page.get_by_role("button", name="Run all").click()
+    page.get_by_text("3 · The answer", exact=False).first.wait_for(timeout=60_000)
+    wait_idle(page)
+    seen["demo_success"] = page.locator('[data-testid="stAlertContentSuccess"]').last.inner_text()
+    seen["demo_answer"] = page.locator("h3").last.inner_text()
+    done("demo")
+
+    visit("failures", "/failures", "Failures")
+    done("failures")
+
+    visit("annotate", "/annotate", "Annotator name")
+    box = page.get_by_label("Annotator name")
+    if box.count():
+        box.fill("browser-check")
+        box.press("Enter")
+        wait_idle(page)
+        if page.get_by_role("button", name="Insufficient").count():
+            page.get_by_text("Reference answer", exact=False).first.wait_for(timeout=30_000)
+            seen["annotate_blind"] = page.locator('[data-testid="stMain"]').inner_text()
+            page.get_by_role("button", name="Insufficient").click()
+            page.get_by_text("Saved", exact=False).first.wait_for(timeout=30_000)
+            wait_idle(page)
+    done("annotate")
+    return seen
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", default=None, help="store to copy (default: a fresh demo store)")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="screenshot folder")
+    ap.add_argument("--fake-pipeline", action="store_true",
+                    help="use the test suite's pipeline stand-in (default: only when the arms are missing)")
+    args = ap.parse_args(argv)
+    fake = args.fake_pipeline or not pipeline_available()
+    with tempfile.TemporaryDirectory(prefix="bfr-browser-") as tmp:
+        db = Path(tmp) / "store.duckdb"
+        if args.store:
+            shutil.copy(args.store, db)
+            info = {"store": args.store}
+        else:
+            info = build_store(db, fake=fake)
+        with serve(db, log=Path(tmp) / "streamlit.log", fake=fake) as (url, _), browser() as page:
+            seen = check(url, Path(args.out), page)
+    print(json.dumps({**info, **seen}, indent=2, default=str))
+    return 1 if any(seen["errors"].values()) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
