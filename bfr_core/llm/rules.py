@@ -1,0 +1,571 @@
+"""The "offline rules" backend: deterministic heuristics for every LLM role, no model, no network.
+
+Covers, one pure function per role (each usable on its own), plus :class:`RulesLLM`, which serves
+them through the same :class:`~bfr_core.llm.base.LLM` call as a real model (it reads the request's
+``payload`` and replies with the JSON the role's prompt asks for, so caching, call logs and parsing
+are exercised identically):
+
+* ``decompose``  split on clause-level "and" / short comma lists; for interval questions ("how many
+  days ... after/before/since/between", "when ... after") one requirement per temporal endpoint.
+* ``select``     greedy requirement cover over the pool (token overlap with a small synonym table).
+* ``tool``       stop when covered; entity view for an unseen name; session view to find a partner
+  turn; else text.
+* ``answer``     extractive: the evidence sentence with the highest token overlap, narrowed to a
+  date / number / name / place span by question type; interval questions compute the day count
+  between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days").
+* ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
+* ``suff``       sufficient when every requirement is covered and the reference answer is found in
+  (or, for intervals, computed from) the evidence; insufficient when neither; else uncertain.
+
+Does not cover: paraphrase, coreference beyond "it/them", relative dates ("yesterday"). Its name
+everywhere is "offline rules"; its model id carries :data:`RULES_VERSION` so changing a heuristic
+invalidates cached replies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
+from bfr_core.text import tokenize
+
+RULES_VERSION = "1"
+NAME = "offline rules"
+
+# -- tokens ------------------------------------------------------------------------------------
+# Stems folded together so that, e.g., "arrived" can cover "receive". Deliberately tiny.
+SYNONYMS = {
+    "arriv": "receiv", "deliv": "receiv", "got": "receiv", "came": "receiv", "get": "receiv",
+    "bought": "order", "buy": "order", "purchas": "order",
+    "began": "start", "begin": "start", "finish": "end", "complet": "end",
+    "went": "go", "visit": "go", "travel": "go", "trip": "go",
+}
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "hundred": 100, "once": 1, "twice": 2, "a couple": 2,
+}
+
+
+def toks(text: str) -> set[str]:
+    """Stemmed content tokens, number words as digits, synonyms folded."""
+    out = set()
+    for t in tokenize(text, stop=True, stemmed=True):
+        t = re.sub(r"^(\d+)(st|nd|rd|th)$", r"\1", t)
+        t = str(NUMBER_WORDS[t]) if t in NUMBER_WORDS else t
+        out.add(SYNONYMS.get(t, t))
+    return out
+
+
+def tok_list(text: str) -> list[str]:
+    return [SYNONYMS.get(t, t) for t in tokenize(text, stop=True, stemmed=True)]
+
+
+def numbers(text: str) -> set[int]:
+    low = text.lower()
+    found = {int(n) for n in re.findall(r"(?<![\w.])(\d{1,6})(?:st|nd|rd|th)?(?![\w.])", low)}
+    found |= {v for w, v in NUMBER_WORDS.items() if re.search(rf"\b{w}\b", low)}
+    return found
+
+
+# -- dates -------------------------------------------------------------------------------------
+MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+MONTHS |= {m[:3]: i for m, i in list(MONTHS.items())}
+_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+DATE_PATTERNS = (
+    (re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s+(\d{{4}}))?", re.I), "mdy"),
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}\b(?:,?\s+(\d{{4}}))?", re.I), "dmy"),
+    (re.compile(r"\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b"), "iso"),
+)
+
+
+def find_dates(text: str) -> list[tuple[int, tuple[int | None, int, int], str]]:
+    """(position, (year or None, month, day), matched text) for every date in ``text``."""
+    found = []
+    for pat, kind in DATE_PATTERNS:
+        for m in pat.finditer(text):
+            g = m.groups()
+            try:
+                if kind == "mdy":
+                    ymd = (int(g[2]) if g[2] else None, MONTHS[g[0].lower().rstrip(".")[:3]], int(g[1]))
+                elif kind == "dmy":
+                    ymd = (int(g[2]) if g[2] else None, MONTHS[g[1].lower().rstrip(".")[:3]], int(g[0]))
+                else:
+                    ymd = (int(g[0]), int(g[1]), int(g[2]))
+                date(ymd[0] or 2000, ymd[1], ymd[2])  # validates month/day
+            except (KeyError, ValueError):
+                continue
+            if not any(abs(p - m.start()) < 3 for p, _, _ in found):
+                found.append((m.start(), ymd, m.group(0)))
+    return sorted(found)
+
+
+def day_gap(a: tuple[int | None, int, int], b: tuple[int | None, int, int]) -> int:
+    """Days from ``a`` to ``b``; a missing year is taken as the other's (or one shared year), and a
+    year-less later date that would fall before the earlier one is moved to the next year."""
+    ya = a[0] or b[0] or 2001
+    yb = b[0] or a[0] or 2001
+    da, db = date(ya, a[1], a[2]), date(yb, b[1], b[2])
+    if db < da and b[0] is None:
+        db = date(yb + 1, b[1], b[2])
+    return (db - da).days
+
+
+# -- sentences -----------------------------------------------------------------------------------
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.split(text) if s and s.strip()]
+
+
+# Evidence is often rendered with its session date first: "(05 February 2023) user: ...".
+_ANCHOR = re.compile(r"^\s*[(\[]([^)\]]{4,40})[)\]]\s*")
+Ymd = tuple[int | None, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One evidence sentence with its dates: those written in it, with a missing year taken from
+    the snippet's session-date prefix; else the session date itself ("it arrived today")."""
+
+    text: str
+    dates: tuple[Ymd, ...]
+    spans: tuple[str, ...]  # the dates as written (the session date's text when it stands in)
+
+
+def units(evidence: Sequence[str]) -> list[Unit]:
+    out = []
+    for snippet in evidence:
+        m = _ANCHOR.match(snippet)
+        anchor_found = find_dates(m.group(1)) if m else []
+        anchor = anchor_found[0] if anchor_found else None
+        body = snippet[m.end():] if anchor else snippet
+        for sent in sentences(body):
+            found = find_dates(sent)
+            if found:
+                dates = tuple(_with_year(ymd, anchor[1] if anchor else None) for _, ymd, _ in found)
+                out.append(Unit(sent, dates, tuple(t for _, _, t in found)))
+            elif anchor:
+                out.append(Unit(sent, (anchor[1],), (anchor[2],)))
+            else:
+                out.append(Unit(sent, (), ()))
+    return out
+
+
+def _with_year(ymd: Ymd, anchor: Ymd | None) -> Ymd:
+    """A year-less date said in a dated session: that year, or the one before when the date would
+    otherwise lie more than a month after the session (people mostly talk about the past)."""
+    if ymd[0] is not None or anchor is None or anchor[0] is None:
+        return ymd
+    year = anchor[0]
+    if (date(year, ymd[1], ymd[2]) - date(year, anchor[1], anchor[2])).days > 31:
+        year -= 1
+    return (year, ymd[1], ymd[2])
+
+
+def clean_question(q: str) -> str:
+    return re.sub(r"\s+", " ", q.strip()).rstrip("?.! ").strip()
+
+
+# -- decompose ---------------------------------------------------------------------------------
+INTERVAL = re.compile(
+    r"\b(how (many|much) (days?|weeks?|months?|years?|hours?|minutes?|time)|how long|when)\b", re.I)
+_INTERVAL_LEAD = re.compile(
+    r"^(how (many|much) \w+|how long|when)\s+"
+    r"((did|does|do|had|has|have|was|were|is|are|will|would)\s+)?"
+    r"((it|that)\s+(take|took|takes)\s+((for\s+)?(\w+)\s+)?(to\s+)?)?"
+    r"((passed|elapsed|pass)\s+)?", re.I)
+_AUX_SUBJ = re.compile(r"\b(did|do|does|was|were|had|have|has)\s+(I|i|we|you|he|she|they|[A-Z][a-z]+)\b")
+_SUBJ_OBJ = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}
+_PRONOUN = re.compile(r"\b(it|them)\b", re.I)
+_CLAUSE_SPLIT = re.compile(
+    r",?\s+(?:and|but)\s+(?=(?:what|when|where|who|whom|which|how|why|did|do|does|is|are|was|were|has|have)\b)"
+    r"|;\s*", re.I)
+_NAME_LIST = re.compile(r"\b((?:[A-Z][a-z]+,\s+)*[A-Z][a-z]+,?\s+(?:and|or)\s+[A-Z][a-z]+)\b")
+_WORD_LIST = re.compile(r"\b((?:\w+,\s+)+\w+,?\s+(?:and|or)\s+\w+)\b")
+_WH = re.compile(r"^(what|which|who|whom|whose|when|where|why|how)\b", re.I)
+
+
+def _event_subject(lead_match: re.Match[str] | None) -> str:
+    if lead_match is None:
+        return ""
+    who = lead_match.group(10)
+    return _SUBJ_OBJ.get(who.lower(), who) if who else ""
+
+
+def _object(clause: str) -> str:
+    """What a clause's verb acts on, naively: the words after the subject and the verb."""
+    words = clause.split()
+    if words and words[0].lower() in {"i", "we", "you", "he", "she", "they"}:
+        words = words[1:]
+    return " ".join(words[1:])
+
+
+def _interval_events(q: str) -> list[str]:
+    """The two events an interval question spans, earlier first; [] when it is not one."""
+    first = re.search(r"\bwhich\b.*\bfirst\b,?\s*(.+?)\s+or\s+(.+)$", q, re.I)
+    if first:
+        return [first.group(1), first.group(2)]
+    if not INTERVAL.search(q):
+        return []
+    between = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+)$", q, re.I)
+    if between:
+        return [between.group(1), between.group(2)]
+    split = re.search(r"\s+(after|before|since|until|till)\s+", q, re.I)
+    if not split:
+        return []
+    left, word, right = q[: split.start()], split.group(1).lower(), q[split.end():]
+    lead = _INTERVAL_LEAD.match(left + " ")
+    subj = _event_subject(lead)
+    left_event = (left + " ")[lead.end():].strip() if lead else left
+    if not left_event:  # "How many days after my birthday did I go to the concert"
+        aux = _AUX_SUBJ.search(right)
+        when = re.search(r"\s+when\s+", right, re.I)
+        if aux:
+            left_event, right = right[aux.start(2):], right[: aux.start()]
+        elif when:  # "... since I bought the laptop when I returned it"
+            left_event, right = right[when.end():], right[: when.start()]
+        else:
+            return []
+    elif subj and not re.match(r"^(i|we|you|he|she|they)\b", left_event, re.I):
+        left_event = f"{subj} {left_event}"
+    left_event = re.sub(r"^(did|do|does)\s+", "", left_event.strip(), flags=re.I)
+    right = right.strip()
+    if _PRONOUN.search(left_event):  # "... I bought the laptop when I returned it"
+        left_event = _PRONOUN.sub(_object(right) or r"\1", left_event)
+    else:
+        right = _PRONOUN.sub(_object(left_event) or r"\1", right)
+    # "B after A": A happened first. "B before A": B happened first.
+    return [right, left_event] if word in {"after", "since"} else [left_event, right]
+
+
+def _distribute(q: str) -> list[str]:
+    for pat in (_NAME_LIST, _WORD_LIST):
+        m = pat.search(q)
+        if not m:
+            continue
+        items = [x.strip() for x in re.split(r",?\s+(?:and|or)\s+|,\s*", m.group(1)) if x.strip()]
+        items = [x for x in items if x.lower() not in {"and", "or"}]
+        if pat is _WORD_LIST and (len(items) < 3 or any(len(x.split()) > 2 for x in items)):
+            continue
+        return [q[: m.start()] + item + q[m.end():] for item in items]
+    return []
+
+
+def decompose(question: str) -> list[str]:
+    """1-5 requirement texts for ``question`` (the question itself when nothing splits)."""
+    q = clean_question(question)
+    if not q:
+        return []
+    events = _interval_events(q)
+    if len(events) == 2 and all(e.strip() for e in events):
+        reqs = [f"date: {e.strip()}" for e in events]
+    else:
+        clauses = [c.strip() for c in _CLAUSE_SPLIT.split(q) if c and c.strip()]
+        reqs = []
+        for clause in clauses:
+            reqs.extend(_distribute(clause) or [clause])
+    out = list(dict.fromkeys(r for r in reqs if toks(r)))
+    return out[:5] or [q]
+
+
+# -- coverage ----------------------------------------------------------------------------------
+def _req_tokens(reqs: Sequence[str]) -> list[tuple[set[str], set[str], bool]]:
+    """Per requirement: its tokens, the tokens no sibling requirement has, whether it asks a date."""
+    sets = [toks(r) - {"date"} for r in reqs]
+    out = []
+    for i, s in enumerate(sets):
+        others = set().union(*(o for j, o in enumerate(sets) if j != i)) if len(sets) > 1 else set()
+        out.append((s, s - others, reqs[i].lower().startswith("date:")))
+    return out
+
+
+def covers(req: tuple[set[str], set[str], bool], text: str, text_toks: set[str] | None = None,
+           dated: bool | None = None) -> bool:
+    rt, distinct, is_date = req
+    tt = toks(text) if text_toks is None else text_toks
+    hits = len(rt & tt)
+    enough = hits >= max(1, math.ceil(0.5 * len(rt)))
+    if is_date:
+        has_date = bool(find_dates(text)) if dated is None else dated
+        return has_date and (bool(distinct & tt) if distinct else enough)
+    return enough or (len(rt) > 1 and bool(distinct & tt) and hits >= 2)
+
+
+def coverage(reqs: Sequence[str], texts: Sequence[str]) -> list[list[int]]:
+    """For each requirement, the indexes of ``texts`` that cover it (a session-date prefix counts
+    as the snippet's date)."""
+    rts = _req_tokens(reqs)
+    tts = [toks(_ANCHOR.sub("", t, count=1)) for t in texts]
+    dated = [any(u.dates for u in units([t])) for t in texts]
+    return [[i for i, t in enumerate(texts) if covers(r, t, tts[i], dated[i])] for r in rts]
+
+
+# -- select ------------------------------------------------------------------------------------
+def select(question: str, pool: Sequence[tuple[str, str]], requirements: Sequence[str] = (),
+           max_items: int = 5) -> tuple[list[str], dict[int, list[str]]]:
+    """Greedy smallest cover: (selected ids, requirement number (1-based) -> selected ids covering it)."""
+    reqs = list(requirements) or decompose(question)
+    if not pool:
+        return [], {}
+    texts = [t for _, t in pool]
+    cov = coverage(reqs, texts)
+    qt = toks(question)
+    overlap = [len(qt & toks(t)) for t in texts]
+    uncovered = {j for j, c in enumerate(cov) if c}
+    chosen: list[int] = []
+    while uncovered and len(chosen) < max_items:
+        gain = {i: sum(1 for j in uncovered if i in cov[j]) for i in range(len(pool)) if i not in chosen}
+        best = max(gain, key=lambda i: (gain[i], overlap[i], -i))
+        if gain[best] == 0:
+            break
+        chosen.append(best)
+        uncovered -= {j for j in uncovered if best in cov[j]}
+    if not chosen:
+        top = max(range(len(pool)), key=lambda i: (overlap[i], -i))
+        if overlap[top] > 0:
+            chosen.append(top)
+    ids = [pool[i][0] for i in chosen]
+    by_req = {j + 1: [pool[i][0] for i in chosen if i in c] for j, c in enumerate(cov)}
+    return ids, {j: v for j, v in by_req.items() if v}
+
+
+# -- tool --------------------------------------------------------------------------------------
+_NAME = re.compile(r"\b([A-Z][a-z]{2,})\b")
+_NOT_NAMES = {"What", "When", "Where", "Who", "Which", "How", "Why", "Did", "Does", "Do", "Is", "Are",
+              "Was", "Were", "Has", "Have", "Can", "Could", "Would", "Should", "The", "My"} | {
+    m.capitalize() for m in MONTHS}
+
+
+def person_names(question: str) -> list[str]:
+    return list(dict.fromkeys(n for n in _NAME.findall(question) if n not in _NOT_NAMES))
+
+
+def tool(question: str, evidence: Sequence[str], tools: Sequence[str]) -> str:
+    """The next retrieval action among ``tools`` (names such as text / entity / session / stop)."""
+    if not tools:
+        raise ValueError("no tools to choose from")
+    names = [t.lower() for t in tools]
+    reqs = decompose(question)
+    covered = [bool(c) for c in coverage(reqs, evidence)] if evidence else [False] * len(reqs)
+    pick = None
+    if evidence and all(covered) and "stop" in names:
+        pick = "stop"
+    elif "entity" in names and any(
+        not any(n.lower() in e.lower() for e in evidence) for n in person_names(question)
+    ):
+        pick = "entity"
+    elif "session" in names and evidence and any(covered):
+        pick = "session"
+    elif "text" in names:
+        pick = "text"
+    return tools[names.index(pick)] if pick else tools[0]
+
+
+# -- answer ------------------------------------------------------------------------------------
+NOT_FOUND = "Not mentioned in the evidence."
+_UNIT = re.compile(r"how (?:many|much) (day|week|month|year)s?|how long", re.I)
+
+
+def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
+    """"N days" (or weeks/months/years, as asked) between the question's two events, when the
+    evidence dates both; None otherwise."""
+    unit_m = _UNIT.search(question)
+    if not unit_m:
+        return None
+    reqs = decompose(question)
+    dated = [u for u in units(evidence) if u.dates]
+    if not dated:
+        return None
+    picked: list[Ymd] = []
+    if len(reqs) == 2 and all(r.startswith("date:") for r in reqs):
+        for r in _req_tokens(reqs):
+            cands = [(len(r[1] & toks(u.text)) * 2 + len(r[0] & toks(u.text)), -k, u.dates[0])
+                     for k, u in enumerate(dated) if covers(r, u.text, dated=True)]
+            if cands:
+                picked.append(max(cands)[2])
+        if len(picked) == 2 and picked[0] == picked[1]:
+            picked = []
+    if len(picked) != 2:
+        qt = toks(question)
+        ranked = sorted(dated, key=lambda u: -len(qt & toks(u.text)))
+        all_dates = list(dict.fromkeys(ymd for u in ranked for ymd in u.dates))
+        if len(all_dates) < 2:
+            return None
+        picked = sorted(all_dates[:2], key=lambda ymd: (ymd[0] or 0, ymd[1], ymd[2]))
+    days = abs(day_gap(picked[0], picked[1]))
+    unit = (unit_m.group(1) or "day").lower()
+    per = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}[unit]
+    n = round(days / per)
+    return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
+def _narrow(question: str, unit: Unit) -> str:
+    """The span of ``unit`` the question type asks for, or its sentence."""
+    ql, sentence = question.lower(), unit.text
+    if re.match(r"\s*(when|what (date|day|month|year|time))\b", ql):
+        if unit.spans:
+            return unit.spans[0]
+        y = re.search(r"\b(19|20)\d{2}\b", sentence)
+        if y:
+            return y.group(0)
+    if re.match(r"\s*how (many|much|often)\b", ql):
+        m = re.search(r"(?<![\w.])(\$?\d[\d,.]*|" + "|".join(NUMBER_WORDS) + r")\b(\s+[a-z]+)?", sentence, re.I)
+        if m:
+            return m.group(0).strip()
+    if re.match(r"\s*(who|whom)\b", ql):
+        qn = set(person_names(question))
+        names = [n for n in person_names(sentence) if n not in qn]
+        if names:
+            return " and ".join(names[:3])
+    return sentence.strip()
+
+
+def answer(question: str, evidence: Sequence[str]) -> str:
+    """Extractive answer: a computed interval, else the best-overlap sentence (narrowed by type)."""
+    texts = [e for e in evidence if e and e.strip()]
+    if not texts:
+        return NOT_FOUND
+    computed = interval_answer(question, texts)
+    if computed:
+        return computed
+    qt = toks(question)
+    found = units(texts)
+    best = max((len(qt & toks(u.text)), -i) for i, u in enumerate(found))
+    if best[0] == 0:
+        return NOT_FOUND
+    return _narrow(question, found[-best[1]])
+
+
+# -- judge -------------------------------------------------------------------------------------
+def f1(gold: str, generated: str) -> tuple[float, float]:
+    """(token F1, gold-token recall) over stemmed content tokens."""
+    g, p = tok_list(gold), tok_list(generated)
+    if not g or not p:
+        return 0.0, 0.0
+    common = sum(min(g.count(t), p.count(t)) for t in set(g))
+    if common == 0:
+        return 0.0, 0.0
+    prec, rec = common / len(p), common / len(g)
+    return 2 * prec * rec / (prec + rec), rec
+
+
+def judge(question: str, gold: str, generated: str) -> tuple[str, str]:
+    """("CORRECT" | "WRONG", one-sentence reason)."""
+    if not generated.strip() or generated.strip() == NOT_FOUND:
+        return "WRONG", "The generated answer gives no answer."
+    gd = {(y, m, d) for _, (y, m, d), _ in find_dates(gold)}
+    if gd:
+        pd = {(y, m, d) for _, (y, m, d), _ in find_dates(generated)}
+        same = any(g[1:] == p[1:] and (g[0] is None or p[0] is None or g[0] == p[0]) for g in gd for p in pd)
+        return ("CORRECT", "Both name the same date.") if same else ("WRONG", "The dates differ.")
+    gn = numbers(gold)
+    if gn and not gn & numbers(generated):
+        return "WRONG", "The numbers differ."
+    score, rec = f1(gold, generated)
+    if gn and gn & numbers(generated) and len(toks(gold) - {str(n) for n in gn}) <= 1:
+        return "CORRECT", "The same number is given."
+    if score >= 0.5 or rec >= 0.5:
+        return "CORRECT", f"The answers share most content words (F1 {score:.2f})."
+    return "WRONG", f"Too little overlap with the gold answer (F1 {score:.2f})."
+
+
+# -- suff --------------------------------------------------------------------------------------
+def answer_supported(question: str, reference: str, evidence: Sequence[str]) -> bool:
+    if not evidence:
+        return False
+    computed = interval_answer(question, evidence)
+    if computed is not None and _UNIT.search(question):
+        return judge(question, reference, computed)[0] == "CORRECT"
+    ref = toks(reference)
+    if not ref:
+        return True
+    ev = set().union(*(toks(e) for e in evidence))
+    ref_dates = {(m, d) for _, (_, m, d), _ in find_dates(reference)}
+    if ref_dates:
+        ev_dates = {(m, d) for u in units(evidence) for (_, m, d) in u.dates}
+        if not ref_dates <= ev_dates:
+            return False
+    return len(ref & ev) >= max(1, math.ceil(0.6 * len(ref)))
+
+
+def suff(question: str, reference: str, evidence: Sequence[str]) -> tuple[str, str]:
+    """("sufficient" | "insufficient" | "uncertain", reason) by requirement coverage."""
+    if not evidence:
+        return "insufficient", "No evidence."
+    reqs = decompose(question)
+    cov = coverage(reqs, evidence)
+    missing = [r for r, c in zip(reqs, cov, strict=True) if not c]
+    supported = answer_supported(question, reference, evidence)
+    if supported and not missing:
+        return "sufficient", "Every requirement is covered and the answer follows."
+    if not supported and missing:
+        return "insufficient", f"Missing: {missing[0]}."
+    if supported:
+        return "uncertain", f"The answer appears but '{missing[0]}' is not clearly covered."
+    return "uncertain", "The requirements look covered but the answer does not follow from the text."
+
+
+# -- the backend -------------------------------------------------------------------------------
+class RulesLLM:
+    """Serves every role from the functions above; replies with the JSON each role's prompt asks."""
+
+    provider = "rules"
+    model = f"rules-v{RULES_VERSION}"
+
+    @property
+    def label(self) -> str:
+        return NAME
+
+    def __repr__(self) -> str:
+        return f"RulesLLM({self.model})"
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            data = json.loads(request.payload) if request.payload else {}
+        except json.JSONDecodeError:
+            raise LLMCallFailed(f"{NAME}: request payload is not JSON") from None
+        handler = _HANDLERS.get(request.role)
+        if handler is None:
+            raise LLMCallFailed(f"{NAME}: no rule for role '{request.role}'")
+        try:
+            out = handler(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LLMCallFailed(f"{NAME}: {request.role}: {exc}") from None
+        text = json.dumps(out, ensure_ascii=False)
+        return LLMResponse(text, len(request.prompt.split()), len(text.split()))
+
+
+def _select(d: dict) -> dict:
+    ids, cov = select(d["question"], [tuple(p) for p in d["pool"]], d.get("requirements") or ())
+    return {"ids": ids, "coverage": {str(k): v for k, v in cov.items()}}
+
+
+def _suff(d: dict) -> dict:
+    label, reason = suff(d["question"], d["reference"], d["evidence"])
+    return {"reason": reason, "label": label}
+
+
+def _judge(d: dict) -> dict:
+    label, reason = judge(d["question"], d["gold"], d["generated"])
+    return {"reason": reason, "label": label}
+
+
+_HANDLERS = {
+    "decompose": lambda d: {"requirements": decompose(d["question"])},
+    "select": _select,
+    "tool": lambda d: {"tool": tool(d["question"], d["evidence"], d["tools"])},
+    "answer": lambda d: {"answer": answer(d["question"], d["evidence"])},
+    "judge": _judge,
+    "suff": _suff,
+    "adjudicate": _suff,
+}

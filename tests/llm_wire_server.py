@@ -1,0 +1,140 @@
+"""A local stand-in for the Anthropic Messages and OpenAI Chat Completions HTTP APIs.
+
+Started by the tests on 127.0.0.1 with a random port; nothing leaves the machine. It records every
+request (path, headers, JSON body) and replies in each API's wire format. A test queues faults for
+the next requests — ``429``, ``500``, ``delay`` (holds the reply past any client timeout, until the
+server stops), ``malformed`` (a body that is not JSON), ``truncated`` (JSON cut mid-way), ``echo``
+(a 401 whose body echoes the request's credentials, to prove they get scrubbed) — and sets the text
+the "model" answers with (a string, or a function of the request body).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = ("429", "500", "delay", "malformed", "truncated", "echo")
+HOLD_S = 30.0  # a delayed reply waits at most this long (or until stop()), then gives up
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class WireServer:
+    reply: str | Callable[[dict[str, Any]], str] = '{"answer": "ok"}'
+    faults: deque[str] = field(default_factory=deque)
+    seen: list[Seen] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> WireServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = json.loads(raw or b"{}")
+                with server._lock:
+                    server.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    fault = server.faults.popleft() if server.faults else ""
+                server._answer(self, body, fault)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    @property
+    def anthropic_url(self) -> str:  # the SDK appends /v1/messages
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:  # the SDK appends /chat/completions
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def fail_next(self, *faults: str) -> None:
+        unknown = set(faults) - set(FAULTS)
+        assert not unknown, f"unknown fault(s) {unknown}"
+        self.faults.extend(faults)
+
+    # -- replies ---------------------------------------------------------------------------
+    def _answer(self, h: BaseHTTPRequestHandler, body: dict[str, Any], fault: str) -> None:
+        is_anthropic = h.path.rstrip("/").endswith("/messages")
+        if fault == "delay":
+            self._stop.wait(HOLD_S)
+            return  # the client has long gone; close without a reply
+        if fault in ("429", "500"):
+            status = int(fault)
+            kind = "rate_limit_error" if status == 429 else "api_error"
+            payload = ({"type": "error", "error": {"type": kind, "message": f"injected {status}"}}
+                       if is_anthropic else {"error": {"message": f"injected {status}", "type": kind}})
+            extra = {"retry-after": "0"} if status == 429 else {}
+            return self._send(h, status, json.dumps(payload).encode(), extra)
+        if fault == "echo":
+            creds = h.headers.get("x-api-key") or h.headers.get("authorization") or ""
+            msg = f"invalid credentials: {creds}"
+            payload = ({"type": "error", "error": {"type": "authentication_error", "message": msg}}
+                       if is_anthropic else {"error": {"message": msg, "type": "invalid_request_error"}})
+            return self._send(h, 401, json.dumps(payload).encode())
+        text = self.reply(body) if callable(self.reply) else self.reply
+        payload = self._anthropic(body, text) if is_anthropic else self._openai(body, text)
+        data = json.dumps(payload).encode()
+        if fault == "malformed":
+            data = b"<html>502 Bad Gateway</html>"
+        elif fault == "truncated":
+            data = data[: len(data) // 2]
+        self._send(h, 200, data)
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        h.send_response(status)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+
+    @staticmethod
+    def _anthropic(body: dict[str, Any], text: str) -> dict[str, Any]:
+        prompt = json.dumps(body.get("messages", []))
+        return {
+            "id": "msg_wire_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())},
+        }
+
+    @staticmethod
+    def _openai(body: dict[str, Any], text: str) -> dict[str, Any]:
+        prompt = json.dumps(body.get("messages", []))
+        tin, tout = len(prompt.split()), len(text.split())
+        return {
+            "id": "chatcmpl-wire-1", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+        }

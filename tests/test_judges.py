@@ -1,0 +1,172 @@
+"""The LLM roles: prompts, parsing, blinding of Suff@Set, adjudication; with scripted fakes and
+with the offline rules backend."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bfr_core import judges
+from bfr_core.config import LLMConfig
+from bfr_core.llm import LLMCallFailed, LLMRequest, LLMResponse, RulesLLM, make_llm
+from bfr_core.store import Store
+
+SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
+ORDER = "I ordered a new remote shutter release online on February 5th"
+ARRIVAL = "it arrived on February 10th"
+
+
+class Scripted:
+    """Answers each request with the next scripted reply; keeps every request it saw."""
+
+    provider, model = "fake", "scripted"
+
+    def __init__(self, *replies: str, name: str = "fake") -> None:
+        self.replies, self.requests, self.label = list(replies), [], name
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        self.requests.append(request)
+        return LLMResponse(self.replies.pop(0) if len(self.replies) > 1 else self.replies[0])
+
+
+@pytest.fixture
+def rules():
+    return make_llm(LLMConfig(), Store())
+
+
+def test_rules_end_to_end_on_the_shutter_question(rules):
+    reqs = judges.decompose(rules, SHUTTER)
+    assert len(reqs) >= 2
+    pool = [("lme_1", "I love photography"), ("lme_2", ORDER), ("lme_3", ARRIVAL), ("lme_4", "I sold my tripod")]
+    sel = judges.select_subset(rules, SHUTTER, pool, requirements=reqs)
+    ids, coverage = sel  # unpacks as the (ids, coverage) pair
+    assert ids == ["lme_2", "lme_3"] and sel.covered_fraction == 1.0
+    assert coverage == {reqs[0]: ["lme_2"], reqs[1]: ["lme_3"]}
+    assert judges.choose_tool(rules, SHUTTER, [ORDER], ["text", "entity", "session"]) == "session"
+    assert judges.answer(rules, SHUTTER, [ORDER, ARRIVAL]) == "5 days"
+    assert judges.judge(rules, SHUTTER, "5 days", "5 days") == "CORRECT"
+    assert judges.judge(rules, SHUTTER, "5 days", "It took about a week") == "WRONG"
+    full = judges.suff_at_set((rules, rules), rules, SHUTTER, "5 days", [ORDER, ARRIVAL])
+    assert (full.label, full.judge_labels, full.adjudicated, full.sufficient) == (
+        "sufficient", ("sufficient", "sufficient"), False, True)
+    half = judges.suff_at_set((rules, rules), rules, SHUTTER, "5 days", [ORDER])
+    assert half.label == "insufficient" and half.sufficient is False
+
+
+def test_decompose_prompt_and_parsing():
+    fake = Scripted('{"requirements": ["date ordered", "date ordered", " date received ", "", "a", "b", "c", "d"]}')
+    assert judges.decompose(fake, SHUTTER) == ["date ordered", "date received", "a", "b", "c"]
+    req = fake.requests[0]
+    assert req.role == "decompose" and req.json_mode and SHUTTER in req.prompt
+    assert '{"requirements": [' in req.prompt  # the worked example survives formatting
+    assert json.loads(req.json_schema)["required"] == ["requirements"]
+    assert json.loads(req.payload) == {"question": SHUTTER}
+
+
+def test_decompose_reasks_on_empty_list_then_fails():
+    fake = Scripted('{"requirements": []}')
+    with pytest.raises(LLMCallFailed, match="no requirements"):
+        judges.decompose(fake, SHUTTER)
+    assert len(fake.requests) == 2
+
+
+def test_select_maps_aliases_and_drops_invented_ids():
+    fake = Scripted('{"ids": ["m3", "m9", "m1", "m3"], "coverage": {"1": ["m1", "m9"], "req 2": ["m3"], "7": ["m1"]}}')
+    pool = [("conv-26:D1:3", "order text"), ("conv-26:D1:4", "noise"), ("conv-26:D2:1", "arrival text")]
+    sel = judges.select_subset(fake, "Q?", pool, requirements=["order date", "arrival date"])
+    assert sel.ids == ["conv-26:D2:1", "conv-26:D1:3"]
+    assert sel.coverage == {"order date": ["conv-26:D1:3"], "arrival date": ["conv-26:D2:1"]}
+    prompt = fake.requests[0].prompt
+    assert "[m1] order text" in prompt and "conv-26" not in prompt  # short aliases only
+
+
+def test_select_with_empty_pool_and_default_requirements(rules):
+    assert judges.select_subset(rules, SHUTTER, []).ids == []
+    fake = Scripted('{"requirements": ["x"]}', '{"ids": [], "coverage": {}}')
+    sel = judges.select_subset(fake, "Q?", [("a", "t")])
+    assert sel == ([], {"x": []}) and sel.covered_fraction == 0.0
+    assert [r.role for r in fake.requests] == ["decompose", "select"]
+
+
+def test_choose_tool_validates_against_the_offered_tools():
+    fake = Scripted('{"tool": "Session"}')
+    assert judges.choose_tool(fake, "Q?", ["e1"], {"text": "search", "session": "neighbours"}) == "session"
+    assert "- session: neighbours" in fake.requests[0].prompt
+    bad = Scripted('{"tool": "web_search"}', '{"tool": "text"}')
+    assert judges.choose_tool(bad, "Q?", [], ["text", "entity"]) == "text"
+    assert "web_search" not in bad.requests[1].prompt.split("Your previous reply")[0]
+
+
+def test_answer_accepts_json_or_a_bare_reply():
+    assert judges.answer(Scripted('{"answer": "5 days"}'), SHUTTER, [ORDER, ARRIVAL]) == "5 days"
+    assert judges.answer(Scripted('{"answer": 5}'), SHUTTER, [ORDER, ARRIVAL]) == "5"
+    assert judges.answer(Scripted("Five days."), SHUTTER, [ORDER]) == "Five days."
+    fake = Scripted('{"answer": "x"}')
+    judges.answer(fake, SHUTTER, [ORDER, ARRIVAL])
+    assert "[1] I ordered" in fake.requests[0].prompt and "[2] it arrived" in fake.requests[0].prompt
+    assert "Do not invent entities" in fake.requests[0].prompt
+
+
+def test_judge_uses_the_papers_prompt_and_reads_the_label():
+    fake = Scripted('{"reason": "Same interval.", "label": "CORRECT"}')
+    assert judges.judge(fake, SHUTTER, "5 days", "five days") == "CORRECT"
+    prompt = fake.requests[0].prompt
+    assert prompt.startswith("Your task is to label an answer to a question as 'CORRECT' or 'WRONG'.")
+    assert "Gold answer: 5 days\nGenerated answer: five days" in prompt
+    assert "Do NOT include both CORRECT and WRONG in your response." in prompt
+    # a reply that is not JSON but names exactly one label is accepted; both labels are re-asked
+    assert judges.judge(Scripted("The dates match, so CORRECT"), "q", "g", "a") == "CORRECT"
+    twice = Scripted("CORRECT or WRONG?", '{"label": "WRONG"}')
+    assert judges.judge(twice, "q", "g", "a") == "WRONG" and len(twice.requests) == 2
+
+
+def test_suff_is_blinded():
+    a = Scripted('{"reason": "both dates", "label": "sufficient"}')
+    b = Scripted('{"reason": "both dates", "label": "sufficient"}')
+    adj = Scripted('{"label": "insufficient"}')
+    snippets = ["[conv-26:D1:3] " + ORDER, "D1:4: " + ARRIVAL, "answer_4be1b6b4_2: I like film cameras",
+                "7f3e9a21_5 - more text", ARRIVAL]
+    res = judges.suff_at_set((a, b), adj, SHUTTER, "5 days", snippets)
+    assert res == judges.SuffResult("sufficient", ("sufficient", "sufficient"), False, ("both dates", "both dates"))
+    assert adj.requests == []  # no disagreement, no adjudicator call
+    prompt = a.requests[0].prompt
+    assert prompt == b.requests[0].prompt
+    evidence = prompt.split("Evidence:\n")[-1]
+    assert evidence.splitlines()[:4] == [f"[1] {ORDER}", f"[2] {ARRIVAL}", "[3] I like film cameras",
+                                         "[4] more text"]
+    assert "[5]" not in evidence  # the duplicate arrival snippet is dropped
+    for leaked in ("conv-26", "D1:3", "D1:4", "answer_4be1b6b4", "7f3e9a21"):
+        assert leaked not in prompt
+    assert json.loads(a.requests[0].payload) == {
+        "question": SHUTTER, "reference": "5 days",
+        "evidence": [ORDER, ARRIVAL, "I like film cameras", "more text"]}
+    for word in ("budget", "BFR", "method:", "gold id", "system answer:"):
+        assert word not in evidence
+
+
+def test_suff_disagreement_goes_to_the_adjudicator():
+    a = Scripted('{"reason": "has both dates", "label": "sufficient"}')
+    b = Scripted('{"reason": "arrival date unclear", "label": "uncertain"}')
+    adj = Scripted('{"reason": "both dates are given", "label": "sufficient"}')
+    res = judges.suff_at_set((a, b), adj, SHUTTER, "5 days", [ORDER, ARRIVAL])
+    assert (res.label, res.judge_labels, res.adjudicated) == ("sufficient", ("sufficient", "uncertain"), True)
+    assert res.reasons == ("has both dates", "arrival date unclear", "both dates are given")
+    (req,) = adj.requests
+    assert req.role == "adjudicate"
+    assert "Judge A: sufficient (has both dates)" in req.prompt and "Judge B: uncertain" in req.prompt
+    uncertain = judges.suff_at_set((Scripted('{"label": "uncertain"}'), Scripted('{"label": "Uncertain"}')),
+                                   adj, SHUTTER, "5 days", [ORDER])
+    assert uncertain.label == "uncertain" and uncertain.sufficient is None
+
+
+def test_suff_failure_propagates_as_llm_call_failed():
+    with pytest.raises(LLMCallFailed):
+        judges.suff_at_set((Scripted("??"), Scripted("??")), RulesLLM(), SHUTTER, "5 days", [ORDER])
+
+
+def test_prompts_stay_short_for_a_small_local_model():
+    for prompt in (judges.DECOMPOSE_PROMPT, judges.SELECT_PROMPT, judges.TOOL_PROMPT, judges.ANSWER_PROMPT,
+                   judges.JUDGE_PROMPT, judges.SUFF_PROMPT):
+        assert len(prompt.split()) < 300
+        assert "{" in prompt and '"' in prompt  # one worked JSON example each

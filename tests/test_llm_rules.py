@@ -1,0 +1,145 @@
+"""The "offline rules" backend: deterministic heuristics for every role."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bfr_core.llm import LLMCallFailed, LLMRequest
+from bfr_core.llm import rules as R
+
+SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
+ORDER = "I ordered a new remote shutter release online on February 5th"
+ARRIVAL = "it arrived on February 10th"
+
+
+def test_shutter_question_decomposes_into_both_dates():
+    reqs = R.decompose(SHUTTER)
+    assert len(reqs) >= 2
+    assert any("order" in r for r in reqs) and any("receive" in r for r in reqs)
+    assert all(r.startswith("date:") for r in reqs)
+    assert "shutter release" in reqs[0]  # "ordered it" resolved to what was received
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("How many weeks passed between my move to Denver and my first marathon?",
+     ["date: my move to Denver", "date: my first marathon"]),
+    ("How many days after my birthday did I go to the concert?", ["date: my birthday", "date: I go to the concert"]),
+    ("How many days before the concert did I buy the tickets?", ["date: I buy the tickets", "date: the concert"]),
+    ("How many days had passed since I bought the laptop when I returned it?",
+     ["date: I bought the laptop", "date: I returned the laptop"]),
+    ("Which happened first, the trip to Paris or the wedding?", ["date: the trip to Paris", "date: the wedding"]),
+    ("What did Caroline and Melanie do at the park?",
+     ["What did Caroline do at the park", "What did Melanie do at the park"]),
+    ("Where did I go on vacation and what did I buy there?", ["Where did I go on vacation", "what did I buy there"]),
+    ("What are the names of my dog, cat, and fish?",
+     ["What are the names of my dog", "What are the names of my cat", "What are the names of my fish"]),
+    ("What is my favourite salt and pepper brand?", ["What is my favourite salt and pepper brand"]),
+    ("When did Caroline go to the LGBTQ support group?", ["When did Caroline go to the LGBTQ support group"]),
+])
+def test_decompose_rules(question, expected):
+    assert R.decompose(question) == expected
+
+
+def test_decompose_caps_at_five_and_handles_empty():
+    q = "What did Ann, Bob, Cid, Dee, Eve and Fay bring?"
+    assert len(R.decompose(q)) == 5
+    assert R.decompose("   ") == []
+
+
+@pytest.mark.parametrize(("evidence", "expected"), [
+    ([ORDER, ARRIVAL], "5 days"),
+    ([ARRIVAL, ORDER], "5 days"),
+    (["Unrelated: my tripod sold on March 1st.", ORDER, ARRIVAL], "5 days"),
+])
+def test_answer_computes_the_interval(evidence, expected):
+    assert R.answer(SHUTTER, evidence) == expected
+
+
+def test_answer_other_interval_shapes():
+    assert R.answer("How long did it take me to finish the book after I started it?",
+                    ["I started the book on Dec 28.", "I finished the book on January 4th!"]) == "7 days"
+    assert R.answer("How many weeks passed between my move to Denver and my first marathon?",
+                    ["I moved to Denver on 2023-03-01.", "My first marathon was on 2023-04-12."]) == "6 weeks"
+
+
+def test_answer_extracts_spans_by_question_type():
+    ev = ["Caroline: I went to the LGBTQ support group on 7 May 2023. It was great.", "Melanie: cool"]
+    assert R.answer("When did Caroline go to the LGBTQ support group?", ev) == "7 May 2023"
+    assert R.answer("How many dogs do I have?", ["I have three dogs and a cat."]) == "three dogs"
+    assert R.answer("Who did I meet at the gym?", ["At the gym I met Sarah yesterday."]) == "Sarah"
+    assert R.answer("What colour is my bike?", ["Nice weather.", "My bike is bright red."]) == "My bike is bright red."
+    assert R.answer("What colour is my bike?", []) == R.NOT_FOUND
+    assert R.answer("What colour is my bike?", ["Nice weather."]) == R.NOT_FOUND
+    # one date only: no interval can be computed, the best sentence is returned instead
+    assert R.answer(SHUTTER, [ORDER]) == ORDER
+
+
+@pytest.mark.parametrize(("gold", "generated", "label"), [
+    ("5 days", "5 days", "CORRECT"),
+    ("five days", "It took 5 days.", "CORRECT"),
+    ("5 days", "6 days", "WRONG"),
+    ("7 May 2023", "May 7th", "CORRECT"),
+    ("7 May 2023", "May 8th", "WRONG"),
+    ("Mount Rainier", "hiking at Mount Rainier last weekend", "CORRECT"),
+    ("Mount Rainier", "She went to the beach", "WRONG"),
+    ("a shell necklace", "She bought a necklace made of shells", "CORRECT"),
+    ("5 days", R.NOT_FOUND, "WRONG"),
+])
+def test_judge_rules(gold, generated, label):
+    assert R.judge("q", gold, generated)[0] == label
+
+
+def test_suff_by_requirement_coverage():
+    assert R.suff(SHUTTER, "5 days", [ORDER, ARRIVAL])[0] == "sufficient"
+    assert R.suff(SHUTTER, "5 days", [ORDER])[0] == "insufficient"
+    assert R.suff(SHUTTER, "5 days", [ARRIVAL])[0] == "insufficient"
+    assert R.suff(SHUTTER, "5 days", [])[0] == "insufficient"
+    assert R.suff(SHUTTER, "6 days", [ORDER, ARRIVAL])[0] == "uncertain"  # covered, answer does not follow
+    assert R.suff("What colour is my bike?", "red", ["My bike is bright red."])[0] == "sufficient"
+
+
+def test_select_greedy_cover_and_tool_choice():
+    pool = [("a", "I love photography"), ("b", ORDER), ("c", ARRIVAL), ("d", "I sold my old tripod")]
+    ids, cov = R.select(SHUTTER, pool)
+    assert ids == ["b", "c"] and cov == {1: ["b"], 2: ["c"]}
+    assert R.select(SHUTTER, []) == ([], {})
+    tools = ["text", "entity", "session", "stop"]
+    assert R.tool(SHUTTER, [ORDER], tools) == "session"  # partner turn likely nearby
+    assert R.tool(SHUTTER, [ORDER, ARRIVAL], tools) == "stop"
+    assert R.tool("What did Caroline paint?", [], tools) == "entity"
+    assert R.tool(SHUTTER, [], tools) == "text"
+    assert R.tool(SHUTTER, [], ["session"]) == "session"
+
+
+def test_rules_backend_speaks_json_and_is_deterministic():
+    llm = R.RulesLLM()
+    assert llm.label == "offline rules" and llm.provider == "rules"
+    req = LLMRequest("ignored", role="answer", payload=json.dumps({"question": SHUTTER, "evidence": [ORDER, ARRIVAL]}))
+    first = llm.complete(req)
+    assert json.loads(first.text) == {"answer": "5 days"} and first == llm.complete(req)
+    assert first.cost_usd == 0.0
+    with pytest.raises(LLMCallFailed, match="no rule for role"):
+        llm.complete(LLMRequest("x", role="poetry", payload="{}"))
+    with pytest.raises(LLMCallFailed, match="offline rules"):
+        llm.complete(LLMRequest("x", role="answer", payload="{}"))
+
+
+def test_dates_parse_in_common_formats():
+    got = [d[1] for d in R.find_dates("Feb 5, 2023; 10th of March; 2023/04/01; Sept 3rd; May 7th 2024")]
+    assert got == [(2023, 2, 5), (None, 3, 10), (2023, 4, 1), (None, 9, 3), (2024, 5, 7)]
+    assert R.day_gap((None, 12, 28), (None, 1, 4)) == 7  # year wraps for year-less dates
+
+
+def test_session_date_prefixes_are_used_as_anchors_not_as_content():
+    # the rendering bfr_core.answering uses: "(date) speaker: text"
+    ev = ["(01 March 2023) user: I ordered a new remote shutter release online on February 5th. Excited!",
+          "(10 February 2023) user: it arrived today"]
+    assert R.answer(SHUTTER, ev) == "5 days"
+    assert R.suff(SHUTTER, "5 days", ev)[0] == "sufficient"
+    assert R.suff(SHUTTER, "5 days", ev[:1])[0] == "insufficient"
+    assert R.answer("When did Caroline go to the LGBTQ support group?",
+                    ["(08 May 2023) Caroline: I went to a LGBTQ support group yesterday."]) == "08 May 2023"
+    (unit,) = R.units(["(03 January 2024) user: my trip on December 28th was fun"])
+    assert unit.dates == ((2023, 12, 28),) and unit.text.startswith("user:")
