@@ -233,5 +233,6 @@ def bar_counts(counts: Mapping[str, int], *, title: str = "", x_title: str = "",
     fig = go.Figure(go.Bar(x=[str(k) for k in counts], y=list(counts.values()), marker_color=PLAIN,
                            text=list(counts.values()), textposition="outside"))
     fig.update_xaxes(title=x_title, type="category")
-    fig.update_yaxes(title=y_title)
+    top = max(counts.values(), default=0)
+    fig.update_yaxes(title=y_title, rangemode="tozero", range=[0, top * 1.15 + 0.5], dtick=1 if top <= 10 else None)
     return _base(fig, title, 320)

@@ -14,6 +14,8 @@ from bfr_core.errors import BfrError
 from ui import resources as R
 from ui import widgets as W
 
+R.require_frame()
+
 BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
 ss = st.session_state
 st.title("Annotate", anchor=False)

@@ -11,6 +11,8 @@ from bfr_core.errors import BfrError
 from ui import resources as R
 from ui import widgets as W
 
+R.require_frame()
+
 MAX_UPLOAD_MB = 300  # LongMemEval-S is 277 MB; larger files should be loaded from a path
 KINDS = ("locomo", "longmemeval", "jsonl")
 KIND_HELP = "locomo: locomo10.json · longmemeval: S / M / oracle .json or .json.gz · jsonl: docs/jsonl-format.md"
@@ -85,6 +87,6 @@ for col, (label, key) in zip(cols, [("Conversations / haystacks", "scopes"), ("S
                                     ("Turns", "turns"), ("Questions", "questions"), ("Scoreable", "scoreable")],
                              strict=True):
     col.metric(label, f"{d['counts'][key]:,}")
-st.caption(f"kind {W.esc(d['kind'])} · source {W.esc(d['source'])} · ingested {d['ingested_at']}")
+st.caption(f"kind {W.esc(d['kind'])} · source {W.esc(d['source'])} · ingested {str(d['ingested_at'])[:16]}")
 st.plotly_chart(plots.bar_counts(d["by_type"], title=f"Questions by type in {d['dataset_id']}",
                                  x_title="question type"), key="data_bar")

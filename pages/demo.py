@@ -14,6 +14,8 @@ from ui.answering import answer_and_judge
 from ui.democase import find_case
 from ui.runner import stepper
 
+R.require_frame()
+
 ss = st.session_state
 st.title("Demo: relevant is not sufficient", anchor=False)
 path, store = R.store_path(), R.store()

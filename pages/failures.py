@@ -11,6 +11,8 @@ from bfr_core import plots
 from ui import resources as R
 from ui import tables as T
 
+R.require_frame()
+
 NONE = "—"
 ss = st.session_state
 st.title("Failures", anchor=False)

@@ -5,6 +5,8 @@ import streamlit as st
 
 from ui import resources as R
 
+R.require_frame()
+
 path = R.store_path()
 st.title("BFR Workbench", anchor=False)
 st.markdown("Inspect how memory-retrieval methods build evidence sets for long-term-memory QA: "

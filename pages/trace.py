@@ -15,6 +15,8 @@ from ui import widgets as W
 from ui.answering import answer_and_judge
 from ui.runner import stepper
 
+R.require_frame()
+
 ALL = "(all scopes)"
 BUDGETS = ["default"] + [f"C{i}" for i in range(10)]
 ss = st.session_state

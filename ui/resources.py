@@ -48,6 +48,21 @@ def open_store(path: str) -> Store:
     return Store(p)
 
 
+def require_frame() -> None:
+    """Make sure the page runs inside app.py's ``st.navigation`` frame (sidebar, store check).
+
+    Streamlit keeps a legacy mode for apps with a ``pages/`` folder: until some run calls
+    ``st.navigation``, a request for ``/trace`` runs pages/trace.py alone. That happens on a fresh
+    server whose first request is a deep link (the Failures page's links). The sidebar's widget
+    key is then missing: switch the legacy mode off and rerun, which runs app.py first.
+    """
+    if "app_store" not in st.session_state:
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def store_path() -> str:
     return st.session_state.get("app_store") or default_store_path()
 
