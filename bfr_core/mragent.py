@@ -1,0 +1,128 @@
+"""MRAgent-Flat* - a same-store adaptation of MRAgent (Ji et al., 2026), as in the paper's Appendix E:
+the tool-choosing policy restricted to flat turns (no Cue-Tag-Content graph, no derived facts).
+Table 11 reports 2.54 calls and 11.8 turns on the LoCoMo pilot; this policy lands near that.
+
+Loop (at most :data:`MAX_CALLS` calls, :data:`MAX_SIZE` turns):
+
+    1. text(q), keep the first :data:`FIRST_KEEP` hits
+    2. choose the next tool from the evidence state - offline rules, or
+       ``bfr_core.judges.choose_tool`` when an LLM is set (the cue is still built by the rules):
+         stop     every requirement is covered by the evidence (lexical test of Stage I)
+         entity   an uncovered name requirement (cue: that name), once per name
+         session  a temporal/bridge requirement is uncovered and the best hit's conversation has not
+                  been opened (cue: the best not-yet-anchored evidence turn)
+         text     an uncovered requirement not yet searched (cue: its text)
+         stop     nothing left to try
+    3. call it excluding the evidence, re-rank the hits by BM25 relevance to q (ties: view rank),
+       keep :data:`LATER_KEEP`; repeat.
+
+Does not cover: MRAgent's graph memory, tags, and LLM-written cues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bfr_core.records import Hit, Query, Step
+from bfr_core.requirements import Requirement, covers_lexically, decompose_with_source
+from bfr_core.stage1 import turn_stems
+
+if TYPE_CHECKING:
+    from bfr_core.pipeline import ArmContext
+
+MAX_CALLS = 4
+MAX_SIZE = 12
+FIRST_KEEP = 6
+LATER_KEEP = 3
+DEPTH = 12  # hits asked of a view per call
+VIEW_ATTR = {"text": "bm25", "entity": "entity", "session": "session"}
+
+
+def covered(views: Any, reqs: Sequence[Requirement], evidence: Sequence[str]) -> set[str]:
+    stems = turn_stems(views)
+    pos = views.position
+    out = set()
+    for r in reqs:
+        if any(covers_lexically(r, views.turns[pos[t]], stems[pos[t]]) for t in evidence):
+            out.add(r.rid)
+    return out
+
+
+def rule_choice(reqs: Sequence[Requirement], done: set[str], used: set[tuple[str, str]],
+                evidence: Sequence[str]) -> tuple[str, str, str]:
+    """(tool, cue, why) by the offline rules."""
+    missing = [r for r in reqs if r.rid not in done]
+    if not missing:
+        return "stop", "", "every requirement is covered"
+    for r in missing:
+        if r.kind == "entity" and ("entity", r.text) not in used:
+            return "entity", r.text, f"{r.rid} names {r.text}, not yet in the evidence"
+    if any(r.kind in ("temporal", "bridge") for r in missing):
+        for t in evidence:
+            if ("session", t) not in used:
+                return "session", t, "a temporal/bridge requirement is open: read around the best hit"
+    for r in missing:
+        if r.kind != "entity" and ("text", r.text) not in used:
+            return "text", r.text, f"{r.rid} is uncovered: search its words"
+    return "stop", "", "nothing left to try"
+
+
+def _cue_for(tool: str, reqs: Sequence[Requirement], done: set[str], used: set[tuple[str, str]],
+             evidence: Sequence[str], query: Query) -> str:
+    missing = [r for r in reqs if r.rid not in done]
+    if tool == "entity":
+        return next((r.text for r in missing + list(reqs) if r.kind == "entity" and ("entity", r.text) not in used), "")
+    if tool == "session":
+        return next((t for t in evidence if ("session", t) not in used), "")
+    if tool == "text":
+        return next((r.text for r in missing if r.kind != "entity" and ("text", r.text) not in used), query.text)
+    return ""
+
+
+def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
+    views = ctx.views
+    reqs, source = decompose_with_source(query, ctx.llm)
+    steps = [Step("requirements", f"{len(reqs)} requirement(s)", (), 0, {
+        "requirements": [r.to_dict() for r in reqs], "source": source})]
+    relevance = views.bm25_scores(query.text)
+    pos = views.position
+    evidence: list[str] = []
+    used: set[tuple[str, str]] = set()
+    calls = 0
+    tool, cue, why = "text", query.text, "first look: the question itself"
+    while calls < MAX_CALLS and len(evidence) < MAX_SIZE:
+        if calls:
+            done = covered(views, reqs, evidence)
+            tool, cue, why = rule_choice(reqs, done, used, evidence)
+            if ctx.llm is not None:
+                tool, cue, why = _llm_choice(ctx.llm, query, views, evidence, reqs, done, used)
+            if tool == "stop" or not cue:
+                steps.append(Step("stop", "Stop", tuple(evidence), calls, {"reason": why}))
+                break
+        used.add((tool, cue))
+        hits: list[Hit] = getattr(views, VIEW_ATTR[tool]).search(cue, DEPTH, frozenset(evidence))
+        hits = [h for h in hits if h.turn_id not in evidence]
+        calls += 1
+        keep = FIRST_KEEP if calls == 1 else LATER_KEEP
+        if tool != "text":  # entity/session lists are not ranked for q: re-rank them by relevance
+            hits = sorted(hits, key=lambda h: (-float(relevance[pos[h.turn_id]]), h.rank))
+        kept = [h.turn_id for h in hits[: min(keep, MAX_SIZE - len(evidence))]]
+        evidence.extend(kept)
+        steps.append(Step("tool", f"Call {calls}: {tool}", tuple(evidence), calls, {
+            "tool": tool, "view": VIEW_ATTR[tool], "cue": cue, "why": why,
+            "candidates": [h.turn_id for h in hits], "retained": kept,
+        }))
+    return steps
+
+
+def _llm_choice(llm: Any, query: Query, views: Any, evidence: Sequence[str], reqs: Sequence[Requirement],
+                done: set[str], used: set[tuple[str, str]]) -> tuple[str, str, str]:
+    from bfr_core import judges  # lazy: pulls in the LLM stack
+
+    tool = judges.choose_tool(llm, query.text, [views.by_id[t].text for t in evidence],
+                              ["text", "entity", "session", "stop"])
+    if tool == "stop":
+        return "stop", "", "the model chose stop"
+    cue = _cue_for(tool, reqs, done, used, evidence, query)
+    return tool, cue, "the model chose " + tool

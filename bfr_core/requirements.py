@@ -1,0 +1,437 @@
+"""Question -> answer requirements (the paper's Decompose(q), Algorithm 1 line 4).
+
+A requirement is one element the evidence set must supply: a fact, a bridge between two facts,
+an item of a list, a temporal endpoint (the order date *and* the arrival date of "how many days
+... after I ordered it"), a constraint (a date the event must fall on), or a named entity.
+Stage I builds its formal context from them (objects = candidate turns, attributes = requirements).
+
+Covers
+------
+* :func:`decompose` - the one entry point: offline rules by default; with an ``llm`` it calls
+  ``bfr_core.judges.decompose(llm, question_text)`` (imported lazily) and normalises the answer
+  into the same :class:`Requirement` records. 1 to 5 requirements, ids ``r1..rJ`` in order.
+* :func:`decompose_rules` - the offline rules (regular expressions over the question; no model).
+* :func:`first_person` - FirstPerson(q) of the BFR-MV schedule: the first scope speaker named in
+  the question, else the first capitalised name-like span.
+* :func:`covers_lexically` - the lexical half of Stage I's incidence test (stemmed-term overlap,
+  a small table of related event verbs, names by speaker, constraints by session date).
+
+Does not cover: coreference beyond one rule (a pronoun-only temporal clause borrows the other
+clause's object terms), NER models (the rules miss lowercase names; speakers are matched first),
+paraphrase beyond :data:`RELATED`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bfr_core.records import Query, Turn
+from bfr_core.text import stem, tokenize, words
+
+KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity")
+MAX_REQUIREMENTS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    rid: str  # "r1".."r5"
+    text: str  # human-readable, shown in traces
+    kind: str  # one of KINDS
+    terms: tuple[str, ...]  # stemmed content terms the lexical test looks for
+    when: tuple[int | None, int | None, int | None] | None = None  # (year, month, day) of a constraint
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.rid, "text": self.text, "kind": self.kind}
+
+
+# ----------------------------------------------------------------------------------------------
+# Vocabulary
+# ----------------------------------------------------------------------------------------------
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december")
+_MONTH_NO = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+# Capitalised words that are not names: question/auxiliary words, pronouns, calendar words.
+_NOT_NAMES = frozenset(
+    """what when where which who whom whose why how would could should did does do is are was were
+    has have had can will may might i im ive id in on at the a an and or of for to my your our their
+    his her its if any some list tell remind please yes no ok okay hi hello thanks""".split()
+) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+
+# Words that make a question but carry no content for coverage.
+_QUESTION_NOISE = frozenset(stem(w) for w in """what when where which who whom whose why how many much
+    long would could should might likely kind type sort name names thing things something anything
+    some any ever also yet still currently usually often time times total number amount
+    do does did done doing get got make made take took go went say said
+    one two three first last recent recently previous previously remind tell mention mentioned
+    suggest recommend recommended think wondering wonder remember conversation earlier again confirm
+    want wanted im ive id youre provided""".split())
+
+_DURATION_UNITS = frozenset("""day days week weeks month months year years hour hours minute minutes
+    time""".split())
+
+# Related event stems: an endpoint phrased one way in the question is often phrased another way
+# in the record ("receive" vs "arrived"). Symmetric closure is applied below.
+_RELATED_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("receiv", "arriv", "deliv", "came", "got", "shipped"),
+    ("order", "bought", "buy", "purchas"),
+    ("start", "began", "begin", "join"),
+    ("finish", "complet", "end", "done"),
+    ("sold", "sell"),
+    ("move", "relocat"),
+    ("visit", "went", "trip", "travel"),
+    ("marri", "wed", "wedding"),
+    ("born", "birth", "birthday"),
+    ("meet", "met"),
+    ("attend", "went"),
+    ("adopt", "got"),
+)
+RELATED: dict[str, frozenset[str]] = {}
+for _group in _RELATED_GROUPS:
+    for _w in _group:
+        RELATED[_w] = RELATED.get(_w, frozenset()) | frozenset(_group)
+
+_NAME_SPAN = re.compile(r"\b([A-Z][a-zA-Z\-]*(?:'s|')?(?:\s+[A-Z][a-zA-Z\-]*(?:'s|')?)*)")
+_YEAR = r"(?:19|20)\d\d"
+_MONTH_RE = r"(?:" + "|".join(m.capitalize() for m in MONTHS) + r"|" + "|".join(MONTHS) + r")"
+_DATE_PATTERNS = (
+    # "March 16, 2022", "October 3, 2023", "May 2023"
+    re.compile(rf"\b(?P<month>{_MONTH_RE})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>{_YEAR})\b"),
+    # "19 August, 2023", "7 May 2023"
+    re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_RE}),?\s+(?P<year>{_YEAR})\b"),
+    re.compile(rf"\b(?P<month>{_MONTH_RE}),?\s+(?P<year>{_YEAR})\b"),
+    re.compile(rf"\b(?P<year>{_YEAR})\b"),
+    re.compile(rf"\b(?:in|during|on|of)\s+(?P<month>{_MONTH_RE})\b"),
+)
+_DURATION_Q = re.compile(
+    r"^\s*how\s+(?:many|much|long)\b(?P<rest>.*)$", re.IGNORECASE)
+_ENDPOINT_SPLIT = re.compile(r"\s+(?:after|since|before|until|when)\s+", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", re.IGNORECASE)
+_BRIDGE_SPLIT = re.compile(r"\s+(?:after|before|while|because|since|when|instead of)\s+", re.IGNORECASE)
+_LIST_CUE = re.compile(
+    r"^\s*(?:what|which)\s+(?:are|were)\b|^\s*(?:what|which)\s+(?:\w+\s+){0,2}\w+s\s+(?:do|does|did|has|have|had)\b"
+    r"|\b(?:some|all|the)\s+\w+s\b|^\s*how\s+many\b|\bwhat\s+things\b", re.IGNORECASE)
+_PRONOUN_ONLY = frozenset("i it me they them he she we you this that".split())
+
+
+# ----------------------------------------------------------------------------------------------
+# Small pieces
+# ----------------------------------------------------------------------------------------------
+
+
+def content_terms(text: str, *, exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """Stemmed content terms in first-occurrence order, without question noise and ``exclude``."""
+    drop = _QUESTION_NOISE | frozenset(exclude)
+    out: dict[str, None] = {}
+    for t in tokenize(text, stop=True, stemmed=True):
+        if t not in drop and not t.isdigit():
+            out[t] = None
+    return tuple(out)
+
+
+def name_spans(text: str) -> list[str]:
+    """Capitalised name-like spans in order ("Caroline", "Frank Ocean"); possessives stripped.
+
+    A sentence-initial word counts only when it is not a question or auxiliary word.
+    """
+    out: list[str] = []
+    for m in _NAME_SPAN.finditer(text):
+        parts = [p[:-2] if p.endswith("'s") else p.rstrip("'") for p in m.group(1).split()]
+        # trim leading/trailing non-names ("When Caroline" -> "Caroline")
+        while parts and parts[0].lower() in _NOT_NAMES:
+            parts.pop(0)
+        while parts and parts[-1].lower() in _NOT_NAMES:
+            parts.pop()
+        if not parts:
+            continue
+        if len(parts) == 1 and parts[0].isupper() and len(parts[0]) > 1:
+            continue  # acronyms (LGBTQ) are content terms, not names
+        span = " ".join(parts)
+        if span not in out:
+            out.append(span)
+    return out
+
+
+def first_person(text: str, speakers: Sequence[str] = ()) -> str | None:
+    """FirstPerson(q): the first scope speaker named in ``text``, else its first name-like span.
+
+    Speakers are matched on their first name, case-insensitively, by position in the question.
+    LongMemEval's "user"/"assistant" are roles, never names, so they are ignored.
+    """
+    low = re.findall(r"[a-z0-9]+", text.lower())  # "Caroline's" -> "caroline", "s"
+    best: tuple[int, str] | None = None
+    for sp in speakers:
+        first = (sp.split() or [""])[0]
+        if not first or first.lower() in ("user", "assistant"):
+            continue
+        key = first.lower()
+        if key in low:
+            pos = low.index(key)
+            if best is None or pos < best[0]:
+                best = (pos, first)
+    if best is not None:
+        return best[1]
+    spans = name_spans(text)
+    return spans[0] if spans else None
+
+
+def parse_dates(text: str) -> list[tuple[str, tuple[int | None, int | None, int | None]]]:
+    """Date constraints written in the question: (matched text, (year, month, day))."""
+    found: list[tuple[str, tuple[int | None, int | None, int | None]]] = []
+    taken: list[tuple[int, int]] = []
+    for pat in _DATE_PATTERNS:
+        for m in pat.finditer(text):
+            if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
+                continue
+            g = m.groupdict()
+            year = int(g["year"]) if g.get("year") else None
+            month = _MONTH_NO.get(g["month"].lower()) if g.get("month") else None
+            day = int(g["day"]) if g.get("day") else None
+            taken.append((m.start(), m.end()))
+            found.append((m.group(0).strip(), (year, month, day)))
+    return found
+
+
+def date_matches(when: tuple[int | None, int | None, int | None], date: datetime | None) -> bool:
+    if date is None:
+        return False
+    year, month, day = when
+    return ((year is None or date.year == year) and (month is None or date.month == month)
+            and (day is None or date.day == day))
+
+
+def _strip_lead(clause: str) -> str:
+    """Drop the question scaffold ("How many days did it take for me to") from a clause."""
+    return re.sub(r"^\s*(?:how\s+(?:many|much|long)|when|what|which|where|who|why)\b\s*"
+                  r"(?:(?:did|does|do|is|are|was|were|has|have|had)\b)?\s*", "", clause, flags=re.IGNORECASE)
+
+
+def _req(kind: str, text: str, terms: Sequence[str], when=None) -> tuple[str, str, tuple[str, ...], Any]:
+    return (kind, text.strip(" ,.?"), tuple(terms), when)
+
+
+# ----------------------------------------------------------------------------------------------
+# Rules
+# ----------------------------------------------------------------------------------------------
+
+
+_DURATION_NOISE = frozenset(stem(w) for w in _DURATION_UNITS | {"pass", "passed", "elapsed", "ago", "it"})
+
+
+def _temporal_endpoints(q: str, names: set[str]) -> list[tuple] | None:
+    """"How many days ... after X" -> [end event, start event]; None when the form does not apply.
+
+    Handles "between X and Y", "... after/since/before/until/when X", and the doubly-anchored
+    "how many days had passed since X when Y" (the main clause then carries no event).
+    """
+    m = _DURATION_Q.match(q)
+    if not m:
+        return None
+    rest = m.group("rest")
+    if not any(u in words(rest)[:2] for u in _DURATION_UNITS) and "long" not in q.lower().split()[:3]:
+        return None
+    drop = names | _DURATION_NOISE
+    between = _BETWEEN.search(rest)
+    if between:
+        a, b = between.group("a"), between.group("b")
+        ta, tb = content_terms(a, exclude=drop), content_terms(b, exclude=drop)
+        if ta and tb:
+            return [_req("temporal", a, ta), _req("temporal", b, tb)]
+    parts = _ENDPOINT_SPLIT.split(rest, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    main, other = parts
+    t_main = content_terms(main, exclude=drop)
+    if not t_main:  # "days had passed since X when Y": both endpoints sit in the subordinate part
+        sub = _ENDPOINT_SPLIT.split(other, maxsplit=1)
+        if len(sub) != 2:
+            return None
+        main, other = sub[1], sub[0]
+        t_main = content_terms(main, exclude=drop)
+        if not t_main:
+            return None
+    t_other = content_terms(other, exclude=drop)
+    other_words = set(words(other))
+    if not t_other or len(t_other) < 2 and other_words & _PRONOUN_ONLY:
+        # "after I ordered it": the pronoun refers to the main clause's object; borrow its terms,
+        # minus its leading verb (the main event itself).
+        t_other = tuple(dict.fromkeys(list(t_other) + list(t_main[1:] or t_main)))
+    return [_req("temporal", main, t_main), _req("temporal", other, t_other)]
+
+
+_CORE_CLAUSE = re.compile(
+    r"(?:[,;:]\s+|\b(?:wondering|remind me|tell me|confirm)\s+(?:if\s+|of\s+)?)"
+    r"(?P<core>(?:what|which|where|when|who|how|can you|could you|do you)\b.*)$", re.IGNORECASE)
+
+
+def _split_core(q: str) -> tuple[str, str]:
+    """Long prompts ("I'm planning ... , what's the phone number ...?") -> (core ask, context)."""
+    sentences = [s for s in re.split(r"(?<=[.?!])\s+", q) if s.strip()]
+    core, context = (sentences[-1], " ".join(sentences[:-1])) if len(sentences) > 1 else (q, "")
+    m = _CORE_CLAUSE.search(core)
+    if m and m.start() > 0:
+        context = (context + " " + core[:m.start()]).strip()
+        core = m.group("core")
+    return core, context
+
+
+def decompose_rules(text: str) -> list[Requirement]:
+    """Offline decomposition. Order: content requirements, then entities, then date constraints."""
+    q = text.strip()
+    dates = parse_dates(q)
+    q_nodate = q
+    for span, _ in dates:
+        q_nodate = q_nodate.replace(span, " ")
+    names = name_spans(q_nodate)
+    name_stems = {stem(w) for n in names for w in words(n)}
+    reqs: list[tuple] = []
+
+    endpoints = _temporal_endpoints(q_nodate, name_stems)
+    if endpoints:
+        reqs.extend(endpoints)
+    else:
+        core, context = _split_core(q_nodate)
+        dm = _DURATION_Q.match(core)
+        is_duration = bool(dm and any(u in words(dm.group("rest"))[:2] for u in _DURATION_UNITS))
+        is_when = is_duration or bool(re.match(r"^\s*when\b", core, re.IGNORECASE))
+        is_list = bool(_LIST_CUE.search(core))
+        clauses = _BRIDGE_SPLIT.split(core, maxsplit=1) if not is_when else [core]
+        main_kind = "temporal" if is_when else ("list" if is_list else "fact")
+        drop = name_stems | _DURATION_NOISE if is_duration else name_stems
+        main_terms = content_terms(_strip_lead(clauses[0]), exclude=drop)
+        items = _list_items(clauses[0], name_stems) if main_kind == "list" else None
+        if items:
+            reqs.extend(_req("list", it, content_terms(it, exclude=name_stems)) for it in items)
+        elif main_terms:
+            reqs.append(_req(main_kind, _strip_lead(clauses[0]), main_terms))
+        if len(clauses) == 2:
+            b_terms = content_terms(clauses[1], exclude=name_stems)
+            if b_terms:
+                reqs.append(_req("bridge", clauses[1], b_terms))
+        if context:
+            c_terms = content_terms(context, exclude=name_stems)
+            if c_terms:
+                reqs.append(_req("fact", context, c_terms))
+    for n in names[:2]:
+        reqs.append(_req("entity", n, tuple(stem(w) for w in words(n))))
+    for span, when in dates[:1]:
+        reqs.append(_req("constraint", span, content_terms(span), when))
+    if not reqs:  # nothing parsed: the whole question is the one requirement
+        reqs.append(_req("fact", q, content_terms(q) or tuple(tokenize(q, stemmed=True)) or ("?",)))
+    reqs = _dedupe(reqs)[:MAX_REQUIREMENTS]
+    return [Requirement(f"r{i + 1}", t, k, terms, when) for i, (k, t, terms, when) in enumerate(reqs)]
+
+
+def _list_items(clause: str, name_stems: set[str]) -> list[str] | None:
+    """"A, B and C" inside a list question -> its items (only when each side has content)."""
+    body = _strip_lead(clause)
+    parts = [p for p in re.split(r",\s*|\s+and\s+|\s+or\s+", body) if p.strip()]
+    if len(parts) < 2 or len(parts) > 4:
+        return None
+    if all(content_terms(p, exclude=name_stems) for p in parts):
+        return parts
+    return None
+
+
+def _dedupe(reqs: list[tuple]) -> list[tuple]:
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for r in reqs:
+        key = tuple(sorted(r[2]))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(r)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Entry point
+# ----------------------------------------------------------------------------------------------
+
+
+def decompose(query: Query, llm: Any = None) -> list[Requirement]:
+    """Decompose(q): 1..5 requirements. Offline rules unless an ``llm`` is given."""
+    return decompose_with_source(query, llm)[0]
+
+
+def decompose_with_source(query: Query, llm: Any = None) -> tuple[list[Requirement], str]:
+    """Requirements plus where they came from ("offline rules" or the provider label)."""
+    if llm is None:
+        return decompose_rules(query.text), "offline rules"
+    from bfr_core import judges  # lazy: the judges module pulls in the LLM stack
+
+    raw = judges.decompose(llm, query.text)
+    reqs = _from_llm(raw)
+    if not reqs:  # an empty or unusable answer still leaves Stage I something to cover
+        return decompose_rules(query.text), "offline rules (provider answer was empty)"
+    return reqs, str(getattr(llm, "label", "llm"))
+
+
+def _guess_kind(text: str) -> str:
+    """A kind for a bare requirement string from the provider (it returns texts only)."""
+    dates = parse_dates(text)
+    timeish = re.search(r"\b(date|when|day|time)\b", text, re.IGNORECASE)
+    if dates and content_terms(dates[0][0]) == content_terms(text):
+        return "constraint"  # the requirement is only a date
+    if timeish:
+        return "temporal"
+    spans = name_spans(text)
+    if spans and spans[0] == text.strip(" .?"):
+        return "entity"
+    return "fact"
+
+
+def _from_llm(raw: Any) -> list[Requirement]:
+    """Accept a list of strings, of dicts ({"text"|"requirement", "kind"|"type"}), of Requirement."""
+    items = raw.get("requirements", []) if isinstance(raw, dict) else list(raw or [])
+    out: list[tuple] = []
+    for it in items:
+        if isinstance(it, Requirement):
+            text, kind = it.text, it.kind
+        elif isinstance(it, dict):
+            text = str(it.get("text") or it.get("requirement") or "")
+            kind = str(it.get("kind") or it.get("type") or "fact").lower()
+        else:
+            text, kind = str(it), _guess_kind(str(it))
+        if not text.strip():
+            continue
+        kind = kind if kind in KINDS else "fact"
+        when = parse_dates(text)[0][1] if kind == "constraint" and parse_dates(text) else None
+        terms = (tuple(stem(w) for w in words(text)) if kind == "entity"
+                 else content_terms(text) or tuple(tokenize(text, stemmed=True)))
+        if terms:
+            out.append(_req(kind, text, terms, when))
+    out = _dedupe(out)[:MAX_REQUIREMENTS]
+    return [Requirement(f"r{i + 1}", t, k, terms, when) for i, (k, t, terms, when) in enumerate(out)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Lexical coverage (the lexical half of Stage I's incidence)
+# ----------------------------------------------------------------------------------------------
+
+
+def needed_matches(n_terms: int) -> int:
+    """Terms a turn must contain: all of 1-2, half (rounded up) of longer term lists."""
+    return n_terms if n_terms <= 2 else math.ceil(n_terms / 2)
+
+
+def covers_lexically(req: Requirement, turn: Turn, turn_stems: frozenset[str]) -> bool:
+    """Does ``turn`` supply ``req`` by its words (or, for names and dates, by speaker / date)?"""
+    if req.kind == "entity":
+        if turn.speaker and stem(turn.speaker.split()[0].lower()) == req.terms[0]:
+            return True
+        return all(t in turn_stems for t in req.terms)
+    if req.kind == "constraint":
+        if req.when is not None and date_matches(req.when, turn.date):
+            return True
+        return bool(req.terms) and all(t in turn_stems for t in req.terms)
+    hits = sum(1 for t in req.terms if t in turn_stems or RELATED.get(t, frozenset()) & turn_stems)
+    return hits >= needed_matches(len(req.terms))

@@ -1,0 +1,390 @@
+"""Stage I: FCA-MS (the paper's Algorithm 1) - compose a complementary initial evidence set E0.
+
+    C_q <- TopN(Retrieve_agent(q), N)      pool: N = 50 from the dense (MiniLM) view   (line 3)
+    R_q <- Decompose(q)                    requirements.decompose                       (line 4)
+    P_q <- FCAPrefilter(R_q, C_q, P)       formal context, lattice, prefilter to P = 20 (line 5)
+    (S^, Gamma) <- MinSubset(q, P_q)       exact / greedy set cover, or the LLM         (line 6)
+    S <- Sanitize(S^, Gamma, P_q)          valid ids once, coverage order               (line 7)
+    if S = {}: S <- First_f(P_q)           fallback f = 3                               (lines 8-10)
+    E0 <- PositiveOverlapTop_b(S, M)       grounding to b = 10 source turns             (line 11)
+
+Decisions (the paper leaves them to the implementation)
+-------------------------------------------------------
+* Agent-memory notes are our flat turns: the pool is the dense view's top-N turns (the paper's
+  A-Mem notes were retrieved the same way, by MiniLM similarity).
+* Incidence ``I(g, r)``: candidate ``g`` covers requirement ``r`` when (lexical) it contains enough
+  of r's stemmed terms (all of 1-2, half of longer lists; related event verbs count, see
+  ``requirements.RELATED``), names by text or speaker, dates by the session date; or (semantic) the
+  MiniLM cosine between r's text and the turn is >= :data:`COVER_COSINE`. Names and date
+  constraints use the lexical test only (a name's embedding says little about a turn).
+* Prefilter: concepts are visited by decreasing intent size (most requirements covered first),
+  ties by the best pool rank in the extent; each contributes its extent in pool order, skipping
+  near-duplicates (cosine >= :data:`NEAR_DUP` or identical text), until P are kept. The top
+  concept (every object) comes last, so leftover room is filled by pool rank. Afterwards every
+  requirement with a non-empty extent keeps at least one member (swap out the lowest-priority
+  member whose removal uncovers nothing).
+* Minimum subset: the smallest subset of the prefiltered pool whose intents cover every coverable
+  requirement, ties broken by the smallest sum of pool ranks, then rank order. Exact search over
+  distinct coverage patterns while the search stays under :data:`EXACT_LIMIT` subsets, greedy
+  (most new requirements, then best rank) otherwise. With an LLM, ``bfr_core.judges.select_subset``
+  answers instead and its output is sanitised the same way.
+* Grounding (PositiveOverlapTop_b): our notes ARE turns, so phi maps each selected note to itself
+  exactly; those come first in coverage order. The remaining b - |S| places go to the scope's
+  other turns ranked by positive overlap with the selected content and its context (the question):
+  the IDF-weighted count of shared distinct stemmed terms (a plain count let long chatty turns
+  win: 45.3 vs 56.4 Gold Hit for FCA-MS on LoCoMo), ties by pool rank then turn order; zero
+  overlap is never kept, so E0 can be shorter than b on tiny scopes.
+
+Stage I charges no completion calls (the paper's C0: 0.00 calls), so every step reports calls=0.
+
+Does not cover: note evolution or LLM-written note context (A-Mem), multi-pool retrieval.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bfr_core import fca
+from bfr_core.records import Hit, Query, Step
+from bfr_core.requirements import Requirement, covers_lexically, decompose_with_source
+from bfr_core.text import tokenize
+
+if TYPE_CHECKING:
+    from bfr_core.pipeline import ArmContext
+
+COVER_COSINE = 0.6  # MiniLM cosine at which a turn is taken to supply a requirement (0.45-0.7 within 0.6 GH)
+NEAR_DUP = 0.95  # cosine above which two candidates are the same exhibit said twice
+EXACT_LIMIT = 20_000  # subsets the exact set cover may try before switching to greedy
+SEMANTIC_KINDS = frozenset({"fact", "bridge", "list", "temporal"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-scope cache: stemmed content-term sets of every turn (shared with grounding and Stage II)
+# ----------------------------------------------------------------------------------------------
+
+_CACHE: OrderedDict[Any, tuple[Any, Any]] = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def turn_stems(views: Any) -> tuple[frozenset[str], ...]:
+    """Stemmed, stop-word-free term sets aligned with ``views.turns`` (cached per views object)."""
+    key = id(views)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is views:
+        _CACHE.move_to_end(key)
+        return hit[1]
+    stems = tuple(frozenset(tokenize(t.text, stemmed=True)) for t in views.turns)
+    _CACHE[key] = (views, stems)  # holding the views keeps id() from being reused while cached
+    while len(_CACHE) > 2 * _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return stems
+
+
+# ----------------------------------------------------------------------------------------------
+# Result of Stage I (the arms read E0 and the question vector from it)
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageOne:
+    steps: tuple[Step, ...]
+    e0: tuple[str, ...]
+    requirements: tuple[Requirement, ...]
+    question_vector: np.ndarray  # MiniLM vector of the question (Stage II retention reads it)
+
+
+def incidence(views: Any, reqs: Sequence[Requirement], pool_idx: Sequence[int],
+              req_vecs: np.ndarray | None) -> list[int]:
+    """One attribute bitmask per pool candidate (bit j: covers requirement j)."""
+    stems = turn_stems(views)
+    sims = None
+    if req_vecs is not None and len(pool_idx):
+        sims = req_vecs @ views.turn_vectors[list(pool_idx)].T  # (J, n)
+    rows = []
+    for col, i in enumerate(pool_idx):
+        turn, ts = views.turns[i], stems[i]
+        row = 0
+        for j, r in enumerate(reqs):
+            if covers_lexically(r, turn, ts) or (
+                    sims is not None and r.kind in SEMANTIC_KINDS and sims[j, col] >= COVER_COSINE):
+                row |= 1 << j
+        rows.append(row)
+    return rows
+
+
+def prefilter(found: Sequence[fca.Concept], rows: Sequence[int], vecs: np.ndarray, texts: Sequence[str],
+              cap: int) -> tuple[list[int], list[int]]:
+    """Lattice-driven prefilter over pool positions 0..n-1. Returns (kept positions, concept ids used)."""
+    n = len(rows)
+    order = sorted((c for c in range(len(found)) if found[c].extent),
+                   key=lambda c: (-found[c].intent.bit_count(), min(fca.bits(found[c].extent)), c))
+    kept: list[int] = []
+    used: list[int] = []
+    dup: set[int] = set()
+    for c in order:
+        took = False
+        for g in fca.bits(found[c].extent):
+            if len(kept) >= cap:
+                break
+            if g in kept or g in dup:
+                continue
+            if _near_duplicate(g, kept, vecs, texts):
+                dup.add(g)
+                continue
+            kept.append(g)
+            took = True
+        if took:
+            used.append(c)
+        if len(kept) >= cap:
+            break
+    # every requirement with a non-duplicate candidate keeps one representative: it replaces the
+    # lowest-priority member whose removal uncovers nothing
+    n_attr = max((r.bit_length() for r in rows), default=0)
+    for j in range(n_attr):
+        bit = 1 << j
+        if any(rows[g] & bit for g in kept):
+            continue
+        cands = [g for g in range(n) if rows[g] & bit and g not in dup and g not in kept]
+        if not cands:
+            continue
+        full = _union(rows, kept)
+        for pos in range(len(kept) - 1, -1, -1):
+            if _union(rows, kept[:pos] + kept[pos + 1:]) == full:
+                kept[pos] = cands[0]
+                break
+    return kept, used
+
+
+def _union(rows: Sequence[int], idx: Sequence[int]) -> int:
+    out = 0
+    for g in idx:
+        out |= rows[g]
+    return out
+
+
+def _near_duplicate(g: int, kept: Sequence[int], vecs: np.ndarray, texts: Sequence[str]) -> bool:
+    if not kept:
+        return False
+    norm = " ".join(texts[g].lower().split())
+    if any(" ".join(texts[k].lower().split()) == norm for k in kept):
+        return True
+    return bool(np.max(vecs[list(kept)] @ vecs[g]) >= NEAR_DUP)
+
+
+def min_cover(rows: Sequence[int], candidates: Sequence[int], ranks: Sequence[int]) -> tuple[list[int], str]:
+    """Smallest subset of ``candidates`` covering every requirement they cover between them.
+
+    Exact over distinct coverage masks (best-ranked candidate per mask); ties -> smallest rank sum,
+    then lexicographically smallest ranks. Greedy when the exact search would be too large.
+    """
+    universe = _union(rows, candidates)
+    if not universe:
+        return [], "exact"
+    best_per_mask: dict[int, int] = {}
+    for g in candidates:
+        m = rows[g]
+        if m and (m not in best_per_mask or ranks[g] < ranks[best_per_mask[m]]):
+            best_per_mask[m] = g
+    reps = sorted(best_per_mask.values(), key=lambda g: ranks[g])
+    tried = 0
+    for size in range(1, universe.bit_count() + 1):
+        best: tuple[int, tuple[int, ...]] | None = None
+        chosen: tuple[int, ...] = ()
+        for combo in itertools.combinations(reps, size):
+            tried += 1
+            if tried > EXACT_LIMIT:
+                return greedy_cover(rows, candidates, ranks), "greedy"
+            cover = 0
+            for g in combo:
+                cover |= rows[g]
+            if cover != universe:
+                continue
+            key = (sum(ranks[g] for g in combo), tuple(sorted(ranks[g] for g in combo)))
+            if best is None or key < best:
+                best, chosen = key, combo
+        if best is not None:
+            return list(chosen), "exact"
+    return greedy_cover(rows, candidates, ranks), "greedy"  # pragma: no cover - reps always cover
+
+
+def greedy_cover(rows: Sequence[int], candidates: Sequence[int], ranks: Sequence[int]) -> list[int]:
+    universe, covered, out = _union(rows, candidates), 0, []
+    while covered != universe:
+        g = max(candidates, key=lambda c: ((rows[c] & ~covered).bit_count(), -ranks[c]))
+        if not rows[g] & ~covered:
+            break
+        out.append(g)
+        covered |= rows[g]
+    return out
+
+
+def coverage_order(selected: Sequence[int], rows: Sequence[int], ranks: Sequence[int]) -> list[int]:
+    """Sort by the first requirement each covers (r1 first), then by pool rank."""
+    def first_req(g: int) -> int:
+        m = rows[g]
+        return (m & -m).bit_length() if m else 99
+    return sorted(dict.fromkeys(selected), key=lambda g: (first_req(g), ranks[g]))
+
+
+def idf(views: Any) -> dict[str, float]:
+    """Inverse document frequency ln(n / df) of every stemmed term of the scope (cached)."""
+    key = ("idf", id(views))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is views:
+        return hit[1]
+    stems = turn_stems(views)
+    df: dict[str, int] = {}
+    for st in stems:
+        for w in st:
+            df[w] = df.get(w, 0) + 1
+    n = max(len(stems), 1)
+    out = {w: float(np.log(n / c)) for w, c in df.items()}
+    _CACHE[key] = (views, out)
+    while len(_CACHE) > 2 * _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return out
+
+
+def ground(views: Any, query: Query, selected_ids: Sequence[str], pool_rank: dict[str, int],
+           b: int) -> tuple[list[str], dict[str, float]]:
+    """PositiveOverlapTop_b: the selected turns, then turns by positive overlap with the selected
+    content and its context (the question). Overlap is IDF-weighted (sum of ln(n/df) over shared
+    distinct terms) so that a shared rare word outweighs shared common ones; ties by pool rank, then
+    turn order."""
+    stems = turn_stems(views)
+    weights = idf(views)
+    pos = views.position
+    sel = [t for t in selected_ids if t in pos][:b]
+    bag: set[str] = set(tokenize(query.text, stemmed=True))
+    for t in sel:
+        bag |= stems[pos[t]]
+
+    def overlap(st: frozenset[str]) -> float:
+        return float(sum(weights.get(w, 0.0) for w in st & bag))
+
+    scores: dict[str, float] = {t: round(overlap(stems[pos[t]]), 6) for t in sel}
+    chosen = set(sel)
+    far = len(pool_rank) + 1
+    ranked = []
+    for i, st in enumerate(stems):
+        tid = views.turns[i].turn_id
+        if tid in chosen or not st & bag:
+            continue
+        s = overlap(st)
+        if s > 0:
+            ranked.append((-s, pool_rank.get(tid, far), i, tid))
+    ranked.sort()
+    e0 = list(sel)
+    for neg, _, _, tid in ranked[: max(0, b - len(sel))]:
+        e0.append(tid)
+        scores[tid] = round(-neg, 6)
+    return e0, scores
+
+
+# ----------------------------------------------------------------------------------------------
+# The arm
+# ----------------------------------------------------------------------------------------------
+
+
+def stage_one(ctx: ArmContext, query: Query) -> StageOne:
+    views, rc = ctx.views, ctx.config.retrieval
+    steps: list[Step] = []
+
+    # line 3: expanded pool from the dense view
+    pool: list[Hit] = views.dense.search(query.text, rc.pool, ())
+    pool_ids = [h.turn_id for h in pool]
+    pool_idx = [views.position[t] for t in pool_ids]
+    rank = {t: i for i, t in enumerate(pool_ids)}
+    steps.append(Step("pool", f"Pool: top {len(pool)} of the dense view", (), 0, {
+        "view": "dense",
+        "candidates": [{"turn_id": h.turn_id, "score": round(float(h.score), 6), "rank": i}
+                       for i, h in enumerate(pool)],
+    }))
+
+    # line 4: requirements (one encode call for the question and the requirement texts)
+    reqs, source = decompose_with_source(query, ctx.llm)
+    vecs = views.encode([query.text] + [r.text for r in reqs])
+    qvec, req_vecs = vecs[0], vecs[1:]
+    steps.append(Step("requirements", f"{len(reqs)} requirement(s)", (), 0, {
+        "requirements": [r.to_dict() for r in reqs], "source": source,
+    }))
+
+    # formal context and lattice
+    rows = incidence(views, reqs, pool_idx, req_vecs)
+    fctx = fca.FormalContext(tuple(pool_ids), tuple(r.rid for r in reqs), tuple(rows))
+    found = fca.concepts(fctx)
+    edges = fca.covering(found)
+    lv = fca.levels(found, edges)
+    steps.append(Step("context", f"Formal context: {len(pool_ids)} x {len(reqs)}", (), 0, {
+        "objects": list(pool_ids), "attributes": [r.rid for r in reqs], "incidence": fctx.matrix(),
+    }))
+
+    # line 5: prefilter to P
+    texts = [views.turns[i].text for i in pool_idx]
+    pvecs = views.turn_vectors[pool_idx] if pool_idx else np.zeros((0, 1))
+    kept, used = prefilter(found, rows, pvecs, texts, rc.prefilter)
+    kept_ids = [pool_ids[g] for g in kept]
+    kept_set = set(kept)
+    steps.append(Step("lattice", f"Lattice: {len(found)} concepts", (), 0, {
+        "concepts": [{"id": i, "extent": [pool_ids[g] for g in fca.bits(c.extent)],
+                      "intent": [reqs[j].rid for j in fca.bits(c.intent)], "level": lv[i]}
+                     for i, c in enumerate(found)],
+        "edges": [[lo, up] for lo, up in edges], "used": used,
+    }))
+    steps.append(Step("prefilter", f"Prefilter: kept {len(kept)} of {len(pool_ids)}", (), 0, {
+        "kept": kept_ids, "dropped": [t for g, t in enumerate(pool_ids) if g not in kept_set],
+    }))
+
+    # lines 6-10: minimum subset, sanitise, fallback
+    ranks = list(range(len(pool_ids)))
+    if ctx.llm is not None:
+        raw_ids, method = _llm_select(ctx.llm, query, reqs, kept_ids, views), "llm"
+        by_id = {pool_ids[g]: g for g in kept}
+        sel = [by_id[t] for t in dict.fromkeys(raw_ids) if t in by_id]  # valid ids, once
+    else:
+        sel, method = min_cover(rows, kept, ranks)
+    sel = coverage_order(sel, rows, ranks)
+    fallback = not sel
+    if fallback:
+        sel = kept[: rc.fallback]
+    selected_ids = [pool_ids[g] for g in sel]
+    covered = _union(rows, sel)
+    coverable = _union(rows, kept)
+    steps.append(Step("selection", f"Selected {len(sel)} turn(s) ({method})", (), 0, {
+        "selected": selected_ids,
+        "coverage": {pool_ids[g]: [reqs[j].rid for j in fca.bits(rows[g])] for g in sel},
+        "uncovered": [r.rid for j, r in enumerate(reqs) if not covered >> j & 1],
+        "uncoverable": [r.rid for j, r in enumerate(reqs) if not coverable >> j & 1],
+        "fallback": fallback, "method": method,
+    }))
+
+    # line 11: grounding
+    e0, scores = ground(views, query, selected_ids, rank, rc.ground)
+    steps.append(Step("grounding", f"E0: {len(e0)} source turns", tuple(e0), 0, {
+        "e0": e0, "scores": scores,
+    }))
+    return StageOne(tuple(steps), tuple(e0), tuple(reqs), qvec)
+
+
+def _llm_select(llm: Any, query: Query, reqs: Sequence[Requirement], kept_ids: Sequence[str],
+                views: Any) -> list[str]:
+    """LLMMinSubset: ``judges.select_subset`` over the prefiltered pool; when its selected ids are
+    empty, its requirement-coverage output is used instead (Appendix E), in requirement order."""
+    from bfr_core import judges  # lazy: pulls in the LLM stack
+
+    pool = [(t, views.by_id[t].text) for t in kept_ids]
+    ids, coverage = judges.select_subset(llm, query.text, pool, requirements=[r.text for r in reqs])
+    if not ids:
+        ids = [i for r in reqs for i in coverage.get(r.text, [])]
+    return [str(x) for x in ids]
+
+
+def fca_ms(ctx: ArmContext, query: Query) -> list[Step]:
+    """The fca-ms arm: Stage I alone (budget C0); its evidence is E0."""
+    return list(stage_one(ctx, query).steps)

@@ -1,0 +1,127 @@
+"""Offline requirement decomposition, FirstPerson, and the LLM path behind the same function."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from bfr_core import requirements as R
+from bfr_core.records import Query, Turn
+from bfr_core.text import stem, tokenize
+
+SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
+
+
+def kinds(reqs):
+    return [r.kind for r in reqs]
+
+
+def test_temporal_endpoints_order_and_receipt():
+    reqs = R.decompose(Query("q", "s", SHUTTER))
+    assert kinds(reqs) == ["temporal", "temporal"]
+    receipt, order = reqs
+    assert "receiv" in receipt.terms and "order" not in receipt.terms
+    assert "order" in order.terms
+    # the pronoun "it" borrows the object of the main clause
+    assert {"remot", "shutter", "releas"} <= set(order.terms)
+    assert "day" not in receipt.terms  # the duration unit is not content
+
+
+def test_between_endpoints_and_double_anchor():
+    reqs = R.decompose_rules("How many weeks passed between the time I sold baked goods at the market and "
+                             "the time I joined the Spring Fling fair?")
+    assert kinds(reqs)[:2] == ["temporal", "temporal"]
+    reqs = R.decompose_rules("How many days had passed since I started taking ukulele lessons when I "
+                             "decided to take my guitar to the tech?")
+    assert kinds(reqs) == ["temporal", "temporal"]
+    assert "ukulel" in reqs[1].terms and "guitar" in reqs[0].terms
+
+
+def test_entities_constraints_and_dates():
+    reqs = R.decompose_rules("Which recreational activity was James pursuing on March 16, 2022?")
+    assert kinds(reqs) == ["fact", "entity", "constraint"]
+    assert reqs[1].text == "James"
+    assert reqs[2].when == (2022, 3, 16)
+    assert "recreat" in reqs[0].terms and "jame" not in reqs[0].terms
+    reqs = R.decompose_rules("When did Caroline attend a pride parade in August?")
+    assert kinds(reqs) == ["temporal", "entity", "constraint"] and reqs[2].when == (None, 8, None)
+
+
+def test_bridge_and_list():
+    reqs = R.decompose_rules("What is James planning to do after receiving Samantha's phone number?")
+    assert kinds(reqs)[:2] == ["fact", "bridge"]
+    assert {"James", "Samantha"} <= {r.text for r in reqs if r.kind == "entity"}
+    reqs = R.decompose_rules("What are some foods that Audrey likes eating?")
+    assert kinds(reqs) == ["list", "entity"]
+
+
+def test_one_to_five_unique_ids_and_determinism():
+    qs = [SHUTTER, "What?", "", "Who did I meet first, Mark and Sarah or Tom, and when did Alice, Bob, Carol, "
+          "Dave and Eve visit Paris in May 2021 after the party?"]
+    for q in qs:
+        reqs = R.decompose_rules(q)
+        assert 1 <= len(reqs) <= 5
+        assert [r.rid for r in reqs] == [f"r{i}" for i in range(1, len(reqs) + 1)]
+        assert all(r.kind in R.KINDS and r.terms for r in reqs)
+        assert reqs == R.decompose_rules(q)
+
+
+def test_long_prompt_keeps_the_ask():
+    q = ("I'm planning my trip to Speyer again and I wanted to confirm, what's the phone number of the "
+         "Speyer tourism board that you provided me earlier?")
+    reqs = R.decompose_rules(q)
+    assert {"phone", "tourism", "board"} <= set(reqs[0].terms)
+
+
+def test_first_person():
+    assert R.first_person("What is a Star Wars book that Tim might enjoy?", ["Tim", "John"]) == "Tim"
+    assert R.first_person("What did Caroline's friend tell Melanie?", ["Melanie", "Caroline"]) == "Caroline"
+    assert R.first_person("Where did Audrey get Pixie from?") == "Audrey"
+    assert R.first_person(SHUTTER, ["user", "assistant"]) is None
+    assert R.first_person("When did I visit LGBTQ events?") is None
+
+
+def test_lexical_coverage_rules():
+    req = R.decompose_rules(SHUTTER)[0]  # receipt endpoint
+    arrival = Turn("t", "s", 0, "user", "The new remote shutter release arrived on February 10th.")
+    other = Turn("u", "s", 1, "user", "I sell my tripod.")
+    st = frozenset(tokenize(arrival.text, stemmed=True))
+    assert R.covers_lexically(req, arrival, st)  # "arrived" counts for "receive"
+    assert not R.covers_lexically(req, other, frozenset(tokenize(other.text, stemmed=True)))
+    ent = R.Requirement("r2", "Caroline", "entity", (stem("caroline"),))
+    by_speaker = Turn("v", "s", 2, "Caroline", "I went there yesterday.")
+    assert R.covers_lexically(ent, by_speaker, frozenset(tokenize(by_speaker.text, stemmed=True)))
+    cons = R.Requirement("r3", "May 2023", "constraint", ("may",), (2023, 5, None))
+    dated = Turn("w", "s", 3, "Bob", "Nice day.", datetime(2023, 5, 8))
+    assert R.covers_lexically(cons, dated, frozenset())
+    assert not R.covers_lexically(cons, Turn("x", "s", 4, "Bob", "Nice.", datetime(2023, 6, 8)), frozenset())
+
+
+class FakeLLM:
+    label = "fake:model"
+
+
+def test_llm_path_goes_through_judges(monkeypatch):
+    from bfr_core import judges
+
+    seen = {}
+
+    def fake_decompose(llm, question):
+        seen["q"] = question
+        return ["date I ordered the remote shutter release", "date it arrived", "Alice", "May 2023"]
+
+    monkeypatch.setattr(judges, "decompose", fake_decompose)
+    reqs, source = R.decompose_with_source(Query("q", "s", SHUTTER), FakeLLM())
+    assert seen["q"] == SHUTTER and source == "fake:model"
+    assert kinds(reqs) == ["temporal", "temporal", "entity", "constraint"]
+    assert reqs[3].when == (2023, 5, None)
+    monkeypatch.setattr(judges, "decompose", lambda llm, q: [])
+    reqs, source = R.decompose_with_source(Query("q", "s", SHUTTER), FakeLLM())
+    assert source.startswith("offline rules") and len(reqs) == 2
+
+
+@pytest.mark.parametrize("text", ["", "   ", "???", "a b c"])
+def test_degenerate_questions_still_give_one_requirement(text):
+    reqs = R.decompose_rules(text)
+    assert len(reqs) == 1 and reqs[0].kind == "fact"
