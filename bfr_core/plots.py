@@ -62,7 +62,11 @@ def context_heatmap(
     fig.update_xaxes(side="top", type="category", tickvals=list(attributes),
                      ticktext=[f"{a}: {_short(attribute_labels[a], 28)}" if a in attribute_labels else str(a)
                                for a in attributes])
-    return _base(fig, title, max(160, 24 * len(objects) + 70))
+    row = 22 if len(objects) <= 20 else 15  # px per turn: long pools stay readable without scrolling forever
+    fig = _base(fig, title, max(140, row * len(objects) + 70))
+    # a few requirements need narrow columns, not the page's width (st.plotly_chart(width="content"))
+    fig.update_layout(width=min(1100, 160 + 150 * max(len(attributes), 1)))
+    return fig
 
 
 def coverage_matrix(
@@ -135,7 +139,7 @@ def lattice_figure(
         for c in cs:
             extent, intent = list(c.get("extent", ())), list(c.get("intent", ()))
             star = GOLD_MARK if gold_set & set(extent) else ""
-            text.append(f"{star}{c['id']}")
+            text.append(f"{star}{{{', '.join(map(str, intent))}}} · {len(extent)}")  # intent and extent size
             hover.append(
                 f"<b>{c['id']}</b> ({len(extent)} turns, {len(intent)} requirements)<br>"
                 f"<b>intent</b>: {', '.join(_short(attribute_labels.get(a, a), 40) for a in intent) or '∅'}<br>"

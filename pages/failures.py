@@ -36,14 +36,22 @@ st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_inde
 
 files = T.sweep_files(R.ROOT)
 with st.expander("Budget frontier (from `bfr sweep` output)", expanded=bool(files)):
-    sweep = st.selectbox("Sweep JSON", [*files, NONE], format_func=lambda p: getattr(p, "name", p), key="fail_sweep")
-    if sweep != NONE:
-        pts = T.load_sweep(sweep)
-        keys = sorted({k for p in pts for k, v in p.items() if isinstance(v, int | float) and k not in ("calls",)})
-        fy = st.selectbox("Quality", keys, index=keys.index("gold_hit") if "gold_hit" in keys else 0, key="fail_fy")
-        st.plotly_chart(plots.budget_frontier(pts, x="calls", y=fy), key="fail_frontier")
+    sweep = st.selectbox("Sweep output", [*files, NONE], key="fail_sweep",
+                         format_func=lambda p: str(p.relative_to(R.ROOT)) if hasattr(p, "relative_to") else p)
+    other = st.text_input("… or the path of a sweep JSON (frontier.json)", key="fail_sweep_path").strip()
+    try:
+        pts = T.load_sweep(other or sweep) if (other or sweep != NONE) else []
+    except (OSError, ValueError) as exc:
+        st.error(f"cannot read {other or sweep}: {exc}")
+        pts = []
+    if pts:
+        keys = T.quality_keys(pts)
+        s1, s2 = st.columns(2)
+        fy = s1.selectbox("Quality", keys, index=keys.index("gold_hit") if "gold_hit" in keys else 0, key="fail_fy")
+        fx = s2.segmented_control("Cost", ["calls", "size"], default="calls", key="fail_fx") or "calls"
+        st.plotly_chart(plots.budget_frontier(pts, x=fx, y=fy, title=""), key="fail_frontier")
     else:
-        st.caption("No sweep output found in bench/out/ (run `bfr sweep ... --json bench/out/sweep.json`).")
+        st.caption("No sweep output found under bench/out/ (`bfr sweep --db STORE --dataset NAME --out bench/out/sweep`).")
 
 st.subheader("Questions", anchor=False)
 f1, f2, f3, f4 = st.columns([0.28, 0.18, 0.18, 0.36])
@@ -68,6 +76,7 @@ qs = urllib.parse.quote
 view = view.assign(trace=[f"trace?dataset={qs(run['dataset_id'])}&question={qs(q)}&arm={qs(open_arm)}&run={qs(run_id)}"
                           for q in view["question_id"]])
 cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
+       "question_id": st.column_config.TextColumn("question_id", pinned=True),
        "question": st.column_config.TextColumn("question", width="medium")}
 cfg.update({c: st.column_config.NumberColumn(c, format="%.2f") for c in view.columns if c.endswith((" ER", " F1"))})
 ids = list(view["question_id"])

@@ -73,6 +73,12 @@ def build_store(target: Path, *, fake: bool = False) -> dict:
 
         try:
             info["run"] = evaluate.evaluate(store, evaluate.RunSpec("demo", EVAL_ARMS))
+            from bfr_core.answering import score_answers
+            from bfr_core.config import LLMConfig
+            from bfr_core.llm.factory import make_llm
+
+            llm = make_llm(LLMConfig(provider="rules"), store)
+            info["answered"] = score_answers(store, info["run"], llm, answer=True, judge=True, suff=True)
         except Exception as exc:  # noqa: BLE001 - reported, the pages still render
             info["run_error"] = f"{type(exc).__name__}: {exc}"
     store.con.execute("CHECKPOINT")
@@ -196,7 +202,7 @@ def check(url: str, out: Path, page) -> dict:
     page.get_by_role("button", name="Run all").click()
     page.get_by_text("3 · The answer", exact=False).first.wait_for(timeout=60_000)
     wait_idle(page)
-    seen["demo_success"] = page.locator('[data-testid="stAlertContentSuccess"]').last.inner_text()
+    seen["demo_success"] = page.get_by_text("BFR-MV holds", exact=False).last.inner_text()
     seen["demo_answer"] = page.locator("h3").last.inner_text()
     done("demo")
 

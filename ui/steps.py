@@ -73,12 +73,14 @@ def context(s: Step, v: StepView) -> None:
     st.caption(f"{len(d.get('objects', []))} turns × {len(d.get('attributes', []))} requirements")
     st.plotly_chart(plots.context_heatmap(d.get("objects", []), d.get("attributes", []), d.get("incidence", []),
                                           gold=sorted(v.marked), object_labels=v.labels(),
-                                          attribute_labels=v.req_labels, title=""), key=f"{v.key}_ctx")
+                                          attribute_labels=v.req_labels, title=""), key=f"{v.key}_ctx",
+                    width="content")
 
 
 def lattice(s: Step, v: StepView) -> None:
     d = s.data
-    st.caption(f"{len(d.get('concepts', []))} concepts · red: used by the prefilter · hover for extent and intent")
+    st.caption(f"{len(d.get('concepts', []))} concepts, labelled {{intent}} · extent size; red: used by the "
+               "prefilter; ★: extent holds a gold turn; hover for the turns and requirements")
     st.plotly_chart(plots.lattice_figure(d.get("concepts", []), d.get("edges", []), d.get("used", []),
                                          object_labels=v.labels(), attribute_labels=v.req_labels,
                                          gold=sorted(v.marked), title=""), key=f"{v.key}_lat")
@@ -95,12 +97,13 @@ def selection(s: Step, v: StepView) -> None:
     cov = d.get("coverage", {}) or {}
     st.caption(f"method: {W.esc(d.get('method', '?'))} · {len(d.get('selected', []))} selected"
                + (" · fallback used" if d.get("fallback") else ""))
-    if d.get("uncovered"):
-        st.warning("Uncovered requirements: " + ", ".join(W.esc(v.req_labels.get(r, r)) for r in d["uncovered"]))
+    for key, what in (("uncovered", "Uncovered requirements"), ("uncoverable", "Requirements no candidate covers")):
+        if d.get(key):
+            st.warning(f"{what}: " + ", ".join(W.esc(v.req_labels.get(r, r)) for r in d[key]))
     if cov:
         reqs = list(v.req_labels) or sorted({r for rs in cov.values() for r in rs})
         st.plotly_chart(plots.coverage_matrix(cov, reqs, gold=sorted(v.marked), requirement_labels=v.req_labels,
-                                              title=""), key=f"{v.key}_cov")
+                                              title=""), key=f"{v.key}_cov", width="content")
     W.turn_cards(v.pick(d.get("selected", [])), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold,
                  key=f"{v.key}_sel")
 
@@ -126,13 +129,17 @@ def round_(s: Step, v: StepView) -> None:
     for act in d.get("actions", []):
         view, cands = str(act.get("view", "?")), _rows(act.get("candidates", []))
         cue = str(act.get("cue") or "—")
+        index = f" ({W.esc(act['index'])})" if act.get("index") and act.get("index") != view else ""
         if act.get("skipped"):
-            lines.append(f"- **{W.esc(view)}**: skipped ({W.esc(str(act['skipped']))})")
+            why = act.get("reason") or (act["skipped"] if isinstance(act["skipped"], str) else "")
+            lines.append(f"- **{W.esc(view)}**{index}: skipped" + (f" ({W.esc(str(why))})" if why else ""))
             continue
-        lines.append(f"- **{W.esc(view)}** · cue: {W.esc(cue[:120])} · {len(cands)} candidates, "
+        lines.append(f"- **{W.esc(view)}**{index} · cue: {W.esc(cue[:120])} · {len(cands)} candidates, "
                      f"{sum(c['turn_id'] in kept for c in cands)} retained")
         rows += [{"view": view, "retained": "✓" if c["turn_id"] in kept else "", **c} for c in cands]
     st.markdown("\n".join(lines) or "(no action)")
+    if d.get("stopped_by"):
+        st.caption(f"budget reached: **{W.esc(str(d['stopped_by']))}** · schedule {W.esc(str(d.get('schedule', '')))}")
     st.markdown(f"**Retained this round**: {len(retained)} turns" + _gold_note(retained, v))
     seen = {r["turn_id"] for r in rows}
     rows += [{"view": "", "retained": "✓", "turn_id": t} for t in retained if t not in seen]

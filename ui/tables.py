@@ -145,7 +145,7 @@ def sweep_points(data: Any) -> list[dict[str, Any]]:
             if isinstance(m, dict):
                 p = dict(m.get("arms", {}).get(arm, m)) if isinstance(m.get("arms"), dict) else dict(m)
                 p.setdefault("calls", p.get("mean_calls"))
-                p.setdefault("set_size", p.get("mean_set_size"))
+                p.setdefault("size", p.get("mean_set_size"))
                 out.append({"arm": arm, "budget": budget, **p})
     return out
 
@@ -155,5 +155,17 @@ def load_sweep(path: str | Path) -> list[dict[str, Any]]:
 
 
 def sweep_files(root: Path) -> list[Path]:
+    """``bfr sweep --out DIR`` writes DIR/frontier.json; look for those (and *sweep*.json) under bench/out."""
     out = root / "bench" / "out"
-    return sorted(out.glob("*sweep*.json")) if out.is_dir() else []
+    if not out.is_dir():
+        return []
+    return sorted({*out.rglob("frontier*.json"), *out.rglob("*sweep*.json")})
+
+
+QUALITY_SKIP = {"calls", "size", "set_size", "n", "paper_calls", "paper_size", "mean_calls", "mean_set_size"}
+
+
+def quality_keys(points: Sequence[dict[str, Any]]) -> list[str]:
+    """Numeric quality columns of sweep points (Gold Hit, ER, CER, ...), costs excluded."""
+    keys = {k for p in points for k, v in p.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return sorted(keys - QUALITY_SKIP)

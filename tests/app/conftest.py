@@ -1,5 +1,5 @@
-"""Fixtures for the app tests: a temporary demo store with a finished fake eval run, and a
-pipeline stand-in used until the real arms (index, stage1/stage2, baselines) are importable.
+"""Fixtures for the app tests: a temporary demo store with a finished fake eval run, a pipeline
+stand-in for the page tests (``app_db``), and the real arms for the integration tests (``real_db``).
 
 The stand-in produces every step kind the real arms document (pool, requirements, context,
 lattice, prefilter, selection, grounding, round, topk) from token overlap only; it never reads
@@ -174,14 +174,31 @@ def template_db(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def app_db(template_db, tmp_path, monkeypatch) -> Path:
-    """A private copy of the template store, opened by the app through BFR_STORE."""
+    """A private copy of the template store, opened by the app through BFR_STORE.
+
+    The pipeline is the stand-in above, so these tests check the app, whatever the arms do today.
+    """
     import streamlit as st
 
     path = tmp_path / "store.duckdb"
     shutil.copy(template_db, path)
     monkeypatch.setenv("BFR_STORE", str(path))
+    monkeypatch.setattr(pipeline, "run", fake_run)
+    yield path
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture()
+def real_db(template_db, tmp_path, monkeypatch) -> Path:
+    """Like ``app_db`` but with the real arms (skipped until they are importable)."""
+    import streamlit as st
+
     if not real_pipeline_available():
-        monkeypatch.setattr(pipeline, "run", fake_run)
+        pytest.skip("the real arms (index, budgets, baselines, stage2) are not importable yet")
+    path = tmp_path / "store.duckdb"
+    shutil.copy(template_db, path)
+    monkeypatch.setenv("BFR_STORE", str(path))
     yield path
     st.cache_data.clear()
     st.cache_resource.clear()

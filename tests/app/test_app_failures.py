@@ -70,3 +70,20 @@ def test_selecting_a_table_row_fills_the_picker(app_db):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="fail_pick").value == "q3"
+
+
+def test_budget_frontier_from_sweep_output(app_db, tmp_path):
+    import json
+
+    pts = [{"arm": a, "budget": f"C{i}", "calls": c, "size": 10 + 5 * c, "gold_hit": q, "er": q - 5, "cer": q - 10,
+            "n": 6} for a, base in (("bfr-text", 50), ("bfr-mv", 52)) for i, c in enumerate((0, 1, 3, 6))
+           for q in [base + 4 * c]]
+    path = tmp_path / "frontier.json"
+    path.write_text(json.dumps({"points": pts}), encoding="utf-8")
+    at = _page()
+    at.text_input(key="fail_sweep_path").input(str(path)).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="fail_fy").options == ["cer", "er", "gold_hit"]
+    assert len(at.get("plotly_chart")) == 1
+    at.text_input(key="fail_sweep_path").input(str(tmp_path / "missing.json")).run()
+    assert at.error and "missing.json" in at.error[0].value
