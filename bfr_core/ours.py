@@ -1,0 +1,406 @@
+"""Our own arm ``bfr`` (beyond the paper): more gold evidence at the same evidence-set size.
+
+The paper's gain over one-shot retrieval is mostly a budget effect (BM25+MiniLM fusion at 40 turns
+already beats BFR-MV at ~40 turns). This arm keeps the paper's shape - a Stage I pool, requirements,
+FCA context, lattice, prefilter, minimum cover and grounding, then budgeted completion rounds with
+the exclusion rule - but ranks every turn by one score that knows about conversations:
+
+    text(i)    = z(BM25 over Porter-stemmed tokens)(i) + z(dense cosine)(i)      z-score fusion
+    prior(i)   = text(i) + SPEAKER * [the one speaker the question names spoke i]
+                         + DATES * [i's session is dated in a window the question names]
+    score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
+                 (neighbours within the same session only)
+
+Why each piece (bench/out/ours_ablation.json removes each in turn):
+* stemming and z-score fusion: RRF throws the score gaps away; z-scores keep "one turn matches
+  every term" apart from "forty turns match one term".
+* speaker prior: LoCoMo questions name one of the two speakers ("What does Melanie do to
+  destress?"); the answer is in that speaker's turns, whose text rarely repeats the name.
+* dates: a question that names a date ("in the first weekend of October 2023", or "two weeks ago"
+  with the question's own date) points at sessions dated in or just after that window, because
+  conversations report events a few days late.
+* conversational context: answers sit one or two turns from the best-matching turn (the question,
+  then the reply; the setup, then the detail). Smoothing the score over neighbours ranks the reply
+  by its context instead of adding fixed neighbours, which would spend budget on weak ones.
+
+Stage I reuses ``stage1`` (incidence, prefilter, minimum cover, coverage order) over our pool; E0 is
+the cover first, then the pool in score order, up to ``b`` turns. Stage II deepens the same ranking
+in budgeted rounds (one call per round through the exclusion rule, ``stage2.retain`` for the
+near-duplicate filter and k_keep). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
+(``b`` = ``config.retrieval.ground``; MV grid: C0 -> 10, C1 -> 30, C2..C6 -> 40, C7..C9 -> 60).
+
+Explored and dropped (no gain in bench/explore_ours.py): requirement-aimed completion cues (a slot
+per uncovered requirement), pseudo-relevance feedback, fixed neighbour expansion, a per-session
+diversity penalty, RRF.
+
+Does not cover: LLM selection in Stage I (an LLM, when given, only decomposes), coreference, learned
+weights. Reads only the question text and date, never gold ids, answers or categories.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bfr_core import fca
+from bfr_core.config import Budget
+from bfr_core.records import Hit, Query, Step
+from bfr_core.requirements import decompose_with_source, parse_dates
+from bfr_core.stage1 import coverage_order, incidence, min_cover, prefilter
+from bfr_core.stage2 import retain
+from bfr_core.text import words
+from bfr_core.views._rank import top_hits
+from bfr_core.views.bm25 import BM25View
+
+if TYPE_CHECKING:
+    from bfr_core.pipeline import ArmContext
+
+
+@dataclass(frozen=True, slots=True)
+class OursSettings:
+    w_bm25: float = 1.0  # weight of z(BM25) in the text score
+    w_dense: float = 1.0  # weight of z(dense cosine) in the text score
+    stemmed: bool = True  # BM25 over Porter-stemmed tokens (the shared BM25 view is unstemmed)
+    fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60; ablation only)
+    speaker: float = 6.0  # added to the turns of the one scope speaker the question names
+    dates: float = 2.0  # added to turns of sessions dated in a window the question names
+    near1: float = 0.6  # weight of the better of the two adjacent turns' prior scores
+    near2: float = 0.4  # weight of the better of the two turns two away
+    cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
+    novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
+
+
+DEFAULT = OursSettings()
+RRF_C = 60.0  # Cormack et al. (2009), as in the hybrid view
+DAY_SLACK = (3, 10)  # a named day: sessions from 3 days before to 10 days after it
+MONTH_SLACK = 14  # a named month or year: sessions up to two weeks after its end
+
+
+# ----------------------------------------------------------------------------------------------
+# Stemmed BM25 over a scope, cached per views object (the shared view is built unstemmed)
+# ----------------------------------------------------------------------------------------------
+
+_BM25: OrderedDict[int, tuple[Any, BM25View]] = OrderedDict()
+_BM25_SIZE = 64
+
+
+def stemmed_bm25(views: Any) -> BM25View:
+    key = id(views)
+    hit = _BM25.get(key)
+    if hit is not None and hit[0] is views:
+        _BM25.move_to_end(key)
+        return hit[1]
+    view = BM25View(views.turns, stemmed=True)
+    _BM25[key] = (views, view)  # holding the views keeps id() from being reused while cached
+    while len(_BM25) > _BM25_SIZE:
+        _BM25.popitem(last=False)
+    return view
+
+
+# ----------------------------------------------------------------------------------------------
+# Score pieces (pure functions over arrays aligned with views.turns)
+# ----------------------------------------------------------------------------------------------
+
+
+def zscore(s: np.ndarray) -> np.ndarray:
+    sd = float(s.std()) if len(s) else 0.0
+    return (s - s.mean()) / sd if sd > 0 else np.zeros(len(s))
+
+
+def rank_fusion(parts: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    out = np.zeros(len(parts[0]) if parts else 0)
+    for w, s in zip(weights, parts, strict=True):
+        order = np.lexsort((np.arange(len(s)), -s))
+        r = np.empty(len(s))
+        r[order] = np.arange(1, len(s) + 1)
+        out += w / (RRF_C + r)
+    return out * RRF_C  # back to roughly unit scale, so the priors mean the same in both modes
+
+
+def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:
+    """Scope speakers the question names: by first name, or a capitalised nickname prefix ("Mel").
+
+    LongMemEval's "user" / "assistant" are roles, never names.
+    """
+    ws = set(words(text))
+    caps = [w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", text)]
+    out = []
+    for sp in speakers:
+        first = (sp.split() or [""])[0].lower()
+        if not first or first in ("user", "assistant"):
+            continue
+        if first in ws or any(first.startswith(c) for c in caps):
+            out.append(sp)
+    return out
+
+
+_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+        "eight": 8, "nine": 9, "ten": 10, "few": 3, "couple": 2}
+_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of)\s+"
+                  r"(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_LAST = re.compile(r"\b(?:last|past|previous)\s+(week(?:end)?|month|year|monday|tuesday|wednesday|thursday|"
+                   r"friday|saturday|sunday)\b|\byesterday\b", re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+def date_windows(text: str, qdate: datetime | None, years: Sequence[int]) -> list[tuple[datetime, datetime]]:
+    """Session-date windows the question points at.
+
+    Named dates (``requirements.parse_dates``) widen forward by a slack because conversations report
+    events late; a month without a year is tried in every year of ``years`` (the scope's session
+    years). Relative times ("two weeks ago", "last weekend") need the question date.
+    """
+    out: list[tuple[datetime, datetime]] = []
+    for _, (y, m, d) in parse_dates(text):
+        if m is None and y is None:
+            continue
+        for yy in ([y] if y else sorted(set(years))):
+            if m and d:
+                try:
+                    day = datetime(yy, m, d)
+                except ValueError:
+                    continue
+                out.append((day - timedelta(days=DAY_SLACK[0]), day + timedelta(days=DAY_SLACK[1])))
+            elif m:
+                end = datetime(yy, m, calendar.monthrange(yy, m)[1], 23, 59)
+                out.append((datetime(yy, m, 1), end + timedelta(days=MONTH_SLACK)))
+            else:
+                out.append((datetime(yy, 1, 1), datetime(yy, 12, 31, 23, 59) + timedelta(days=MONTH_SLACK)))
+    if qdate is not None:
+        for mt in _AGO.finditer(text):
+            word = mt.group(1).lower().split()[0]
+            days = (int(word) if word.isdigit() else _NUM.get(word, 1)) * _UNIT_DAYS[mt.group(2).lower()]
+            slack = timedelta(days=max(2, days // 4))
+            centre = qdate - timedelta(days=days)
+            out.append((centre - slack, centre + slack))
+        for mt in _LAST.finditer(text):
+            unit = (mt.group(1) or "").lower()
+            days = {"week": 7, "weekend": 7, "month": 30, "year": 365}.get(unit, 7 if unit else 1)
+            out.append((qdate - timedelta(days=2 * days), qdate))
+    return out
+
+
+def in_windows(dates: Sequence[datetime | None], windows: Sequence[tuple[datetime, datetime]]) -> np.ndarray:
+    """Per turn: its session date falls in a window. A window holding every turn says nothing."""
+    if not windows:
+        return np.zeros(len(dates), dtype=bool)
+    mask = np.array([d is not None and any(lo <= d <= hi for lo, hi in windows) for d in dates], dtype=bool)
+    return mask if not mask.all() else np.zeros(len(dates), dtype=bool)
+
+
+def neighbour_max(s: np.ndarray, session: np.ndarray, d: int) -> np.ndarray:
+    """max(s(i-d), s(i+d)) over neighbours in the same session; 0 where there is none."""
+    n = len(s)
+    best = np.full(n, -np.inf)
+    if n > d:
+        same = session[d:] == session[:-d]
+        best[d:] = np.where(same, s[:-d], -np.inf)
+        best[:-d] = np.maximum(best[:-d], np.where(same, s[d:], -np.inf))
+    return np.where(np.isfinite(best), best, 0.0)
+
+
+@dataclass(frozen=True)
+class TurnScores:
+    """Every turn's score and its parts (arrays aligned with ``views.turns``), for the trace."""
+
+    text: np.ndarray  # fused BM25 + dense
+    speaker: np.ndarray  # speaker prior added
+    dates: np.ndarray  # date prior added
+    context: np.ndarray  # neighbour contribution added
+    final: np.ndarray  # text + speaker + dates + context
+    named: str  # the speaker the prior favours ("" = none)
+    windows: tuple[tuple[str, str], ...]  # date windows (ISO days) the prior used
+
+    def parts(self, i: int) -> dict[str, float]:
+        return {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
+                "dates": round(float(self.dates[i]), 4), "context": round(float(self.context[i]), 4)}
+
+
+def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:
+    """The arm's one ranking (see the module docstring)."""
+    turns = views.turns
+    n = len(turns)
+    bm = stemmed_bm25(views).scores(query.text) if s.stemmed else views.bm25_scores(query.text)
+    # cosine with the scope's own turn vectors; views.encode reuses the dense view's query cache
+    dense = np.asarray(views.turn_vectors @ views.encode([query.text])[0], dtype=np.float64) if n else np.zeros(0)
+    parts, weights = [np.asarray(bm, dtype=np.float64), dense], [s.w_bm25, s.w_dense]
+    keep = [(p, w) for p, w in zip(parts, weights, strict=True) if w]
+    if not keep:
+        text = np.zeros(n)
+    elif s.fusion == "rrf":
+        text = rank_fusion([p for p, _ in keep], [w for _, w in keep])
+    else:
+        text = sum((w * zscore(p) for p, w in keep), start=np.zeros(n))
+
+    speakers = tuple(getattr(views.scope, "speakers", ())) or tuple(dict.fromkeys(t.speaker for t in turns))
+    named = named_speakers(query.text, speakers)
+    spk = np.zeros(n)
+    favour = named[0] if len(named) == 1 and s.speaker else ""
+    if favour:  # two named speakers ("both Jon and Gina") favour neither
+        spk = s.speaker * np.array([t.speaker == favour for t in turns], dtype=np.float64)
+
+    dates = [t.date for t in turns]
+    windows = date_windows(query.text, query.date, [d.year for d in dates if d is not None]) if s.dates else []
+    dmask = in_windows(dates, windows)
+    dat = s.dates * dmask.astype(np.float64)
+
+    prior = text + spk + dat
+    session = _session_codes(turns)
+    ctx = np.zeros(n)
+    if s.near1:
+        ctx += s.near1 * neighbour_max(prior, session, 1)
+    if s.near2:
+        ctx += s.near2 * neighbour_max(prior, session, 2)
+    used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
+    return TurnScores(text, spk, dat, ctx, prior + ctx, favour, used)
+
+
+def _session_codes(turns: Sequence[Any]) -> np.ndarray:
+    codes: dict[str, int] = {}
+    return np.array([codes.setdefault(t.session_id, len(codes)) for t in turns], dtype=np.int64)
+
+
+def ranking(scores: np.ndarray) -> np.ndarray:
+    """Positions by descending score, ties by turn order."""
+    return np.lexsort((np.arange(len(scores)), -scores))
+
+
+# ----------------------------------------------------------------------------------------------
+# Stage I over our pool
+# ----------------------------------------------------------------------------------------------
+
+
+def target_size(ground: int, b: Budget) -> int:
+    """Evidence-set size the arm aims at: E0 plus what the completion budget can retain."""
+    return ground + max(0, min(b.new, b.rounds * b.keep, b.calls * b.keep))
+
+
+def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) -> tuple[list[Step], list[str]]:
+    """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0."""
+    views, rc = ctx.views, ctx.config.retrieval
+    order = ranking(sc.final)
+    pool_idx = [int(i) for i in order[: rc.pool]]
+    pool_ids = [views.turns[i].turn_id for i in pool_idx]
+    steps = [Step("pool", f"Pool: top {len(pool_ids)} by context-aware hybrid score", (), 0, {
+        "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
+        "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
+                       for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
+    })]
+    reqs, source = decompose_with_source(query, ctx.llm)
+    steps.append(Step("requirements", f"{len(reqs)} requirement(s)", (), 0, {
+        "requirements": [r.to_dict() for r in reqs], "source": source}))
+    selected: list[str] = []
+    if s.cover and pool_idx and reqs:
+        selected = _cover_steps(ctx, reqs, pool_idx, pool_ids, steps)
+    b = rc.ground
+    e0 = list(dict.fromkeys(selected[:b] + pool_ids))[:b]
+    if len(e0) < b:  # a pool smaller than b (tiny scopes, small config): continue down the ranking
+        e0 = list(dict.fromkeys(e0 + [views.turns[int(i)].turn_id for i in order]))[:b]
+    pos = views.position
+    steps.append(Step("grounding", f"E0: {len(e0)} source turns (cover, then score order)", tuple(e0), 0, {
+        "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
+    }))
+    return steps, e0
+
+
+def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],
+                 steps: list[Step]) -> list[str]:
+    """The FCA part of Stage I, through stage1's own functions; appends its steps, returns the cover."""
+    views, rc = ctx.views, ctx.config.retrieval
+    req_vecs = views.encode([r.text for r in reqs])
+    rows = incidence(views, reqs, pool_idx, req_vecs)
+    fctx = fca.FormalContext(tuple(pool_ids), tuple(r.rid for r in reqs), tuple(rows))
+    found = fca.concepts(fctx)
+    edges = fca.covering(found)
+    lv = fca.levels(found, edges)
+    steps.append(Step("context", f"Formal context: {len(pool_ids)} x {len(reqs)}", (), 0, {
+        "objects": list(pool_ids), "attributes": [r.rid for r in reqs], "incidence": fctx.matrix()}))
+    texts = [views.turns[i].text for i in pool_idx]
+    kept, used = prefilter(found, rows, views.turn_vectors[pool_idx], texts, rc.prefilter)
+    steps.append(Step("lattice", f"Lattice: {len(found)} concepts", (), 0, {
+        "concepts": [{"id": i, "extent": [pool_ids[g] for g in fca.bits(c.extent)],
+                      "intent": [reqs[j].rid for j in fca.bits(c.intent)], "level": lv[i]}
+                     for i, c in enumerate(found)],
+        "edges": [[lo, up] for lo, up in edges], "used": used}))
+    kept_set = set(kept)
+    steps.append(Step("prefilter", f"Prefilter: kept {len(kept)} of {len(pool_ids)}", (), 0, {
+        "kept": [pool_ids[g] for g in kept], "dropped": [t for g, t in enumerate(pool_ids) if g not in kept_set]}))
+    ranks = list(range(len(pool_ids)))
+    sel, method = min_cover(rows, kept, ranks)
+    sel = coverage_order(sel, rows, ranks)
+    covered = 0
+    for g in sel:
+        covered |= rows[g]
+    coverable = 0
+    for g in kept:
+        coverable |= rows[g]
+    selected = [pool_ids[g] for g in sel]
+    steps.append(Step("selection", f"Selected {len(sel)} turn(s) ({method})", (), 0, {
+        "selected": selected, "coverage": {pool_ids[g]: [reqs[j].rid for j in fca.bits(rows[g])] for g in sel},
+        "uncovered": [r.rid for j, r in enumerate(reqs) if not covered >> j & 1],
+        "uncoverable": [r.rid for j, r in enumerate(reqs) if not coverable >> j & 1],
+        "fallback": False, "method": method}))
+    return selected
+
+
+# ----------------------------------------------------------------------------------------------
+# Stage II: deepen the same ranking under the budget
+# ----------------------------------------------------------------------------------------------
+
+
+def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s: OursSettings) -> list[Step]:
+    """Budgeted rounds (Algorithm 2's counters and stopping rule); one call per round."""
+    b, views = ctx.budget, ctx.views
+    ids = tuple(t.turn_id for t in views.turns)
+    evidence = list(dict.fromkeys(e0))
+    t = b_call = b_new = 0
+    steps: list[Step] = []
+    budget_d = {"rounds": b.rounds, "calls": b.calls, "new": b.new, "keep": b.keep}
+    while t < b.rounds and b_call < b.calls and b_new < b.new and len(evidence) < len(ids):
+        start = frozenset(evidence)
+        want = min(b.keep, b.new - b_new)
+        hits: list[Hit] = top_hits(sc.final, ids, want + s.novelty_slack, start, "ours")
+        b_call += 1
+        kept = retain([hits], evidence, want, views, sc.final)
+        evidence.extend(kept)
+        b_new += len(kept)
+        t += 1
+        pos = views.position
+        action = {"view": "ours", "index": "hybrid+context", "cue": query.text, "skipped": False,
+                  "candidates": [{"turn_id": h.turn_id, "score": round(h.score, 4), **sc.parts(pos[h.turn_id])}
+                                 for h in hits]}
+        stop = ("rounds" if t >= b.rounds else "calls" if b_call >= b.calls else "new" if b_new >= b.new
+                else "scope" if len(evidence) >= len(ids) else None)
+        steps.append(Step("round", f"Round {t}: +{len(kept)} via ours", tuple(evidence), b_call, {
+            "round": t, "schedule": "ours", "actions": [action], "retained": kept,
+            "counters": {"rounds": t, "calls": b_call, "new": b_new}, "budget": budget_d, "stopped_by": stop,
+        }))
+        if not kept:
+            break  # nothing new can come from the same ranking
+    return steps
+
+
+# ----------------------------------------------------------------------------------------------
+# The arm
+# ----------------------------------------------------------------------------------------------
+
+
+def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list[Step]:
+    """The arm with explicit settings (the ablations in bench/bench_ours.py call this)."""
+    sc = score_turns(ctx.views, query, settings)
+    steps, e0 = stage_one(ctx, query, sc, settings)
+    if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
+        steps += complete(ctx, query, e0, sc, settings)
+    return steps
+
+
+def bfr(ctx: ArmContext, query: Query) -> list[Step]:
+    """Our arm at the context's budget (default C6 -> 40 turns)."""
+    return run(ctx, query, DEFAULT)

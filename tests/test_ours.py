@@ -1,0 +1,161 @@
+"""Our arm ``bfr`` (bfr_core.ours): score pieces, trace shape, budgets, and the shutter-release case."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes_views import SHUTTER_ROWS, make_views
+
+from bfr_core import ours
+from bfr_core.arms import resolve
+from bfr_core.budgets import budget_for
+from bfr_core.config import Budget, Config, RetrievalConfig
+from bfr_core.pipeline import ArmContext
+from bfr_core.records import Query
+
+LME = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval_s_dev50.json.gz"
+STAGE_ONE = ["pool", "requirements", "context", "lattice", "prefilter", "selection", "grounding"]
+
+
+def _ctx(views, budget: Budget | str = "C6", ground: int = 10) -> ArmContext:
+    b = budget_for("bfr", budget) if isinstance(budget, str) else budget
+    cfg = Config(retrieval=RetrievalConfig(ground=ground))
+    return ArmContext(views, cfg, b, budget if isinstance(budget, str) else "custom")
+
+
+# -- pure pieces ----------------------------------------------------------------------------------
+
+
+def test_named_speakers_first_names_nicknames_and_roles():
+    assert ours.named_speakers("What does Melanie do to destress?", ["Caroline", "Melanie"]) == ["Melanie"]
+    assert ours.named_speakers("What did Mel and her kids paint?", ["Caroline", "Melanie"]) == ["Melanie"]
+    assert ours.named_speakers("How do Jon and Gina destress?", ["Jon", "Gina"]) == ["Jon", "Gina"]
+    assert ours.named_speakers("What did I tell the assistant?", ["user", "assistant"]) == []
+    assert ours.named_speakers("what did mel do?", ["Melanie"]) == []  # a lower-case prefix is not a name
+
+
+def test_date_windows_named_and_relative():
+    day = ours.date_windows("What did John do on 7 July, 2023?", None, [2023])
+    assert day == [(datetime(2023, 7, 4), datetime(2023, 7, 17))]
+    month = ours.date_windows("When did Melanie go camping in June?", None, [2022, 2023])
+    assert [lo for lo, _ in month] == [datetime(2022, 6, 1), datetime(2023, 6, 1)]
+    assert ours.date_windows("What did I buy two weeks ago?", None, [2023]) == []  # needs the question date
+    rel = ours.date_windows("What did I buy two weeks ago?", datetime(2023, 3, 15), [2023])
+    lo, hi = rel[0]
+    assert lo <= datetime(2023, 3, 1) <= hi
+
+
+def test_in_windows_ignores_a_window_that_holds_everything():
+    dates = [datetime(2023, 1, 1), datetime(2023, 6, 1), None]
+    w = [(datetime(2023, 5, 1), datetime(2023, 7, 1))]
+    assert ours.in_windows(dates, w).tolist() == [False, True, False]
+    assert not ours.in_windows(dates[:2], [(datetime(2022, 1, 1), datetime(2024, 1, 1))]).any()
+
+
+def test_neighbour_max_stays_inside_sessions():
+    s = np.array([1.0, 5.0, 2.0, 9.0])
+    session = np.array([0, 0, 0, 1])
+    assert ours.neighbour_max(s, session, 1).tolist() == [5.0, 2.0, 5.0, 0.0]
+    assert ours.neighbour_max(s, session, 2).tolist() == [2.0, 0.0, 1.0, 0.0]
+
+
+def test_zscore_of_a_constant_is_zero():
+    assert ours.zscore(np.ones(4)).tolist() == [0.0] * 4
+
+
+def test_target_size_follows_the_budget():
+    assert ours.target_size(10, budget_for("bfr", "C0")) == 10
+    assert ours.target_size(10, budget_for("bfr", "C1")) == 30
+    assert ours.target_size(10, budget_for("bfr", "C6")) == 40
+    assert ours.target_size(10, budget_for("bfr", "C9")) == 60
+
+
+# -- the score ------------------------------------------------------------------------------------
+
+
+def test_speaker_prior_and_context_lift_the_reply():
+    rows = [("S1", "Ann", "Do you have any hobbies these days?"), ("S1", "Ben", "Pottery on weekends."),
+            ("S1", "Ann", "Nice."), ("S2", "Ann", "I like hobbies too."), ("S2", "Ben", "Cool.")]
+    views = make_views(rows)
+    sc = ours.score_turns(views, Query("q", "s", "What hobbies does Ben have?"))
+    assert sc.named == "Ben"
+    assert sc.speaker[1] > 0 and sc.speaker[0] == 0
+    assert sc.context[1] > 0  # the question right before it lends it context
+    assert int(ours.ranking(sc.final)[0]) == 1
+    plain = ours.score_turns(views, Query("q", "s", "What hobbies does Ben have?"),
+                             replace(ours.DEFAULT, speaker=0.0, near1=0.0, near2=0.0))
+    assert int(ours.ranking(plain.final)[0]) != 1
+
+
+# -- the arm --------------------------------------------------------------------------------------
+
+
+def test_trace_shape_budget_and_determinism():
+    views = make_views(SHUTTER_ROWS)
+    q = Query("q1", "s", "How many days did it take for Alice to receive the remote shutter release after she ordered it?")
+    ctx = _ctx(views, "C6")
+    steps = resolve("bfr")(ctx, q)
+    kinds = [s.kind for s in steps]
+    assert kinds[:7] == STAGE_ONE and set(kinds[7:]) == {"round"}
+    ev = steps[-1].evidence
+    assert len(ev) == len(set(ev)) == 40
+    assert steps[-1].calls <= ctx.budget.calls
+    for s in steps[7:]:
+        assert {"round", "actions", "retained", "counters", "budget"} <= set(s.data)
+        assert all({"view", "cue", "skipped", "candidates"} <= set(a) for a in s.data["actions"])
+    json.dumps([s.data for s in steps])  # the store keeps traces as JSON
+    assert [s.evidence for s in resolve("bfr")(ctx, q)] == [s.evidence for s in steps]
+
+
+@pytest.mark.parametrize(("budget", "ground", "size"), [("C0", 5, 5), ("C0", 10, 10),
+                                                        (Budget(1, 1, 10, 10), 10, 20), ("C1", 10, 30)])
+def test_set_size_is_configurable(budget, ground, size):
+    views = make_views(SHUTTER_ROWS)
+    steps = ours.bfr(_ctx(views, budget, ground), Query("q", "s", "remote shutter release"))
+    assert len(steps[-1].evidence) == size
+
+
+def test_shutter_endpoints_both_retrieved_on_the_fake():
+    views = make_views(SHUTTER_ROWS)
+    q = Query("q1", "s", "How many days did it take for me to receive the new remote shutter release after I ordered it?")
+    ev = ours.bfr(_ctx(views, "C6"), q)[-1].evidence
+    assert {"S1:3", "S3:2"} <= set(ev)
+
+
+def test_tiny_scope_does_not_break():
+    views = make_views([("S1", "Ann", "hello"), ("S1", "Ben", "hi there")])
+    steps = ours.bfr(_ctx(views, "C6"), Query("q", "s", "Who said hello?"))
+    assert sorted(steps[-1].evidence) == ["S1:1", "S1:2"]
+
+
+# -- the real dev50 case (skipped without the shared data) -----------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LME.exists(), reason="LongMemEval dev50 sample not available")
+def test_b3c15d39_shutter_release_both_gold_turns():
+    from bfr_core.embed import get_model
+    from bfr_core.index import build_views
+    from bfr_core.ingest.longmemeval import load_longmemeval
+
+    with gzip.open(LME, "rt", encoding="utf-8") as fh:  # fail early and clearly on a broken file
+        assert any(e["question_id"] == "b3c15d39" for e in json.load(fh))
+    bundle = load_longmemeval(LME)
+    scope = next(s for s in bundle.scopes if s.scope_id == "b3c15d39")
+    q = next(x for x in bundle.questions if x.question_id == "b3c15d39")
+    by_session: dict[str, list] = {}
+    for t in bundle.turns:
+        by_session.setdefault(t.session_id, []).append(t)
+    dates = dict(zip(scope.session_ids, scope.session_dates or [None] * len(scope.session_ids), strict=True))
+    turns = [replace(t, date=dates.get(t.session_id) or t.date) for s in scope.session_ids for t in by_session[s]]
+    model = get_model()
+    views = build_views(bundle.dataset_id, scope, turns, model.encode([t.text for t in turns]), model)
+    ev = ours.bfr(_ctx(views, "C6"), q.query())[-1].evidence
+    assert len(ev) <= 40
+    assert {"answer_05d808e6_1_11", "answer_05d808e6_2_1"} <= set(ev)
