@@ -67,6 +67,8 @@ if item_id is not None:
         for e in item.evidence:
             st.markdown(f"`{e.n}` {W.esc(e.date)} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
     st.markdown("Is the **complete reference answer** supported by this evidence alone?")
+    st.caption("Keyboard: **S** sufficient · **I** insufficient · **U** uncertain (not while typing a note). "
+               "A click saves at once; relabel any time under “My labels”.")
     note = st.text_input("Note (optional)", key=f"annot_note_{item_id}")
     cols = st.columns(len(BUTTONS) + 1)
     for col, (label, text, key) in zip(cols, BUTTONS, strict=False):

@@ -48,6 +48,10 @@ def test_label_is_saved_on_click_and_survives_a_fresh_session(app_db):
     assert any("Saved **insufficient**" in s.value and "judge A" in s.value for s in at.success)
     assert next(m.value for m in at.markdown if m.value.startswith("**Question**")) != q_before
 
+    import streamlit as st
+
+    st.cache_resource.clear()  # drop the open store too: the label must come back from the file
+    st.cache_data.clear()
     fresh = _page("alice")  # a new browser session: nothing in session state
     assert any("1 of" in (p.text or "") for p in fresh.get("progress")) or "1 of" in texts(fresh)
     fresh.segmented_control(key="annot_mode").set_value("My labels").run()

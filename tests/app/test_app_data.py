@@ -2,7 +2,10 @@
 
 import json
 
-from conftest import app_test, texts
+import pytest
+from conftest import ROOT, app_test, texts
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 def _jsonl(path):
@@ -59,3 +62,19 @@ def test_ingest_from_upload(app_db, tmp_path):
     at.button(key="data_ingest").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Loaded" in s.value for s in at.success), texts(at)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED_DATA / "locomo10.json").exists(), reason="needs ../shared/data/locomo10.json")
+def test_ingest_the_shared_locomo_copy(app_db):
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data_source").set_value("Shared copy (../shared/data)").run()
+    at.selectbox(key="data_shared").select(SHARED_DATA / "locomo10.json").run()
+    assert at.selectbox(key="data_kind_locomo").value == "locomo"
+    at.checkbox(key="data_embed").uncheck().run()
+    at.button(key="data_ingest").click().run(timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Loaded **locomo**" in s.value and "5882 turns" in s.value for s in at.success), texts(at)
+    at.selectbox(key="data_dataset").select("locomo").run()
+    assert {m.label: m.value for m in at.metric}["Questions"] == "1,986"

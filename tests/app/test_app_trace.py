@@ -81,3 +81,13 @@ def test_session_button_opens_whole_session(app_db):
     sess[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Session" in m.value and "turns" in m.value for m in at.markdown)
+
+
+def test_selecting_a_final_row_opens_its_session(app_db):
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    at.button(key="trace_all").click().run()
+    at.session_state["trace_final"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(m.value.startswith("Session **") for m in at.markdown)
