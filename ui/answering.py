@@ -1,7 +1,7 @@
 """Final answer and judge for a finished trace, through ``bfr_core.judges`` (never reimplemented).
 
-Evidence snippets go to the answerer in time order as the turns' own text (the way the offline
-rules answerer reads dates inside the text); a session-date prefix would be read as an event date.
+Evidence is rendered by ``bfr_core.answering.render_evidence`` in the set's order, exactly as
+``bfr eval --answer`` does, so the app shows the answer the evaluation scores.
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ class Answered:
 
 
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
-    order = sorted(turns, key=lambda t: (t.date or datetime.min, t.session_id, t.idx))
-    return [t.text for t in order]
+    try:
+        from bfr_core.answering import render_evidence
+    except ImportError:  # the answering module has not landed in this build: text in time order
+        return [t.text for t in sorted(turns, key=lambda t: (t.date or datetime.min, t.session_id, t.idx))]
+    return render_evidence(turns)
 
 
 def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provider: str) -> Answered:
