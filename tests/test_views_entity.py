@@ -1,0 +1,110 @@
+"""Entity view: the entity map (NER, capitalised fallback, speakers), ranking, the NER cache."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from bfr_core.records import Bundle, IngestReport, Scope, Session, Turn
+from bfr_core.store import Store
+from bfr_core.views import entity as ent
+from bfr_core.views.base import View
+from bfr_core.views.entity import EntityView, build_index, cached_ner, capitalised_names, normalise
+
+TURNS = (
+    Turn("t1", "s1", 0, "Caroline", "Hey Melanie! I met Rose at the Pride parade in Boston."),
+    Turn("t2", "s1", 1, "Melanie", "That's great, Caroline. I bet Rose is lovely."),
+    Turn("t3", "s1", 2, "Caroline", "Great. I also read a book by Caroline Shaw."),
+    Turn("t4", "s2", 0, "Melanie", "my friend jasper visited. the rose garden was in bloom."),
+    Turn("t5", "s2", 1, "Caroline", "Say hi to Melanie's kids, and to Melanie and Melanie's husband."),
+)
+
+
+def fake_ner(texts):
+    """Pretend NER: Boston (GPE) and 'Caroline Shaw' (PERSON) only, like a model that misses names."""
+    out = []
+    for t in texts:
+        spans = []
+        if "Boston" in t:
+            spans.append(("GPE", "Boston"))
+        if "Caroline Shaw" in t:
+            spans.append(("PERSON", "Caroline Shaw"))
+        out.append(spans)
+    return out
+
+
+def test_normalise():
+    assert normalise("Melanie's") == "melanie"
+    assert normalise("  Caroline   SHAW ") == "caroline shaw"
+    assert normalise("O'Brien") == "obrien"
+
+
+def test_capitalised_fallback_skips_sentence_starts_and_common_words():
+    names = capitalised_names([t.text for t in TURNS])
+    assert "rose" in names[0] and "melanie" in names[0] and "hey" not in names[0]
+    assert "great" not in names[2]  # "Great." starts a sentence
+    # "Rose" is capitalised twice and lower-case once ("the rose garden"): still a name.
+    assert "rose" in names[1]
+
+
+def test_index_sources():
+    index = build_index(TURNS, fake_ner([t.text for t in TURNS]))
+    assert index["boston"] == {0}
+    assert index["caroline shaw"] == {2} and 2 in index["shaw"]
+    assert {0, 4} <= index["melanie"]
+    assert "the" not in index and "im" not in index
+
+
+def test_search_mentions_then_speaker_then_recency():
+    view = EntityView(TURNS, fake_ner)
+    assert isinstance(view, View)
+    hits = view.search("Melanie", 10)
+    # t5 mentions Melanie three times; t1 once (and is Caroline's); t2/t4 are spoken by Melanie.
+    assert [h.turn_id for h in hits] == ["t5", "t1", "t4", "t2"]
+    assert hits[0].score == 3 and hits[2].score == 0.5
+    assert [h.turn_id for h in view.search("melanie", 2, exclude={"t5"})] == ["t1", "t4"]
+
+
+def test_lower_case_names_fall_back_to_text_search():
+    view = EntityView(TURNS, fake_ner)
+    assert [h.turn_id for h in view.search("Jasper", 5)] == ["t4"]
+    assert view.search("Nobody", 5) == [] and view.search("", 5) == [] and view.search("Rose", 0) == []
+
+
+def test_entities_listing_and_lazy_build():
+    calls = []
+
+    def ner(texts):
+        calls.append(len(texts))
+        return fake_ner(texts)
+
+    view = EntityView(TURNS, ner)
+    assert calls == []  # nothing until the first search
+    view.search("Rose", 3)
+    view.search("Boston", 3)
+    assert calls == [5]
+    assert view.entities()[:2] == ["caroline", "melanie"]  # most turns first, then by name
+
+
+def test_ner_cache_by_text_hash(monkeypatch):
+    store = Store()
+    sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
+    store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
+                              IngestReport("d", "jsonl", "mem")))
+    seen = []
+    monkeypatch.setattr(ent, "run_ner", lambda texts: seen.extend(texts) or fake_ner(texts))
+    texts = [t.text for t in TURNS]
+    first = cached_ner(store, texts + texts[:1])
+    assert len(seen) == 5  # the duplicate is parsed once
+    assert cached_ner(store, texts) == first[:5]
+    assert len(seen) == 5  # all from the cache now
+    assert first[0] == [("GPE", "Boston")]
+
+
+@pytest.mark.slow
+def test_real_spacy_finds_people_and_places():
+    found = ent.run_ner(["Yesterday Melanie flew to Paris with Caroline to see the Louvre."])[0]
+    labels = {label for label, _ in found}
+    assert {"PERSON", "GPE"} <= labels or {"PERSON", "FAC"} <= labels
+    assert all(label in ent.NER_LABELS for label in labels)
