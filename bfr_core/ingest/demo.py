@@ -6,10 +6,11 @@ delivery interval across sessions (the analogue of LongMemEval's remote-shutter-
 two-evidence temporal question, a multi-hop question, a knowledge update, a single-hop fact, a
 stated preference and an abstention.
 
-The delivery question is built to defeat lexical retrieval: the order turn shares four words
-with the question, the arrival turn ("It finally showed up on March 14th ...") shares none, and
-a dozen turns about straps, cameras and orders outrank it, so a BM25 top-10 over the scope holds
-the order but not the arrival (``tests/test_ingest_demo.py`` checks this).
+The delivery question mirrors the real case: both evidence turns are relevant, but the order turn
+shares four words with the question while the arrival turn ("It finally arrived on March 14th!
+The new strap's ...") shares one, and a dozen turns about straps, cameras and orders outrank it.
+A BM25 top-10 over the scope holds the order but not the arrival (``tests/test_ingest_demo.py``
+checks this); deeper, budgeted text access reaches it (rank ~20), as BFR does in the paper.
 
 ``write_demo(path)`` writes ``data/demo.jsonl`` (committed; regenerate after editing this file);
 ``ensure_demo_store(db_path)`` opens a store and ingests it as dataset ``demo`` when missing.
@@ -113,8 +114,8 @@ SESSIONS: tuple[tuple[str, str, tuple[DemoTurn, ...]], ...] = (
     ("s4", "2024-03-15T20:10", (
         "Remember the package I was waiting for from Portugal?",
         "The leather one? Did it make it?",
-        ("arrival", "It finally showed up on March 14th! The leather is softer than I expected and the "
-                    "stitching looks great."),
+        ("arrival", "It finally arrived on March 14th! The new strap's leather is softer than I expected "
+                    "and the stitching looks great."),
         "Lovely. Give it a few weeks of use and it will mould to your shoulder.",
         ("risotto", "Also, I had Priya over for dinner last night as a thank-you. I made a mushroom risotto."),
         "A classic. Did you use arborio rice?",
@@ -204,7 +205,7 @@ QUESTION_DATE = "2024-04-30T12:00"
 # (question_id, qtype, question, answer, gold keys, is_abstention)
 QUESTIONS: tuple[tuple[str, str, str, str, tuple[str, ...], bool], ...] = (
     ("q1", "temporal-reasoning", "How many days did it take for my new camera strap to arrive after I ordered it?",
-     "11 days (ordered on March 3rd, it showed up on March 14th).", ("order", "arrival"), False),
+     "11 days (ordered on March 3rd, it arrived on March 14th).", ("order", "arrival"), False),
     ("q2", "temporal-reasoning", "How many days passed between my sunrise hike on Mount Tam and my pasta-making class?",
      "18 days (March 9th to March 27th).", ("hike", "pasta"), False),
     ("q3", "multi-hop", "What did I cook for the friend who lent me her tripod?",

@@ -140,6 +140,7 @@ class Unit:
     text: str
     dates: tuple[Ymd, ...]
     spans: tuple[str, ...]  # the dates as written (the session date's text when it stands in)
+    turn: str = ""  # the whole snippet the sentence came from (its context)
 
 
 def units(evidence: Sequence[str]) -> list[Unit]:
@@ -153,11 +154,11 @@ def units(evidence: Sequence[str]) -> list[Unit]:
             found = find_dates(sent)
             if found:
                 dates = tuple(_with_year(ymd, anchor[1] if anchor else None) for _, ymd, _ in found)
-                out.append(Unit(sent, dates, tuple(t for _, _, t in found)))
+                out.append(Unit(sent, dates, tuple(t for _, _, t in found), body))
             elif anchor:
-                out.append(Unit(sent, (anchor[1],), (anchor[2],)))
+                out.append(Unit(sent, (anchor[1],), (anchor[2],), body))
             else:
-                out.append(Unit(sent, (), ()))
+                out.append(Unit(sent, (), (), body))
     return out
 
 
@@ -203,7 +204,11 @@ def _event_subject(lead_match: re.Match[str] | None) -> str:
 
 
 def _object(clause: str) -> str:
-    """What a clause's verb acts on, naively: the words after the subject and the verb."""
+    """What a clause's verb acts on, naively: the words after the subject and the verb; for an
+    infinitive event ("my new camera strap to arrive") the noun phrase before "to"."""
+    inf = re.match(r"^(?:(?:my|our|your|his|her|their|the|a|an)\s+)?(.+?)\s+to\s+\w+$", clause, re.I)
+    if inf:
+        return inf.group(1)
     words = clause.split()
     if words and words[0].lower() in {"i", "we", "you", "he", "she", "they"}:
         words = words[1:]
@@ -376,6 +381,19 @@ NOT_FOUND = "Not mentioned in the evidence."
 _UNIT = re.compile(r"how (?:many|much) (day|week|month|year)s?|how long", re.I)
 
 
+# A sentence about a planned event dates the plan, not the event ("signed up for a class later").
+_PLANNED = re.compile(r"\b(will|later|next|tomorrow|going to|plan(?:ning|ned)?|signed up|upcoming|soon)\b", re.I)
+
+
+def _event_score(req: tuple[set[str], set[str], bool], unit: Unit) -> float:
+    """How well a dated sentence reports a requirement's event: its distinct verb counts double, the
+    rest of the snippet adds context ("It arrived on the 14th! The new strap's leather ..."), and a
+    sentence about a plan is demoted."""
+    sent, turn = toks(unit.text), toks(unit.turn or unit.text)
+    score = 2.0 * len(req[1] & sent) + len(req[0] & sent) + 0.5 * len(req[0] & (turn - sent))
+    return score - (2.0 if _PLANNED.search(unit.text) else 0.0)
+
+
 def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
     """"N days" (or weeks/months/years, as asked) between the question's two events, when the
     evidence dates both; None otherwise."""
@@ -389,7 +407,7 @@ def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
     picked: list[Ymd] = []
     if len(reqs) == 2 and all(r.startswith("date:") for r in reqs):
         for r in _req_tokens(reqs):
-            cands = [(len(r[1] & toks(u.text)) * 2 + len(r[0] & toks(u.text)), -k, u.dates[0])
+            cands = [(_event_score(r, u), -k, u.dates[0])
                      for k, u in enumerate(dated) if covers(r, u.text, dated=True)]
             if cands:
                 picked.append(max(cands)[2])

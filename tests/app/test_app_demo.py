@@ -13,7 +13,7 @@ def test_run_all_ends_with_both_evidence_turns_held(app_db):
     body = texts(at)
     # top-k holds the order but misses the arrival
     assert "holds **1 of 2** gold turns" in body
-    assert any("showed up on March 14th" in e.value for e in at.error)
+    assert any("arrived on March 14th" in e.value for e in at.error)
     # BFR-MV ends with both gold turns in its final evidence set
     assert any("holds 2 of 2 gold turns" in s.value for s in at.success)
     # the answer is what bfr_core.judges.answer (offline rules) gives on the set, rendered as eval does

@@ -52,6 +52,4 @@ def test_every_page_in_chromium(bc, tmp_path):
     # "Run all" on the demo: both evidence turns (order and arrival) end in BFR-MV's set
     held = re.search(r"holds (\d) of (\d) gold turns", seen["demo_success"])
     assert held, seen["demo_success"]
-    if held.group(1) != held.group(2):
-        assert not fake, "the stand-in pipeline always reaches both turns"
-        pytest.xfail("BFR-MV does not reach the arrival turn of the demo question yet (bfr_core.stage2)")
+    assert held.group(1) == held.group(2), seen["demo_success"]
