@@ -7,12 +7,15 @@ Loop (at most :data:`MAX_CALLS` calls, :data:`MAX_SIZE` turns):
     1. text(q), keep the first :data:`FIRST_KEEP` hits
     2. choose the next tool from the evidence state - offline rules, or
        ``bfr_core.judges.choose_tool`` when an LLM is set (the cue is still built by the rules):
-         stop     every requirement is covered by the evidence (lexical test of Stage I)
          entity   an uncovered name requirement (cue: that name), once per name
          session  a temporal/bridge requirement is uncovered and the best hit's conversation has not
                   been opened (cue: the best not-yet-anchored evidence turn)
          text     an uncovered requirement not yet searched (cue: its text)
-         stop     nothing left to try
+         stop     requirements still uncovered but nothing left to try
+       when every requirement is covered by words (Stage I's lexical test), confirm once:
+         entity   FirstPerson(q)'s own turns, if the question names a person
+         session  the best hit's conversation, for temporal / bridge / list questions
+         stop     otherwise
     3. call it excluding the evidence, re-rank the hits by BM25 relevance to q (ties: view rank),
        keep :data:`LATER_KEEP`; repeat.
 
@@ -25,15 +28,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bfr_core.records import Hit, Query, Step
-from bfr_core.requirements import Requirement, covers_lexically, decompose_with_source
+from bfr_core.requirements import Requirement, covers_lexically, decompose_with_source, first_person
 from bfr_core.stage1 import turn_stems
+from bfr_core.stage2 import scope_speakers
 
 if TYPE_CHECKING:
     from bfr_core.pipeline import ArmContext
 
 MAX_CALLS = 4
 MAX_SIZE = 12
-FIRST_KEEP = 6
+FIRST_KEEP = 8
 LATER_KEEP = 3
 DEPTH = 12  # hits asked of a view per call
 VIEW_ATTR = {"text": "bm25", "entity": "entity", "session": "session"}
@@ -50,11 +54,9 @@ def covered(views: Any, reqs: Sequence[Requirement], evidence: Sequence[str]) ->
 
 
 def rule_choice(reqs: Sequence[Requirement], done: set[str], used: set[tuple[str, str]],
-                evidence: Sequence[str]) -> tuple[str, str, str]:
-    """(tool, cue, why) by the offline rules."""
+                evidence: Sequence[str], person: str | None = None) -> tuple[str, str, str]:
+    """(tool, cue, why) by the offline rules (see the module docstring)."""
     missing = [r for r in reqs if r.rid not in done]
-    if not missing:
-        return "stop", "", "every requirement is covered"
     for r in missing:
         if r.kind == "entity" and ("entity", r.text) not in used:
             return "entity", r.text, f"{r.rid} names {r.text}, not yet in the evidence"
@@ -65,7 +67,16 @@ def rule_choice(reqs: Sequence[Requirement], done: set[str], used: set[tuple[str
     for r in missing:
         if r.kind != "entity" and ("text", r.text) not in used:
             return "text", r.text, f"{r.rid} is uncovered: search its words"
-    return "stop", "", "nothing left to try"
+    if missing:
+        return "stop", "", "nothing left to try"
+    # Every requirement looks covered by words alone: confirm once from the person's own turns,
+    # and for dated / chained / list questions once from the best hit's conversation.
+    if person and not any(tool == "entity" for tool, _ in used):
+        return "entity", person, f"covered; confirm from {person}'s own turns"
+    needs_context = any(r.kind in ("temporal", "bridge", "list") for r in reqs)
+    if needs_context and evidence and not any(tool == "session" for tool, _ in used):
+        return "session", evidence[0], "covered; read the best hit's conversation for dates and links"
+    return "stop", "", "every requirement is covered"
 
 
 def _cue_for(tool: str, reqs: Sequence[Requirement], done: set[str], used: set[tuple[str, str]],
@@ -86,6 +97,7 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
     steps = [Step("requirements", f"{len(reqs)} requirement(s)", (), 0, {
         "requirements": [r.to_dict() for r in reqs], "source": source})]
     relevance = views.bm25_scores(query.text)
+    person = first_person(query.text, scope_speakers(views))
     pos = views.position
     evidence: list[str] = []
     used: set[tuple[str, str]] = set()
@@ -94,7 +106,7 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
     while calls < MAX_CALLS and len(evidence) < MAX_SIZE:
         if calls:
             done = covered(views, reqs, evidence)
-            tool, cue, why = rule_choice(reqs, done, used, evidence)
+            tool, cue, why = rule_choice(reqs, done, used, evidence, person)
             if ctx.llm is not None:
                 tool, cue, why = _llm_choice(ctx.llm, query, views, evidence, reqs, done, used)
             if tool == "stop" or not cue:

@@ -127,7 +127,7 @@ def _front(points: Sequence[dict[str, Any]], metric: str) -> list[dict[str, Any]
     return out
 
 
-def write_outputs(result: dict[str, Any], out_dir: str | Path) -> dict[str, str]:
+def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = True) -> dict[str, str]:
     """frontier.json, frontier.html and (if kaleido renders here) frontier.png; returns what was written."""
     from bfr_core.plots import budget_frontier
 
@@ -150,6 +150,8 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path) -> dict[str, str]
     html.append("</body></html>")
     (out / "frontier.html").write_text("\n".join(html), encoding="utf-8")
     written["html"] = str(out / "frontier.html")
+    if not png:
+        return written
     try:
         from plotly.subplots import make_subplots
 

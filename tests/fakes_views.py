@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from bfr_core.records import Hit, Turn
+from bfr_core.records import Hit, Scope, Turn
 from bfr_core.text import tokenize, words
 
 DIM = 96
@@ -30,7 +30,7 @@ def _vec(text: str) -> np.ndarray:
     return v / n if n else v
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Ranked:
     name: str
     turns: tuple[Turn, ...]
@@ -55,10 +55,10 @@ class _Ranked:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FakeScopeViews:
     dataset_id: str
-    scope: str
+    scope: Scope
     turns: tuple[Turn, ...]
     position: dict[str, int]
     by_id: dict[str, Turn]
@@ -132,8 +132,9 @@ def make_views(rows: Sequence[tuple[str, str, str]], *, dataset_id: str = "fake"
         b = bm25_scores(cue)
         return dense_scores(cue) + (b / b.max() if b.max() > 0 else b)
 
+    scope_rec = Scope(dataset_id, scope, tuple(sessions), tuple(dict.fromkeys(t.speaker for t in tt)))
     return FakeScopeViews(
-        dataset_id, scope, tt, {t.turn_id: i for i, t in enumerate(tt)}, {t.turn_id: t for t in tt}, vecs,
+        dataset_id, scope_rec, tt, {t.turn_id: i for i, t in enumerate(tt)}, {t.turn_id: t for t in tt}, vecs,
         _Ranked("bm25", tt, bm25_scores), _Ranked("dense", tt, dense_scores, positive_only=False),
         _Ranked("entity", tt, entity_scores), _Ranked("session", tt, session_scores),
         _Ranked("hybrid", tt, hybrid_scores, positive_only=False), toks,
@@ -159,3 +160,24 @@ SHUTTER_ROWS: list[tuple[str, str, str]] = [
     ("S4", "Bob", "My camera tripod broke and I bought a new camera tripod."),
 ] + [("S5", "Bob" if i % 2 else "Alice", f"Filler chat number {i} about weather and coffee and work.")
      for i in range(30)]
+
+
+_VOCAB = ("camera tripod lens hike lake painting pottery parade support group concert guitar violin "
+          "market garden dog cat puppy school work coffee movie book trip beach mountain sunrise "
+          "family friend birthday party race marathon adopt shelter recipe bake bread").split()
+
+
+def big_rows(n: int = 400, sessions: int = 20, seed: int = 7) -> list[tuple[str, str, str]]:
+    """A larger deterministic conversation (Alice/Bob/Caroline) where every topic word recurs often,
+    so BM25, entity and session calls keep returning unseen turns for many rounds."""
+    import random
+
+    rng = random.Random(seed)
+    speakers = ("Alice", "Bob", "Caroline")
+    rows = []
+    for i in range(n):
+        words_ = rng.sample(_VOCAB, 6)
+        mention = rng.choice(speakers) if rng.random() < 0.5 else ""
+        rows.append((f"S{i * sessions // n + 1}", speakers[i % 3],
+                     f"{mention} talked about the {words_[0]} and {words_[1]}, then {' '.join(words_[2:])} #{i}"))
+    return rows

@@ -18,6 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paper-points", action="store_true", help="only Table 16's points C0,C1,C2,C3,C4,C6,C9")
     p.add_argument("--limit", type=int, default=None, help="only the first N scoreable questions")
     p.add_argument("--out", required=True, help="output directory (frontier.json, .html, .png)")
+    p.add_argument("--no-png", action="store_true", help="skip the PNG (kaleido starts a browser: ~3 s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         budgets = list(PAPER_POINTS if args.paper_points else NAMES)
     result = sweep(store, dataset, arms=arms, budgets=budgets, limit=args.limit,
                    progress=None if args.quiet else tqdm_progress(f"sweep {dataset}"))
-    written = write_outputs(result, args.out)
+    written = write_outputs(result, args.out, png=not args.no_png)
     print(_table(result), file=sys.stdout)
     for kind, path in written.items():
         print(f"{kind}: {path}", file=sys.stderr)
