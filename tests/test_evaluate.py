@@ -1,0 +1,82 @@
+"""bfr eval end to end on the demo dataset: the JSON contract, resumption, failures, the CLI."""
+
+import json
+
+import pytest
+
+from bfr_core import evaluate as ev
+from bfr_core.cli import main
+from bfr_core.ingest.demo import ensure_demo_store
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("eval") / "demo.duckdb"
+    ensure_demo_store(path).close()
+    return path
+
+
+def test_contract_keys_and_ranges(db, tmp_path):
+    out = tmp_path / "out.json"
+    rc = main(["eval", "--db", str(db), "--dataset", "demo", "--arms", "mem0,bfr-mv", "--json", str(out), "--quiet"])
+    assert rc == 0
+    d = json.loads(out.read_text())
+    assert d["benchmark"] == "demo" and d["n_questions"] >= 5
+    for arm in ("mem0", "bfr-mv"):
+        a = d["arms"][arm]
+        for key in ("gold_hit", "turn_hit", "er", "cer", "recall_all", "mean_set_size", "mean_calls", "by_type"):
+            assert key in a, key
+        assert 0 <= a["gold_hit"] <= 100 and 0 <= a["cer"] <= a["er"] <= 100
+    assert d["arms"]["mem0"]["mean_set_size"] == 10
+    # the budgeted arm holds more evidence than top-10 and never less gold
+    assert d["arms"]["bfr-mv"]["mean_set_size"] > 10
+    assert d["arms"]["bfr-mv"]["er"] >= d["arms"]["mem0"]["er"]
+
+
+def test_rerun_resumes_without_duplicates_and_identical_summary(db):
+    from bfr_core.store import Store
+
+    store = Store(db)
+    spec = ev.RunSpec("demo", ("mem0", "amem"), k=10)
+    run_id = ev.evaluate(store, spec)
+    first = ev.summarize(store, run_id)
+    n_rows = store.cursor().execute("SELECT count(*) FROM results WHERE run_id = ?", [run_id]).fetchone()[0]
+    # drop half the rows as if the process had been killed mid-run, then rerun
+    store.cursor().execute("DELETE FROM results WHERE run_id = ? AND arm = 'amem'", [run_id])
+    assert ev.evaluate(store, spec) == run_id
+    again = ev.summarize(store, run_id)
+    assert again == first
+    count = store.cursor().execute("SELECT count(*) FROM results WHERE run_id = ?", [run_id]).fetchone()[0]
+    assert count == n_rows == len(ev.select_questions(store, "demo")) * 2
+    trace = ev.load_trace(store, run_id, ev.select_questions(store, "demo")[0].question_id, "mem0")
+    assert trace is not None and trace.arm == "mem0" and len(trace.evidence) == 10
+    store.close()
+
+
+def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
+    import bfr_core.pipeline as pl
+    from bfr_core import arms
+    from bfr_core.store import Store
+
+    mem0 = arms.resolve("mem0")
+
+    def broken(ctx, query):
+        if query.question_id.endswith("1"):
+            raise RuntimeError("boom")
+        return mem0(ctx, query)
+
+    monkeypatch.setattr(pl, "resolve", lambda name: broken)
+    store = Store(db)
+    run_id = ev.evaluate(store, ev.RunSpec("demo", ("mem0",), k=7))
+    rows = ev.load_results(store, run_id)
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert [r["question_id"] for r in failed] == ["q1"] and "boom" in failed[0]["error"]
+    assert len(rows) == len(ev.select_questions(store, "demo"))
+    # a failed question stays in the denominator as an empty set
+    assert failed[0]["set_size"] == 0 and failed[0]["gold_hit"] == 0.0
+    # a rerun (the fault gone) replaces the failed row and keeps one row per question
+    monkeypatch.setattr(pl, "resolve", lambda name: mem0)
+    ev.evaluate(store, ev.RunSpec("demo", ("mem0",), k=7))
+    rows = ev.load_results(store, run_id)
+    assert all(r["status"] == "ok" for r in rows) and len(rows) == len(ev.select_questions(store, "demo"))
+    store.close()
