@@ -7,8 +7,19 @@ embeddings itself (cached under ``bench/out/`` so reruns are instant), and never
 ``(QCase, size) -> ordered turn positions`` that reads only the question text (and date) and the
 scope's turns; gold ids are used only by the scorer.
 
-Run: ``.venv/bin/python bench/explore_ours.py [--variants a,b] [--lme]``; writes
-``bench/out/explore_ours.json``. Not covered: the real pipeline (see ``bench/bench_ours.py``).
+Run: ``.venv/bin/python bench/explore_ours.py [--variants a,b] [--grid JSON] [--dense static] [--lme]``;
+appends to ``bench/out/explore_ours[_lme][_static].json``. Not covered: the real pipeline (see
+``bench/bench_ours.py``, which measures the ported recipe and its ablation there).
+
+What it found (LoCoMo, 1,536 questions, Gold Hit / CER at 40 turns; MiniLM transformer, text only):
+* z-score fusion of stemmed BM25 and dense (78.6 / 65.4) beats RRF (78.3 / 64.6) and each alone;
+  stemming +4 over unstemmed BM25.
+* neighbour smoothing is the big step: s + 0.6 max(s(i+-1)) + 0.4 max(s(i+-2)) -> ~88 / 76;
+  adding neighbours as extra turns instead (expand) is worse than scoring them.
+* a speaker prior for the one named speaker (+6 z) -> 93.2 / 82.1; a date-window prior -> 94.4 / 83.7.
+* no gain: requirement-aimed slots or score terms, dense pseudo-relevance feedback, a per-session
+  diversity penalty, Stage I cover first (+0.2 at 5-10 turns, 0 at 40).
+* the static distilled model (the store's default) gives the same picture within ~0.5 points.
 """
 
 from __future__ import annotations
@@ -57,6 +68,15 @@ def model():
 
 
 DENSE = {"model": "minilm"}  # "minilm" (the transformer) or "static" (bfr_core.embed's distilled default)
+
+
+def encode_now(texts: Sequence[str]) -> np.ndarray:
+    """Uncached encoding with the selected dense model (a handful of cue texts)."""
+    if DENSE["model"] == "static":
+        from bfr_core.embed import get_model
+
+        return get_model("m2v-minilm-l6-v2@256d").encode(list(texts))
+    return model().encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
 
 
 def embed(texts: Sequence[str], name: str) -> np.ndarray:
@@ -449,9 +469,7 @@ def requirement_scores(c: QCase) -> list[np.ndarray]:
     reqs = [r for r in decompose_rules(c.q.text) if r.kind not in ("entity", "constraint")]
     out = []
     if len(reqs) > 1:
-        vecs = model().encode([r.text for r in reqs], normalize_embeddings=True, show_progress_bar=False) \
-            if DENSE["model"] == "minilm" else __import__("bfr_core.embed", fromlist=["x"]).get_model(
-                "m2v-minilm-l6-v2@256d").encode([r.text for r in reqs])
+        vecs = encode_now([r.text for r in reqs])
         for r, v in zip(reqs, vecs, strict=True):
             bm = np.asarray(c.sd.bm25_stem.get_scores(list(r.terms)), dtype=np.float64)
             out.append(zn(bm) + zn(c.sd.vec @ v))
@@ -504,7 +522,6 @@ def select_req(c: QCase, s: np.ndarray, k: int, r: Recipe) -> list[int]:
     for q, rs in zip([q for q in reqs if q.kind not in ("entity", "constraint")], rscores, strict=False):
         if any(covers_lexically(q, c.sd.turns[i], c.sd.stems[i]) for i in chosen):
             continue
-        rs = rs + (s - rs) * 0  # own ranking
         for i in order(rs):
             i = int(i)
             if i not in taken and covers_lexically(q, c.sd.turns[i], c.sd.stems[i]):

@@ -5,7 +5,7 @@ already beats BFR-MV at ~40 turns). This arm keeps the paper's shape - a Stage I
 FCA context, lattice, prefilter, minimum cover and grounding, then budgeted completion rounds with
 the exclusion rule - but ranks every turn by one score that knows about conversations:
 
-    text(i)    = z(BM25 over Porter-stemmed tokens)(i) + z(dense cosine)(i)      z-score fusion
+    text(i)    = z(BM25 over stemmed bare text)(i) + z(dense cosine)(i)      z-score fusion
     prior(i)   = text(i) + SPEAKER * [the one speaker the question names spoke i]
                          + DATES * [i's session is dated in a window the question names]
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
@@ -13,7 +13,9 @@ the exclusion rule - but ranks every turn by one score that knows about conversa
 
 Why each piece (bench/out/ours_ablation.json removes each in turn):
 * stemming and z-score fusion: RRF throws the score gaps away; z-scores keep "one turn matches
-  every term" apart from "forty turns match one term".
+  every term" apart from "forty turns match one term". BM25 indexes the bare text: the shared
+  views' "Speaker: text" prefix spreads the name's weight over every turn of that speaker and of
+  turns addressing them, which the speaker prior below does more sharply.
 * speaker prior: LoCoMo questions name one of the two speakers ("What does Melanie do to
   destress?"); the answer is in that speaker's turns, whose text rarely repeats the name.
 * dates: a question that names a date ("in the first weekend of October 2023", or "two weeks ago"
@@ -56,7 +58,6 @@ from bfr_core.requirements import decompose_with_source, parse_dates
 from bfr_core.stage1 import coverage_order, incidence, min_cover, prefilter
 from bfr_core.stage2 import retain
 from bfr_core.text import words
-from bfr_core.views._rank import top_hits
 from bfr_core.views.bm25 import BM25View
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class OursSettings:
     w_bm25: float = 1.0  # weight of z(BM25) in the text score
     w_dense: float = 1.0  # weight of z(dense cosine) in the text score
     stemmed: bool = True  # BM25 over Porter-stemmed tokens (the shared BM25 view is unstemmed)
+    bm25_speaker: bool = False  # index "Speaker: text" like the shared views; the speaker prior does it better
     fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60; ablation only)
     speaker: float = 6.0  # added to the turns of the one scope speaker the question names
     dates: float = 2.0  # added to turns of sessions dated in a window the question names
@@ -87,17 +89,17 @@ MONTH_SLACK = 14  # a named month or year: sessions up to two weeks after its en
 # Stemmed BM25 over a scope, cached per views object (the shared view is built unstemmed)
 # ----------------------------------------------------------------------------------------------
 
-_BM25: OrderedDict[int, tuple[Any, BM25View]] = OrderedDict()
+_BM25: OrderedDict[tuple[int, bool], tuple[Any, BM25View]] = OrderedDict()
 _BM25_SIZE = 64
 
 
-def stemmed_bm25(views: Any) -> BM25View:
-    key = id(views)
+def stemmed_bm25(views: Any, with_speaker: bool = False) -> BM25View:
+    key = (id(views), with_speaker)
     hit = _BM25.get(key)
     if hit is not None and hit[0] is views:
         _BM25.move_to_end(key)
         return hit[1]
-    view = BM25View(views.turns, stemmed=True)
+    view = BM25View(views.turns, stemmed=True, with_speaker=with_speaker)
     _BM25[key] = (views, view)  # holding the views keeps id() from being reused while cached
     while len(_BM25) > _BM25_SIZE:
         _BM25.popitem(last=False)
@@ -227,7 +229,7 @@ def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScor
     """The arm's one ranking (see the module docstring)."""
     turns = views.turns
     n = len(turns)
-    bm = stemmed_bm25(views).scores(query.text) if s.stemmed else views.bm25_scores(query.text)
+    bm = stemmed_bm25(views, s.bm25_speaker).scores(query.text) if s.stemmed else views.bm25_scores(query.text)
     # cosine with the scope's own turn vectors; views.encode reuses the dense view's query cache
     dense = np.asarray(views.turn_vectors @ views.encode([query.text])[0], dtype=np.float64) if n else np.zeros(0)
     parts, weights = [np.asarray(bm, dtype=np.float64), dense], [s.w_bm25, s.w_dense]
@@ -270,6 +272,17 @@ def _session_codes(turns: Sequence[Any]) -> np.ndarray:
 def ranking(scores: np.ndarray) -> np.ndarray:
     """Positions by descending score, ties by turn order."""
     return np.lexsort((np.arange(len(scores)), -scores))
+
+
+def top_unseen(scores: np.ndarray, ids: Sequence[str], k: int, exclude: frozenset[str]) -> list[Hit]:
+    """The exclusion rule (Eq. 8) on our ranking: the ``k`` best turns not in ``exclude``."""
+    out: list[Hit] = []
+    for i in ranking(scores):
+        if len(out) >= k:
+            break
+        if ids[i] not in exclude:
+            out.append(Hit(ids[i], float(scores[i]), "ours", len(out)))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -366,7 +379,7 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s
     while t < b.rounds and b_call < b.calls and b_new < b.new and len(evidence) < len(ids):
         start = frozenset(evidence)
         want = min(b.keep, b.new - b_new)
-        hits: list[Hit] = top_hits(sc.final, ids, want + s.novelty_slack, start, "ours")
+        hits = top_unseen(sc.final, ids, want + s.novelty_slack, start)
         b_call += 1
         kept = retain([hits], evidence, want, views, sc.final)
         evidence.extend(kept)

@@ -1,0 +1,347 @@
+"""Benchmark of our arm ``bfr``: quality-versus-size curve, ablation, LongMemEval dev50, latency.
+
+Everything runs through the real pipeline (store -> ``index.scope_views`` -> ``pipeline.run_query``,
+or ``ours.run`` with explicit settings for the ablation), on a store it builds once under
+``bench/out/cache/`` (or ``--db``). Writes
+
+* ``bench/out/ours.json`` - LoCoMo (1,536 scoreable questions) Gold Hit / CER / ER by evidence-set
+  size (5, 10, 20, 30, 40) for ``bfr`` and for BM25 (``mem0``), dense (``amem``) and RRF (the hybrid
+  view) top-k, ``bfr-mv`` at its grid points, by question type and by conversation half; LongMemEval
+  dev50 Turn Hit / recall_all at <= 40 turns beside ``bfr-mv``; the b3c15d39 check; latency.
+* ``bench/out/ours_ablation.json`` - each component of ``bfr`` removed in turn, at 40 and 10 turns.
+* ``bench/out/ours_curve.html`` (and ``.png`` when kaleido can render).
+
+Run: ``.venv/bin/python bench/bench_ours.py [--db X] [--skip-ablation] [--skip-lme]``.
+Does not cover: answer-level scores (no LLM here), the full 500-question LongMemEval-S.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bfr_core import ours  # noqa: E402
+from bfr_core.budgets import budget_for  # noqa: E402
+from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
+from bfr_core.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.pipeline import ArmContext, run_query  # noqa: E402
+from bfr_core.records import Question  # noqa: E402
+from bfr_core.store import Store  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+DATA = Path("/work/shared/data")
+SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+SIZES = (5, 10, 20, 30, 40)
+MV_POINTS = ("C0", "C1", "C2", "C6")  # C4 lands on C6 (40 turns, within 0.3 points)
+SHUTTER = ("b3c15d39", ("answer_05d808e6_1_11", "answer_05d808e6_2_1"))
+
+# (E0 size b, completion budget) giving each target size; grid names where the grid has the point.
+SIZE_PLAN: dict[int, tuple[int, str | Budget]] = {
+    5: (5, "C0"), 10: (10, "C0"), 20: (10, Budget(rounds=1, calls=1, new=10, keep=10)),
+    30: (10, "C1"), 40: (10, "C6"),
+}
+
+# The ablation: each component removed in turn (settings differ from ours.DEFAULT in one place).
+ABLATIONS: dict[str, ours.OursSettings] = {
+    "full": ours.DEFAULT,
+    "- stemming (the shared, unstemmed BM25 view)": replace(ours.DEFAULT, stemmed=False),
+    "+ speaker prefix in BM25 (as the shared views)": replace(ours.DEFAULT, bm25_speaker=True),
+    "- z-score fusion (RRF instead)": replace(ours.DEFAULT, fusion="rrf"),
+    "- dense": replace(ours.DEFAULT, w_dense=0.0),
+    "- BM25": replace(ours.DEFAULT, w_bm25=0.0),
+    "- speaker prior": replace(ours.DEFAULT, speaker=0.0),
+    "- date prior": replace(ours.DEFAULT, dates=0.0),
+    "- context +-1": replace(ours.DEFAULT, near1=0.0),
+    "- context +-2": replace(ours.DEFAULT, near2=0.0),
+    "- context (both)": replace(ours.DEFAULT, near1=0.0, near2=0.0),
+    "- Stage I cover (E0 = score order)": replace(ours.DEFAULT, cover=False),
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# Store and questions
+# ------------------------------------------------------------------------------------------------
+
+
+def open_store(path: Path) -> Store:
+    from bfr_core.ingest import ingest
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = Store(str(path))
+    for name, src in SOURCES.items():
+        if store.dataset(name) is None and src.exists():
+            print(f"ingesting {src.name} into {path} ...", file=sys.stderr)
+            ingest(store, name, src)
+    return store
+
+
+def questions(store: Store, dataset: str) -> list[Question]:
+    return store.questions(dataset, scoreable_only=True)
+
+
+class Views:
+    """scope_views per scope, fetched once (the LRU in bfr_core.index holds 64 scopes)."""
+
+    def __init__(self, store: Store, dataset: str) -> None:
+        self.store, self.dataset = store, dataset
+        self._seen: dict = {}
+
+    def __call__(self, scope_id: str):
+        from bfr_core.index import scope_views
+
+        if scope_id not in self._seen:
+            self._seen[scope_id] = scope_views(self.store, self.dataset, scope_id)
+        return self._seen[scope_id]
+
+
+# ------------------------------------------------------------------------------------------------
+# Runners: question -> (evidence, calls, elapsed ms)
+# ------------------------------------------------------------------------------------------------
+
+Runner = Callable[[Question], tuple[Sequence[str], int, float]]
+
+
+def arm_runner(views: Views, dataset: str, arm: str, budget: str | Budget | None = None, k: int | None = None,
+               ground: int = 10) -> Runner:
+    config = Config(retrieval=RetrievalConfig(ground=ground))
+
+    def run(q: Question) -> tuple[Sequence[str], int, float]:
+        tr = run_query(views(q.scope_id), q.query(), arm, dataset_id=dataset, budget=budget, config=config, k=k)
+        return tr.evidence, tr.calls, tr.elapsed_ms
+    return run
+
+
+def hybrid_runner(views: Views, k: int) -> Runner:
+    """RRF top-k straight from the shared hybrid view (no arm wraps it)."""
+    def run(q: Question) -> tuple[Sequence[str], int, float]:
+        t0 = time.perf_counter()
+        hits = views(q.scope_id).hybrid.search(q.text, k, ())
+        return [h.turn_id for h in hits], 1, (time.perf_counter() - t0) * 1000
+    return run
+
+
+def settings_runner(views: Views, settings: ours.OursSettings, budget: str | Budget, ground: int) -> Runner:
+    b = budget_for("bfr", budget) if isinstance(budget, str) else budget
+    config = Config(retrieval=RetrievalConfig(ground=ground))
+
+    def run(q: Question) -> tuple[Sequence[str], int, float]:
+        t0 = time.perf_counter()
+        steps = ours.run(ArmContext(views(q.scope_id), config, b, str(budget)), q.query(), settings)
+        return steps[-1].evidence, steps[-1].calls, (time.perf_counter() - t0) * 1000
+    return run
+
+
+def score(qs: Sequence[Question], runner: Runner, *, halves: bool = False) -> dict:
+    """Run over every question; aggregate percentages overall, by type (and by conversation half)."""
+    rows, times = [], []
+    scopes = sorted({q.scope_id for q in qs})
+    first_half = set(scopes[: len(scopes) // 2])
+    for q in qs:
+        ev, calls, ms = runner(q)
+        s = score_question(list(ev), q.gold).as_dict()
+        s.update(calls=calls, qtype=q.qtype, half="A" if q.scope_id in first_half else "B")
+        rows.append(s)
+        times.append(ms)
+    agg = aggregate(rows, by="qtype", means=("set_size", "calls"))
+    out = {k: _r(v) for k, v in agg["overall"].items() if k in ("gold_hit", "turn_hit", "er", "cer", "recall_all",
+                                                              "set_size", "calls", "n")}
+    out["by_type"] = {t: {m: _r(v[m]) for m in ("n", "gold_hit", "turn_hit", "cer")} for t, v in agg["by"].items()}
+    if halves:
+        h = aggregate(rows, by="half")["by"]
+        out["by_conversation_half"] = {
+            f"{k} ({', '.join(scopes[:len(scopes) // 2] if k == 'A' else scopes[len(scopes) // 2:])})":
+                {m: _r(h[k][m]) for m in ("n", "gold_hit", "cer")} for k in ("A", "B") if k in h}
+    out["ms_p50"] = _r(statistics.median(times)) if times else None
+    return out
+
+
+def _r(x: object) -> object:
+    return round(x, 2) if isinstance(x, float) else x
+
+
+# ------------------------------------------------------------------------------------------------
+# Sections
+# ------------------------------------------------------------------------------------------------
+
+
+def curve(store: Store) -> dict:
+    qs = questions(store, "locomo")
+    views = Views(store, "locomo")
+    out: dict[str, dict] = {"bfr": {}, "bm25 top-k (mem0)": {}, "dense top-k (amem)": {}, "rrf top-k (hybrid view)": {},
+                            "bfr-mv (grid)": {}}
+    for size in SIZES:
+        ground, budget = SIZE_PLAN[size]
+        r = score(qs, arm_runner(views, "locomo", "bfr", budget, ground=ground), halves=True)
+        r["budget"] = budget if isinstance(budget, str) else asdict(budget)
+        r["ground"] = ground
+        out["bfr"][str(size)] = r
+        out["bm25 top-k (mem0)"][str(size)] = score(qs, arm_runner(views, "locomo", "mem0", k=size))
+        out["dense top-k (amem)"][str(size)] = score(qs, arm_runner(views, "locomo", "amem", k=size))
+        out["rrf top-k (hybrid view)"][str(size)] = score(qs, hybrid_runner(views, size), halves=size == 40)
+        _log(out, size)
+    for point in MV_POINTS:
+        try:
+            r = score(qs, arm_runner(views, "locomo", "bfr-mv", point))
+        except Exception as exc:  # another module's bug must not cost the rest of the benchmark
+            out["bfr-mv (grid)"][point] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            print(f"  bfr-mv {point}: failed ({exc})", file=sys.stderr)
+            continue
+        r["budget"] = point
+        out["bfr-mv (grid)"][point] = r
+        print(f"  bfr-mv {point}: size {r['set_size']} GH {r['gold_hit']} CER {r['cer']}", file=sys.stderr)
+    return out
+
+
+def _log(out: dict, size: int) -> None:
+    line = "  ".join(f"{name.split()[0]} {v[str(size)]['gold_hit']}/{v[str(size)]['cer']}"
+                     for name, v in out.items() if str(size) in v)
+    print(f"  size {size}: {line}", file=sys.stderr)
+
+
+def latency(store: Store) -> dict:
+    """bfr at C6 on every LoCoMo question: a cold pass (fills caches), then a warm pass (reported)."""
+    qs = questions(store, "locomo")
+    views = Views(store, "locomo")
+    run = arm_runner(views, "locomo", "bfr", "C6")
+    cold = [run(q)[2] for q in qs]
+    warm = sorted(run(q)[2] for q in qs)
+    return {"questions": len(qs), "warm_ms_p50": _r(statistics.median(warm)),
+            "warm_ms_p95": _r(warm[int(0.95 * (len(warm) - 1))]), "warm_ms_mean": _r(statistics.fmean(warm)),
+            "cold_ms_p50": _r(statistics.median(cold)), "cold_ms_max": _r(max(cold)),
+            "note": "elapsed inside the arm (Trace.elapsed_ms); views built once per scope before timing"}
+
+
+def longmemeval(store: Store) -> dict:
+    if store.dataset("longmemeval") is None:
+        return {"skipped": "longmemeval not in the store"}
+    qs = questions(store, "longmemeval")
+    views = Views(store, "longmemeval")
+    arms: dict[str, Runner] = {
+        "bfr (C6)": arm_runner(views, "longmemeval", "bfr", "C6"),
+        "bfr-mv (C6)": arm_runner(views, "longmemeval", "bfr-mv", "C6"),
+        "bm25 top-40 (mem0)": arm_runner(views, "longmemeval", "mem0", k=40),
+        "rrf top-40 (hybrid view)": hybrid_runner(views, 40),
+    }
+    out: dict[str, object] = {"n_questions": len(qs),
+                              "note": "Turn Hit over all questions (unannotated = miss); recall_all over "
+                                      "questions with gold turns (set-level: k = set size)"}
+    for name, run in arms.items():
+        try:
+            r = score(qs, run)
+        except Exception as exc:  # as in curve(): record, continue
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            continue
+        out[name] = {k: r[k] for k in ("turn_hit", "recall_all", "set_size", "calls", "ms_p50", "by_type")}
+    # Every dev50 question has its own haystack, so the pass above met each scope cold (stemmed BM25
+    # and Stage I's term sets are built on first use). Warm = the same question again right away.
+    cold, warm = [], []
+    for q in qs:
+        cold.append(arms["bfr (C6)"](q)[2])
+        warm.append(arms["bfr (C6)"](q)[2])
+    out["bfr (C6)"].pop("ms_p50", None)
+    out["bfr (C6)"]["ms_p50_warm"] = _r(statistics.median(warm))
+    out["bfr (C6)"]["ms_p50_first_question_of_scope"] = _r(statistics.median(cold))
+    qid, gold = SHUTTER
+    q = next((x for x in qs if x.question_id == qid), None)
+    if q is not None:
+        ev = arms["bfr (C6)"](q)[0]
+        out["b3c15d39"] = {"gold": list(gold), "retrieved": [g for g in gold if g in ev], "set_size": len(ev),
+                           "both": all(g in ev for g in gold)}
+    return out
+
+
+def ablation(store: Store) -> dict:
+    qs = questions(store, "locomo")
+    views = Views(store, "locomo")
+    out: dict[str, dict] = {}
+    for size, (ground, budget) in ((40, SIZE_PLAN[40]), (10, SIZE_PLAN[10])):
+        rows = {}
+        for name, st in ABLATIONS.items():
+            r = score(qs, settings_runner(views, st, budget, ground))
+            rows[name] = {k: r[k] for k in ("gold_hit", "cer", "er", "set_size", "by_type")}
+            print(f"  ablation @{size} {name}: {r['gold_hit']}/{r['cer']}", file=sys.stderr)
+        full = rows["full"]
+        for r in rows.values():
+            r["d_gold_hit"] = _r(r["gold_hit"] - full["gold_hit"])
+            r["d_cer"] = _r(r["cer"] - full["cer"])
+        out[str(size)] = rows
+    return out
+
+
+def figure(result: dict, path: Path) -> dict:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Gold Hit (%)", "Complete Evidence Recall (%)"))
+    styles = {"bfr": ("#d62728", "solid"), "bm25 top-k (mem0)": ("#1f77b4", "dash"),
+              "dense top-k (amem)": ("#2ca02c", "dot"), "rrf top-k (hybrid view)": ("#9467bd", "dashdot")}
+    for name, (color, dash) in styles.items():
+        pts = result["curve"][name]
+        xs = [pts[str(s)]["set_size"] for s in SIZES]
+        for col, metric in ((1, "gold_hit"), (2, "cer")):
+            fig.add_trace(go.Scatter(x=xs, y=[pts[str(s)][metric] for s in SIZES], mode="lines+markers", name=name,
+                                     line={"color": color, "dash": dash}, legendgroup=name, showlegend=col == 1),
+                          row=1, col=col)
+    mv = {k: v for k, v in result["curve"]["bfr-mv (grid)"].items() if "error" not in v}
+    for col, metric in ((1, "gold_hit"), (2, "cer")):
+        fig.add_trace(go.Scatter(x=[v["set_size"] for v in mv.values()], y=[v[metric] for v in mv.values()],
+                                 mode="markers+text", text=list(mv), textposition="bottom right", name="bfr-mv (grid)",
+                                 marker={"color": "black", "symbol": "x", "size": 9}, legendgroup="mv",
+                                 showlegend=col == 1), row=1, col=col)
+    fig.update_xaxes(title_text="mean evidence-set size (turns)")
+    fig.update_layout(title="LoCoMo (1,536 scoreable questions): quality versus evidence-set size", height=460,
+                      width=1100, template="plotly_white")
+    fig.write_html(path.with_suffix(".html"), include_plotlyjs="cdn")
+    try:
+        fig.write_image(path.with_suffix(".png"), scale=1.5)
+        return {"html": path.with_suffix(".html").name, "png": path.with_suffix(".png").name}
+    except Exception as exc:  # kaleido needs a browser; the HTML is the figure of record
+        return {"html": path.with_suffix(".html").name, "png": None, "png_error": f"{type(exc).__name__}: {exc}"[:200]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
+    ap.add_argument("--skip-ablation", action="store_true")
+    ap.add_argument("--skip-lme", action="store_true")
+    args = ap.parse_args()
+    store = open_store(Path(args.db))
+    t0 = time.time()
+    result: dict[str, object] = {
+        "benchmark": "ours", "python": platform.python_version(), "machine": platform.machine(),
+        "settings": asdict(ours.DEFAULT),
+        "size_plan": {str(k): {"ground": g, "budget": b if isinstance(b, str) else asdict(b)}
+                      for k, (g, b) in SIZE_PLAN.items()},
+    }
+    print("LoCoMo curve ...", file=sys.stderr)
+    result["curve"] = curve(store)
+    print("latency ...", file=sys.stderr)
+    result["latency"] = latency(store)
+    if not args.skip_lme:
+        print("LongMemEval dev50 ...", file=sys.stderr)
+        result["longmemeval_dev50"] = longmemeval(store)
+    result["figure"] = figure(result, OUT / "ours_curve")
+    result["elapsed_s"] = round(time.time() - t0, 1)
+    (OUT / "ours.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {OUT / 'ours.json'}", file=sys.stderr)
+    if not args.skip_ablation:
+        print("ablation ...", file=sys.stderr)
+        abl = {"benchmark": "ours_ablation", "questions": len(questions(store, "locomo")),
+               "note": "LoCoMo, each component of bfr removed in turn; d_* = change against full",
+               "results": ablation(store)}
+        (OUT / "ours_ablation.json").write_text(json.dumps(abl, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {OUT / 'ours_ablation.json'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
