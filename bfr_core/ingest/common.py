@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import re
 import zlib
@@ -28,6 +29,9 @@ from bfr_core.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
+# Largest input text accepted, before or after gunzipping (LongMemEval-M is ~2.7 GB; a gzip bomb is
+# refused once its output passes this, without inflating the rest).
+MAX_INPUT_BYTES = 4 << 30
 
 
 def sha256_file(path: str | Path) -> str:
@@ -54,10 +58,16 @@ def read_text(path: str | Path) -> str:
     p = Path(path)
     check_file(p)
     try:
+        limit = MAX_INPUT_BYTES
+        if p.stat().st_size > limit:
+            raise InputError(str(p), f"file is larger than the {limit:,}-byte input limit")
         with open(p, "rb") as fh:
             raw = fh.read()
         if raw[:2] == GZIP_MAGIC:
-            raw = gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+                raw = gz.read(limit + 1)
+            if len(raw) > limit:
+                raise InputError(str(p), f"gzip data expands past the {limit:,}-byte input limit")
         text = raw.decode("utf-8")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(str(p), f"gzip data is truncated or corrupt ({exc or type(exc).__name__})") from None
@@ -82,6 +92,8 @@ def load_json(path: str | Path) -> Any:
         raise InputError(
             str(path), f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"
         ) from None
+    except RecursionError:
+        raise InputError(str(path), "JSON is nested too deeply to read") from None
 
 
 def _first_line_is_object(text: str) -> bool:
@@ -103,6 +115,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             raise InputError(
                 str(path), f"malformed JSON at column {exc.colno}: {exc.msg}", record=f"line {lineno}"
             ) from None
+        except RecursionError:
+            raise InputError(str(path), "JSON is nested too deeply to read", record=f"line {lineno}") from None
 
 
 # -- typed field access ---------------------------------------------------------------------------
