@@ -43,10 +43,10 @@ Does not cover: note evolution or LLM-written note context (A-Mem), multi-pool r
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -68,22 +68,26 @@ SEMANTIC_KINDS = frozenset({"fact", "bridge", "list", "temporal"})
 # Per-scope cache: stemmed content-term sets of every turn (shared with grounding and Stage II)
 # ----------------------------------------------------------------------------------------------
 
-_CACHE: OrderedDict[Any, tuple[Any, Any]] = OrderedDict()
-_CACHE_SIZE = 32
+_PER_SCOPE: WeakKeyDictionary[Any, dict[str, Any]] = WeakKeyDictionary()
+
+
+def scope_cache(views: Any) -> dict[str, Any]:
+    """A dict living as long as ``views`` does (the index's LRU decides that); {} if not weak-referable."""
+    try:
+        found = _PER_SCOPE.get(views)
+        if found is None:
+            found = _PER_SCOPE[views] = {}
+        return found
+    except TypeError:  # views without __weakref__ (or unhashable): no caching, still correct
+        return {}
 
 
 def turn_stems(views: Any) -> tuple[frozenset[str], ...]:
     """Stemmed, stop-word-free term sets aligned with ``views.turns`` (cached per views object)."""
-    key = id(views)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is views:
-        _CACHE.move_to_end(key)
-        return hit[1]
-    stems = tuple(frozenset(tokenize(t.text, stemmed=True)) for t in views.turns)
-    _CACHE[key] = (views, stems)  # holding the views keeps id() from being reused while cached
-    while len(_CACHE) > 2 * _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return stems
+    cache = scope_cache(views)
+    if "stems" not in cache:
+        cache["stems"] = tuple(frozenset(tokenize(t.text, stemmed=True)) for t in views.turns)
+    return cache["stems"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -234,21 +238,16 @@ def coverage_order(selected: Sequence[int], rows: Sequence[int], ranks: Sequence
 
 def idf(views: Any) -> dict[str, float]:
     """Inverse document frequency ln(n / df) of every stemmed term of the scope (cached)."""
-    key = ("idf", id(views))
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is views:
-        return hit[1]
-    stems = turn_stems(views)
-    df: dict[str, int] = {}
-    for st in stems:
-        for w in st:
-            df[w] = df.get(w, 0) + 1
-    n = max(len(stems), 1)
-    out = {w: float(np.log(n / c)) for w, c in df.items()}
-    _CACHE[key] = (views, out)
-    while len(_CACHE) > 2 * _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return out
+    cache = scope_cache(views)
+    if "idf" not in cache:
+        stems = turn_stems(views)
+        df: dict[str, int] = {}
+        for st in stems:
+            for w in st:
+                df[w] = df.get(w, 0) + 1
+        n = max(len(stems), 1)
+        cache["idf"] = {w: float(np.log(n / c)) for w, c in df.items()}
+    return cache["idf"]
 
 
 def ground(views: Any, query: Query, selected_ids: Sequence[str], pool_rank: dict[str, int],
