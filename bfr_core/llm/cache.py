@@ -45,6 +45,9 @@ Q_PUT = """
 INSERT OR IGNORE INTO llm_cache (provider, model, temperature, prompt_sha256, response, tokens_in,
     tokens_out, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 """
+Q_DELETE = """
+DELETE FROM llm_cache WHERE provider = ? AND model = ? AND temperature = ? AND prompt_sha256 = ?
+"""
 Q_LOG = """
 INSERT INTO llm_calls (run_id, role, provider, model, prompt_sha256, cached, ok, attempts, tokens_in,
     tokens_out, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -99,6 +102,10 @@ class LLMCache:
         with contextlib.suppress(duckdb.TransactionException):
             self.store.cursor().execute(Q_PUT, args)
 
+    def delete(self, provider: str, model: str, temperature: float, sha: str) -> None:
+        if self.writable:
+            self.store.cursor().execute(Q_DELETE, [provider, model, float(temperature), sha])
+
     def log(self, run_id: str | None, role: str, provider: str, model: str, sha: str, *,
             resp: LLMResponse | None, latency_ms: float, error: str = "", attempts: int = 0) -> None:
         if not self.writable:
@@ -130,6 +137,10 @@ class CachedLLM:
     def with_run(self, run_id: str | None) -> CachedLLM:
         """The same client logging its calls under another run id."""
         return CachedLLM(self.inner, self.cache, run_id=run_id)
+
+    def forget(self, request: LLMRequest) -> None:
+        """Drop a cached reply the caller found unusable, so a rerun asks the provider again."""
+        self.cache.delete(self.provider, self.model, request.temperature, request.sha256())
 
     def _key_lock(self, sha: str) -> threading.Lock:
         with self._guard:

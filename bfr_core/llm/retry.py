@@ -180,6 +180,9 @@ def complete_json(llm: LLM, request: LLMRequest, parse: Callable[[Any, str], T])
             return parse(obj, resp.text)
         except ValueError as exc:
             problem = str(exc) or "malformed JSON"
+            forget = getattr(llm, "forget", None)  # an unusable reply must not stay cached
+            if forget is not None:
+                forget(req)
             log.info("%s/%s: unusable reply (%s)%s", llm.label, request.role, problem,
                      "; re-asking" if attempt == 1 else "")
     raise LLMCallFailed(f"{request.role or 'call'}: unusable reply after one re-ask ({problem})")
