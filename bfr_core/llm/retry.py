@@ -167,6 +167,7 @@ def complete_json(llm: LLM, request: LLMRequest, parse: Callable[[Any, str], T])
     label-only fallbacks). A second unusable reply raises :class:`LLMCallFailed`.
     """
     problem = ""
+    tried: list[LLMRequest] = []
     for attempt in (1, 2):
         req = request if attempt == 1 else replace(
             request, prompt=REASK.format(prompt=request.prompt, problem=problem[:200])
@@ -180,9 +181,11 @@ def complete_json(llm: LLM, request: LLMRequest, parse: Callable[[Any, str], T])
             return parse(obj, resp.text)
         except ValueError as exc:
             problem = str(exc) or "malformed JSON"
-            forget = getattr(llm, "forget", None)  # an unusable reply must not stay cached
-            if forget is not None:
-                forget(req)
+            tried.append(req)
             log.info("%s/%s: unusable reply (%s)%s", llm.label, request.role, problem,
                      "; re-asking" if attempt == 1 else "")
+    forget = getattr(llm, "forget", None)  # a call that failed for good must not be replayed from the cache
+    if forget is not None:
+        for req in tried:
+            forget(req)
     raise LLMCallFailed(f"{request.role or 'call'}: unusable reply after one re-ask ({problem})")
