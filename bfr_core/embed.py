@@ -53,7 +53,7 @@ from bfr_core.views.common import INDEX_TEXT_SQL  # noqa: E402
 
 __all__ = [
     "DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "StaticEmbedder", "TransformerEmbedder", "EMBEDDINGS_DDL",
-    "cached_count", "ensure_embeddings", "get_model", "vectors_for", "vectors_for_texts",
+    "cached_count", "default_model_id", "ensure_embeddings", "get_model", "vectors_for", "vectors_for_texts",
 ]
 
 MINILM = "minilm-l6-v2"
@@ -68,8 +68,8 @@ CREATE TABLE IF NOT EXISTS embeddings (
     model_id VARCHAR, text_hash VARCHAR, vec FLOAT[],
     PRIMARY KEY (model_id, text_hash));
 """
-# FLOAT[] rather than FLOAT[d]: variants of different widths (384, 256) share the table; the model
-# id fixes the width, and vectors_for checks it.
+# FLOAT[] rather than FLOAT[d]: variants of different widths (384, 256) share one table; the model
+# id fixes the width (it is part of every lookup's key).
 
 _CHUNK = 1024  # texts per encode call / insert: progress granularity and resumability of a long ingest
 _WRITE_LOCK = threading.Lock()  # two threads ensuring the same dataset must not race on inserts
@@ -268,9 +268,15 @@ class StaticEmbedder:
         return _normalise(out)
 
 
+def default_model_id() -> str:
+    """:data:`DEFAULT_MODEL_ID`, unless ``$BFR_DENSE_MODEL`` names another variant for this process
+    (e.g. ``minilm-l6-v2@256`` for a quality run that can afford the full transformer)."""
+    return os.environ.get("BFR_DENSE_MODEL") or DEFAULT_MODEL_ID
+
+
 def get_model(model_id: str | None = None) -> Embedder:
-    """The embedder for ``model_id`` (default :data:`DEFAULT_MODEL_ID`), one instance per process."""
-    return _model(model_id or DEFAULT_MODEL_ID)
+    """The embedder for ``model_id`` (default :func:`default_model_id`), one instance per process."""
+    return _model(model_id or default_model_id())
 
 
 @lru_cache(maxsize=8)
@@ -404,5 +410,5 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
     if not _has_table(store):
         return 0
     row = store.cursor().execute("SELECT count(*) FROM embeddings WHERE model_id = ?",
-                                 [model_id or DEFAULT_MODEL_ID]).fetchone()
+                                 [model_id or default_model_id()]).fetchone()
     return int(row[0]) if row else 0

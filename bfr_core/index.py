@@ -97,7 +97,7 @@ def scope_views(
 ) -> ScopeViews:
     """The views over one scope, from the LRU or built now (encoding any uncached turn texts).
 
-    ``model_id`` picks a registered embedder (default ``embed.DEFAULT_MODEL_ID``); ``model`` passes
+    ``model_id`` picks a registered embedder (default ``embed.default_model_id()``); ``model`` passes
     one directly (tests, experiments) and wins over ``model_id``.
     """
     model = model or get_model(model_id)

@@ -178,6 +178,7 @@ class EntityView:
         self.turn_ids = tuple(t.turn_id for t in turns)
         self._ner = ner or run_ner
         self._index: dict[str, frozenset[int]] | None = None
+        self._folded: tuple[str, ...] = ()  # case-folded texts, for mention counts and the text fallback
         self._speakers: dict[str, frozenset[int]] = {}
         self._lock = threading.Lock()
 
@@ -187,6 +188,7 @@ class EntityView:
             if self._index is None:
                 ents = self._ner([t.text for t in self.turns])
                 self._index = build_index(self.turns, ents)
+                self._folded = tuple(t.text.casefold() for t in self.turns)
                 speakers: dict[str, set[int]] = defaultdict(set)
                 for i, t in enumerate(self.turns):
                     key = normalise(t.speaker)
@@ -213,10 +215,10 @@ class EntityView:
         candidates = index.get(key, frozenset())
         spoken = self._speakers.get(key, frozenset())
         if not candidates and not spoken:  # lower-case names: a plain whole-word search
-            candidates = frozenset(i for i, t in enumerate(self.turns) if word.search(t.text.casefold()))
+            candidates = frozenset(i for i, text in enumerate(self._folded) if word.search(text))
         for i in candidates:
             # At least 1: NER may have matched a form the regex does not (e.g. "Caroline's").
-            out[i] = max(1, len(word.findall(self.turns[i].text.casefold())))
+            out[i] = max(1, len(word.findall(self._folded[i])))
         for i in spoken:
             out[i] += SPEAKER_WEIGHT
         return out
