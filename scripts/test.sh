@@ -13,5 +13,10 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "test.sh: /usr/bin/chromium missing and cannot apt-get; browser tests will be skipped" >&2
   fi
 fi
+# The real local model (llama-cpp-python + Qwen2.5 GGUF) for the end-to-end LLM test; the build is cached
+# by pip after the first time. BFR_SKIP_LOCAL_LLM=1 skips it (that test then reports itself skipped).
+if [ "${BFR_SKIP_LOCAL_LLM:-0}" != 1 ]; then
+  bash scripts/install_local_llm.sh || echo "test.sh: local LLM install failed; its test will be skipped" >&2
+fi
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"
