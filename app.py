@@ -35,9 +35,13 @@ with st.sidebar:
         R.refresh()
 
 try:
-    R.store()
+    store = R.store()
 except BfrError as exc:
     st.error(str(exc))
     st.stop()
+if store.snapshot_of:
+    st.warning(f"{store.snapshot_of} is in use by another process (for example a running `bfr eval`): "
+               "showing a read-only snapshot as of its last checkpoint. Nothing can be saved here until "
+               "that process ends; then press Refresh.", icon=":material/lock:")
 
 page.run()

@@ -119,6 +119,25 @@ class Store:
         if not read_only:
             self.ensure(SCHEMA)
 
+    @classmethod
+    def snapshot(cls, path: str | Path) -> Store:
+        """A read-only view of a store another process holds: DuckDB's writer lock excludes even
+        read-only opens, so the file is copied (without its WAL: the view is as of the holder's
+        last checkpoint) and the copy is opened read-only. ``snapshot_of`` names the original."""
+        import shutil
+        import tempfile
+
+        src = Path(path)
+        if not src.exists():
+            raise StoreError(f"cannot open store {src}: no such file")
+        dest = Path(tempfile.mkdtemp(prefix="bfr-snapshot-")) / src.name
+        shutil.copyfile(src, dest)
+        view = cls(dest, read_only=True)
+        view.snapshot_of = str(src)
+        return view
+
+    snapshot_of: str = ""  # set on a snapshot view: the path of the store it copies
+
     # -- plumbing -------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self.con.cursor()

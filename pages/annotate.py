@@ -72,7 +72,8 @@ if item_id is not None:
     note = st.text_input("Note (optional)", key=f"annot_note_{item_id}")
     cols = st.columns(len(BUTTONS) + 1)
     for col, (label, text, key) in zip(cols, BUTTONS, strict=False):
-        if col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch"):
+        if col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch", disabled=store.read_only,
+                      help="read-only store: labels cannot be saved" if store.read_only else None):
             try:
                 L.save_label(store, item_id, name, label, note)
             except BfrError as exc:

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from bfr_core.records import Turn
-from bfr_core.store import Store
+from bfr_core.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DB = ROOT / "data" / "demo.duckdb"
@@ -39,13 +39,16 @@ def resolve(path: str) -> Path:
 def open_store(path: str) -> Store:
     """The store at ``path``; the demo store is built from data/demo.jsonl when missing."""
     p = resolve(path)
-    if p.resolve() == DEMO_DB.resolve():
-        try:
+    try:
+        if p.resolve() == DEMO_DB.resolve():
             from bfr_core.ingest.demo import ensure_demo_store
-        except ImportError:  # the demo builder has not landed in this build
-            return Store(p)
-        return ensure_demo_store(p)
-    return Store(p)
+
+            return ensure_demo_store(p)
+        return Store(p)
+    except StoreError as exc:
+        if "lock" not in str(exc).lower() or not p.exists():
+            raise
+        return Store.snapshot(p)  # another process holds it: a read-only view (see app.py's warning)
 
 
 def require_frame() -> None:
