@@ -11,8 +11,9 @@ Writes ``bench/out/method.json`` with
   paper) and recall_all (over questions with gold turns) per arm, and the b3c15d39 check;
 * the brief's targets with pass/fail.
 
-"Warm store" = the scope's views are built (and the entity index is loaded) before timing; the
-question-vector LRU is cleared before each arm so every arm pays for encoding its question.
+"Warm store" = the scope's views are built (entity index and Stage I term caches included) before
+timing; the question-vector LRU is cleared before each arm so every arm pays for encoding its
+question.
 
 Run: ``.venv/bin/python bench/bench_method.py [--db X] [--limit N] [--skip-grid] [--skip-lme]``.
 Does not cover: answer-level scores (F1, Judge, LLM-Suff@Set) - they need an LLM (``bfr eval``).
@@ -68,10 +69,14 @@ def open_store(path: Path) -> Store:
 
 
 def warm(store: Store, dataset: str, scope_ids: Sequence[str]) -> None:
+    """Build each scope's views, entity index and Stage I term caches before anything is timed."""
     from bfr_core.index import scope_views
+    from bfr_core.stage1 import idf
 
     for sid in dict.fromkeys(scope_ids):
-        scope_views(store, dataset, sid).entity.index()
+        views = scope_views(store, dataset, sid)
+        views.entity.index()
+        idf(views)
 
 
 def run_arms(store: Store, dataset: str, limit: int | None) -> tuple[dict[str, Any], dict[str, list]]:

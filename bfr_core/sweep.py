@@ -156,9 +156,14 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = Tr
         from plotly.subplots import make_subplots
 
         grid = make_subplots(rows=1, cols=2, subplot_titles=("Gold Hit vs calls", "CER vs calls"))
+        palette = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+        colours = {name: palette[i % len(palette)] for i, name in enumerate(dict.fromkeys(
+            tr.name for tr in figs[0].data if tr.name != "Pareto front"))}
         for col, fig in ((1, figs[0]), (2, figs[1])):
             for tr in fig.data:
                 tr.showlegend = col == 1
+                if tr.name in colours:  # the same arm keeps its colour in both panels
+                    tr.line.color = tr.marker.color = colours[tr.name]
                 grid.add_trace(tr, row=1, col=col)
         grid.update_layout(width=1100, height=420, template="plotly_white")
         grid.write_image(str(out / "frontier.png"))

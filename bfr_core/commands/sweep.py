@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _table(result: dict) -> str:
     def f(v: float | None, spec: str) -> str:
-        return "-" if v is None else format(v, spec)
+        return format("-", f">{spec.split('.')[0]}") if v is None else format(v, spec)
     lines = [f"{result['benchmark']}: {result['n_questions']} questions",
              f"{'arm':9} {'budget':6} {'calls':>6} {'paper':>6} {'size':>6} {'paper':>6} "
              f"{'GoldHit':>7} {'ER':>6} {'CER':>6}"]
