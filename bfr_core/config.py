@@ -17,7 +17,7 @@ class Budget:
     rounds: int = 3  # B_step: completion rounds
     calls: int = 6  # B_call: retrieval calls across all rounds
     new: int = 30  # B_new: newly retained records across all rounds
-    keep: int = 8  # k_keep: records the retention rule keeps per round (per call for MV, see stage2)
+    keep: int = 8  # k_keep: records the retention rule keeps per round (the grid sets 20 for MV, see budgets)
 
 
 @dataclass(frozen=True, slots=True)
