@@ -201,6 +201,7 @@ def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[str, Any]:
     """The DESIGN.md section 4 JSON contract (percentages 0-100)."""
+    ensure_schema(store)
     run = store.cursor().execute(
         "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
     ).fetchone()
