@@ -1,8 +1,10 @@
 """Embedding variants: throughput and retrieval quality; the speed targets. Writes bench/out/embed.json.
 
 Variants (``bfr_core.embed.MODEL_IDS``): full MiniLM (``minilm-l6-v2@256``, the reference),
-MiniLM capped at 128 tokens, the same with int8 dynamic quantisation, and the static model
-distilled from MiniLM (``m2v-minilm-l6-v2@256d``, the default).
+MiniLM capped at 128 tokens, the same with int8 dynamic quantisation, the static model distilled
+from MiniLM (``m2v-minilm-l6-v2@256d``), and the default dense ranking ``embed.DenseSpec()``: the
+static model on every text plus MiniLM@128 on the texts that fit 128 tokens, merged by per-group
+z-scores (``views/dense.py``).
 
 * throughput: a seeded random sample of LongMemEval dev50's unique turn texts (its length mix:
   ~half user turns of ~250 chars, half assistant turns of ~1,700), encoded from scratch; wall and
@@ -41,14 +43,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.embed import DEFAULT_MODEL_ID, MODEL_IDS, get_model, vectors_for_texts  # noqa: E402
+from bfr_core.embed import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model, vectors_for_texts  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 from bfr_core.views.common import index_text  # noqa: E402
+from bfr_core.views.dense import DenseView  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
 REFERENCE = "minilm-l6-v2@256"
+SPLIT = DenseSpec().name  # the default dense ranking: static base + MiniLM@128 on short texts
 SEED = 20260908
 FULL_S_FACTOR = 7  # full LongMemEval-S has ~7x dev50's unique turn texts (~175k)
 
@@ -74,11 +78,13 @@ def unique_texts(store: Store, dataset: str) -> list[str]:
 
 
 def throughput(model_id: str, sample: Sequence[str], n_dev50: int) -> dict[str, Any]:
-    model = get_model(model_id)
-    load_s, _, _ = cpu_wall(lambda: model.encode(["warm up"]))  # loads weights / the static table
+    spec = DenseSpec()
+    ids = [spec.base, spec.short] if model_id == SPLIT else [model_id]
+    models = [get_model(m) for m in ids]
+    load_s, _, _ = cpu_wall(lambda: [m.encode(["warm up"]) for m in models])  # weights / static table
     load_before = os.getloadavg()[0]
-    wall, cpu, _ = cpu_wall(lambda: model.encode(list(sample)))
-    threads = 1 if model_id.startswith("m2v-") else 2  # torch uses both cores; the static model one
+    wall, cpu, _ = cpu_wall(lambda: [m.encode(list(sample)) for m in models])
+    threads = 1 if model_id == DEFAULT_MODEL_ID else 2  # torch uses both cores; the static model one
     per_wall = len(sample) / wall
     # On an otherwise idle 2-core machine wall ~ CPU / threads (perfect scaling: optimistic for torch).
     per_idle = len(sample) / (cpu / threads)
@@ -100,7 +106,9 @@ def ranked(scores: np.ndarray, ids: Sequence[str]) -> list[str]:
 
 def dense_quality(store: Store, dataset: str, model_id: str, questions: Sequence[Question]) -> dict[str, Any]:
     """Gold Hit / Turn Hit (any) and recall_all at 10 and 40 for dense retrieval with ``model_id``."""
-    model = get_model(model_id)
+    spec = DenseSpec()
+    model = get_model(spec.base if model_id == SPLIT else model_id)
+    short = get_model(spec.short) if model_id == SPLIT and spec.short else None
     hit = {10: 0, 40: 0}
     rall = {10: 0, 40: 0}
     by_scope: dict[str, list[Question]] = {}
@@ -109,10 +117,11 @@ def dense_quality(store: Store, dataset: str, model_id: str, questions: Sequence
     for scope_id, qs in by_scope.items():
         turns = store.scope_turns(dataset, scope_id)
         ids = [t.turn_id for t in turns]
-        vecs = vectors_for_texts(store, model, [index_text(t) for t in turns])
-        qv = model.encode([q.text for q in qs])
-        for q, row in zip(qs, qv @ vecs.T, strict=True):
-            order = ranked(row, ids)
+        texts = [index_text(t) for t in turns]
+        view = DenseView(turns, vectors_for_texts(store, model, texts), model,
+                         vectors_for_texts(store, short, texts) if short else None, short)
+        for q in qs:
+            order = ranked(view.scores(q.text), ids)
             gold = set(q.gold)
             for k in hit:
                 top = set(order[:k])
@@ -258,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "bench.duckdb"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "embed.json"))
-    ap.add_argument("--variants", default=",".join(MODEL_IDS))
+    ap.add_argument("--variants", default=",".join((*(m for m in MODEL_IDS if not m.endswith("-short")), SPLIT)))
     ap.add_argument("--sample", type=int, default=400, help="dev50 texts timed per variant")
     ap.add_argument("--lme-scopes", type=int, default=12,
                     help="dev50 questions scored for transformer variants other than the reference")
@@ -274,17 +283,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()]},
-        "default_model": DEFAULT_MODEL_ID, "reference": REFERENCE,
+        "default_dense": SPLIT, "base_model": DEFAULT_MODEL_ID, "reference": REFERENCE,
         "dev50_unique_texts": len(lme_texts),
         "sample_mean_chars": round(float(np.mean([len(t) for t in sample])), 1),
         "dev50_mean_chars": round(float(np.mean([len(t) for t in lme_texts])), 1),
     }
 
     result["throughput"] = {v: throughput(v, sample, len(lme_texts)) for v in variants}
-    static = [v for v in variants if v.startswith("m2v-")]
-    for v in static:  # cheap enough to time on everything
-        wall, cpu, _ = cpu_wall(lambda v=v: get_model(v).encode(lme_texts))
-        result["throughput"][v]["dev50_all_texts"] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
+    for v in (DEFAULT_MODEL_ID, SPLIT):  # cheap enough to time on all of dev50
+        if v in variants:
+            spec = DenseSpec()
+            models = [get_model(m) for m in ((spec.base, spec.short) if v == SPLIT else (v,))]
+            wall, cpu, _ = cpu_wall(lambda ms=models: [m.encode(lme_texts) for m in ms])
+            result["throughput"][v]["dev50_all_texts"] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
     print(json.dumps(result["throughput"], indent=1), flush=True)
 
     locomo_qs = store.questions("locomo", scoreable_only=True)
@@ -293,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quality: dict[str, Any] = {"locomo": {}, "dev50": {}, "dev50_subset": {}}
     for v in variants:
         quality["locomo"][v] = dense_quality(store, "locomo", v, locomo_qs)
-        if v == REFERENCE or v.startswith("m2v-") or args.lme_all:
+        if v in (REFERENCE, SPLIT) or v.startswith("m2v-") or args.lme_all:
             quality["dev50"][v] = dense_quality(store, "longmemeval", v, lme_qs)
         quality["dev50_subset"][v] = dense_quality(store, "longmemeval", v, subset)
         print(v, quality["locomo"][v], quality["dev50"].get(v), quality["dev50_subset"][v], flush=True)

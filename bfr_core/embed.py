@@ -14,8 +14,17 @@ Covers
     the mean of its tokens' vectors. Distillation runs once per machine (~1 min) and is cached as a
     ``.npy`` under ``$BFR_CACHE_DIR`` (default ``~/.cache/bfr-workbench``).
 
-  Which one is the default (:data:`DEFAULT_MODEL_ID`) was chosen by measurement; see
-  ``bench/bench_embed.py`` and ``bench/out/embed.json`` for throughput and retrieval quality of each.
+  - ``minilm-l6-v2@128-short``: MiniLM on texts that fit 128 tokens, a zero row for longer ones.
+
+* The default, chosen by measurement (``bench/bench_embed.py`` -> ``bench/out/embed.json``), is
+  :class:`DenseSpec`: the static model on every text (``turn_vectors`` live in its space) plus
+  MiniLM on the texts that fit 128 tokens; the dense view ranks short texts by MiniLM and long ones
+  by the static model. Why: full MiniLM (~33 texts/s here on LongMemEval's long assistant turns)
+  needs ~12 min for dev50 and ~80 min for full LongMemEval-S; the static model alone takes seconds
+  and matches MiniLM on LoCoMo, but loses ~10 points of dev50 recall@40 on paraphrase-style
+  (preference) questions; int8 quantisation costs ~3 points of LoCoMo top-40. Answer-bearing
+  turns are mostly short user turns, so MiniLM on short texts only keeps full-MiniLM recall for a
+  fifth of its tokens. ``$BFR_DENSE_MODEL`` switches a process to one model alone.
 * The cache table ``embeddings(model_id, text_hash, vec)``, keyed by the hash of the text a turn is
   indexed under (``views.common.index_text``: ``"Speaker: text"`` for named speakers, the bare text,
   so ``turns.text_hash``, for LongMemEval's user/assistant): :func:`ensure_embeddings` encodes only
@@ -53,14 +62,15 @@ from bfr_core.views.common import INDEX_TEXT_SQL  # noqa: E402
 
 __all__ = [
     "DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "StaticEmbedder", "TransformerEmbedder", "EMBEDDINGS_DDL",
-    "cached_count", "default_model_id", "ensure_embeddings", "get_model", "vectors_for", "vectors_for_texts",
+    "DenseSpec", "ShortOnlyEmbedder", "cached_count", "default_model_id", "default_spec", "ensure_embeddings",
+    "get_model", "token_counts", "vectors_for", "vectors_for_texts",
 ]
 
 MINILM = "minilm-l6-v2"
 STATIC = "m2v-minilm-l6-v2@256d"
 # The variants bench/bench_embed.py measures. The id is the cache key, so variants never mix.
-MODEL_IDS: tuple[str, ...] = (f"{MINILM}@256", f"{MINILM}@128", f"{MINILM}-int8@128", STATIC)
-# Chosen by measurement (bench/out/embed.json): see the module docstring and the bench.
+MODEL_IDS: tuple[str, ...] = (f"{MINILM}@256", f"{MINILM}@128", f"{MINILM}-int8@128", STATIC, f"{MINILM}@128-short")
+# The base of the default DenseSpec (the space of turn_vectors); see the module docstring.
 DEFAULT_MODEL_ID = STATIC
 
 EMBEDDINGS_DDL = """
@@ -249,6 +259,8 @@ class StaticEmbedder:
         return self._table, self._tok
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        from scipy.sparse import csr_matrix  # a sentence-transformers dependency, so always present
+
         texts = list(texts)
         table, tok = self._load()
         out = np.zeros((len(texts), self.dims), np.float32)
@@ -258,20 +270,91 @@ class StaticEmbedder:
             ids = [e.ids[: self.max_tokens] if self.max_tokens else e.ids for e in encs]
             lens = np.fromiter((len(i) for i in ids), np.int64, len(ids))
             flat = np.fromiter((t for i in ids for t in i), np.int64, int(lens.sum()))
-            sums = np.zeros((len(chunk), self.dims), np.float32)
-            # Sum each text's token rows in one pass; empty texts stay zero vectors.
-            np.add.at(sums, np.repeat(np.arange(len(chunk)), lens), table[flat])
-            out[start:start + len(chunk)] = sums
+            indptr = np.concatenate(([0], np.cumsum(lens)))
+            # A (texts x vocabulary) count matrix times the table sums each text's token rows without
+            # materialising one row per token (an assistant turn has ~400 tokens).
+            counts = csr_matrix((np.ones(len(flat), np.float32), flat, indptr), shape=(len(chunk), len(table)))
+            out[start:start + len(chunk)] = counts @ table
             if progress:
                 progress(min(start + _CHUNK, len(texts)), len(texts), f"encoding with {self.model_id}")
         # Mean pooling then L2: the mean's divisor cancels in the normalisation.
         return _normalise(out)
 
 
+@lru_cache(maxsize=1)
+def _counter() -> Any:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def token_counts(texts: Sequence[str]) -> np.ndarray:
+    """MiniLM word-piece tokens per text, [CLS] and [SEP] included (what a token cap counts)."""
+    if not texts:
+        return np.zeros(0, np.int64)
+    return np.fromiter((len(e.ids) for e in _counter().encode_batch(list(texts))), np.int64, len(texts))
+
+
+@dataclass
+class ShortOnlyEmbedder:
+    """MiniLM for texts of at most ``max_tokens`` tokens; a zero row for longer ones.
+
+    The companion of the static model in the default dense ranking (see :class:`DenseSpec`). Long
+    texts get an explicit zero row, so they are cached too and a warm check finds nothing to do;
+    a zero row means "not covered" (a real embedding is unit-length).
+    """
+
+    inner: Embedder
+    max_tokens: int = 128
+    model_id: str = ""
+    dim: int = 0
+
+    def __post_init__(self) -> None:
+        self.model_id = f"{self.inner.model_id}-short"
+        self.dim = self.inner.dim
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        short = np.flatnonzero(token_counts(texts) <= self.max_tokens)
+        if len(short):
+            out[short] = self.inner.encode([texts[i] for i in short], progress=progress)
+        return out
+
+
+@dataclass(frozen=True)
+class DenseSpec:
+    """Which cached vectors the dense view ranks with.
+
+    ``base`` embeds every text: ``ScopeViews.turn_vectors`` and ``ScopeViews.encode`` live in its
+    space. ``short`` (optional) embeds texts of at most ``max_short`` tokens with MiniLM; the dense
+    view then ranks short texts by MiniLM cosine and long ones by ``base`` cosine, each group's
+    scores z-scored per query before they are merged (views/dense.py). Measured on dev50 this keeps
+    full-MiniLM recall at a fifth of its tokens (bench/out/embed.json).
+    """
+
+    base: str = STATIC
+    short: str | None = f"{MINILM}@128-short"
+    max_short: int = 128
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}+{self.short}" if self.short else self.base
+
+
+def default_spec() -> DenseSpec:
+    """:class:`DenseSpec` defaults, or one model alone when ``$BFR_DENSE_MODEL`` names it
+    (e.g. ``minilm-l6-v2@256`` for a run that can afford the full transformer on every text)."""
+    env = os.environ.get("BFR_DENSE_MODEL")
+    return DenseSpec(base=env, short=None) if env else DenseSpec()
+
+
 def default_model_id() -> str:
-    """:data:`DEFAULT_MODEL_ID`, unless ``$BFR_DENSE_MODEL`` names another variant for this process
-    (e.g. ``minilm-l6-v2@256`` for a quality run that can afford the full transformer)."""
-    return os.environ.get("BFR_DENSE_MODEL") or DEFAULT_MODEL_ID
+    """The base model of :func:`default_spec` (the space of ``turn_vectors``)."""
+    return default_spec().base
 
 
 def get_model(model_id: str | None = None) -> Embedder:
@@ -281,6 +364,13 @@ def get_model(model_id: str | None = None) -> Embedder:
 
 @lru_cache(maxsize=8)
 def _model(model_id: str) -> Embedder:
+    if model_id.endswith("-short"):
+        inner = _model(model_id.removesuffix("-short"))
+        if not isinstance(inner, TransformerEmbedder):
+            raise EmbedError(f"unknown model id '{model_id}'; -short applies to MiniLM ids")
+        # Batches of 128 short texts: ~1.5x the throughput of 32 here (less per-batch overhead).
+        return ShortOnlyEmbedder(TransformerEmbedder(inner.max_seq_length, inner.int8, batch_size=128),
+                                 inner.max_seq_length)
     if model_id.startswith("m2v-"):
         rest = model_id.removeprefix(f"m2v-{MINILM}@")
         dims, _, cap = rest.partition("d")
@@ -339,19 +429,27 @@ def _insert(store: Store, model_id: str, hashes: Sequence[str], vecs: np.ndarray
 def ensure_embeddings(
     store: Store, dataset_id: str, progress: Progress | None = None, model: Embedder | None = None
 ) -> int:
-    """Encode and cache every unique turn text of ``dataset_id`` not yet cached for the model.
+    """Encode and cache every unique turn text of ``dataset_id`` not yet cached.
 
-    Returns how many texts were encoded (0 on a second call). Chunks are committed as they are
-    encoded, so an interrupted ingest resumes where it stopped.
+    Without ``model``: every model of :func:`default_spec` (the static base, then MiniLM on short
+    texts). Returns how many texts were encoded, summed over models (0 on a second call). Chunks
+    are committed as they are encoded, so an interrupted ingest resumes where it stopped.
     """
-    model = model or get_model()
     if store.read_only:
         return 0
+    if model is not None:
+        return _ensure_one(store, dataset_id, model, progress)
+    spec = default_spec()
+    ids = [spec.base] + ([spec.short] if spec.short else [])
+    return sum(_ensure_one(store, dataset_id, get_model(m), progress) for m in ids)
+
+
+def _ensure_one(store: Store, dataset_id: str, model: Embedder, progress: Progress | None) -> int:
     store.ensure(EMBEDDINGS_DDL)
     rows = store.cursor().execute(Q_MISSING, [dataset_id, model.model_id]).fetchall()
     if not rows:
         return 0
-    # Longest-first would front-load the slow part; shortest-first lets progress move at once.
+    # Shortest first: progress moves at once, and the transformer pads little within a chunk.
     rows.sort(key=lambda r: len(r[1]))
     step = _CHUNK * 4
     for start in range(0, len(rows), step):

@@ -1,7 +1,9 @@
 """Every view over one scope, built once and shared: what an arm receives as ``ctx.views``.
 
 Covers: :class:`ScopeViews` (the scope's turns in order, lookups by id and position, the BM25,
-dense, entity, session and hybrid views, the scope's turn vectors and the embedder that made them)
+dense, entity, session and hybrid views, the scope's turn vectors and the embedder that made them;
+by default the dense view also ranks short turns with MiniLM, see ``embed.DenseSpec``, while
+``turn_vectors`` / ``encode`` stay in the base model's single space for vector arithmetic)
 and :func:`scope_views`, which builds one from the store and keeps the most recent ones in a
 bounded LRU keyed by (store, dataset, ingest time, scope, model). Turn vectors come from the
 embedding cache; texts not cached yet (a store ingested with ``--no-embed``, or another model) are
@@ -22,7 +24,7 @@ from functools import partial
 
 import numpy as np
 
-from bfr_core.embed import Embedder, get_model, vectors_for_texts
+from bfr_core.embed import Embedder, default_spec, get_model, vectors_for_texts
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
 from bfr_core.store import Store
@@ -48,8 +50,8 @@ class ScopeViews:
     entity: EntityView
     session: SessionView
     hybrid: HybridView
-    turn_vectors: np.ndarray  # (len(turns), d) float32, L2-normalised, aligned with turns
-    model: Embedder
+    turn_vectors: np.ndarray  # (len(turns), d) float32, L2-normalised, aligned with turns (base model)
+    model: Embedder  # the base model: turn_vectors and encode() share its space
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` from the same embedder as ``turn_vectors`` (rows L2-normalised)."""
@@ -68,12 +70,12 @@ class ScopeViews:
 
 def build_views(
     dataset_id: str, scope: Scope, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder,
-    store: Store | None = None,
+    store: Store | None = None, *, short_vectors: np.ndarray | None = None, short_model: Embedder | None = None,
 ) -> ScopeViews:
     """Assemble the views over ``turns`` (pure apart from the NER cache in ``store``)."""
     turns = tuple(turns)
     bm25 = BM25View(turns)
-    dense = DenseView(turns, vectors, model)
+    dense = DenseView(turns, vectors, model, short_vectors, short_model)
     return ScopeViews(
         dataset_id=dataset_id, scope=scope, turns=turns,
         position={t.turn_id: i for i, t in enumerate(turns)}, by_id={t.turn_id: t for t in turns},
@@ -97,12 +99,19 @@ def scope_views(
 ) -> ScopeViews:
     """The views over one scope, from the LRU or built now (encoding any uncached turn texts).
 
-    ``model_id`` picks a registered embedder (default ``embed.default_model_id()``); ``model`` passes
-    one directly (tests, experiments) and wins over ``model_id``.
+    By default the dense view follows ``embed.default_spec()`` (static base + MiniLM on short texts).
+    ``model_id`` picks one registered embedder alone; ``model`` passes one directly (tests,
+    experiments) and wins over ``model_id``.
     """
+    short_model: Embedder | None = None
+    if model is None and model_id is None:
+        spec = default_spec()
+        model = get_model(spec.base)
+        short_model = get_model(spec.short) if spec.short else None
     model = model or get_model(model_id)
     info = store.dataset(dataset_id)
-    key = (_store_key(store), dataset_id, str(info["ingested_at"]) if info else "", scope_id, model.model_id)
+    key = (_store_key(store), dataset_id, str(info["ingested_at"]) if info else "", scope_id, model.model_id,
+           short_model.model_id if short_model else "")
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -110,8 +119,10 @@ def scope_views(
             return hit
     scope = store.scope(dataset_id, scope_id)
     turns = store.scope_turns(dataset_id, scope_id)
-    vectors = vectors_for_texts(store, model, [index_text(t) for t in turns], progress=progress)
-    views = build_views(dataset_id, scope, turns, vectors, model, store)
+    texts = [index_text(t) for t in turns]
+    vectors = vectors_for_texts(store, model, texts, progress=progress)
+    short = vectors_for_texts(store, short_model, texts, progress=progress) if short_model else None
+    views = build_views(dataset_id, scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
     with _CACHE_LOCK:
         _CACHE[key] = views
         _CACHE.move_to_end(key)

@@ -14,12 +14,16 @@ import pytest
 
 from bfr_core import embed
 from bfr_core.embed import (
+    DenseSpec,
     EmbedError,
+    ShortOnlyEmbedder,
     StaticEmbedder,
     TransformerEmbedder,
     cached_count,
+    default_spec,
     ensure_embeddings,
     get_model,
+    token_counts,
     vectors_for,
     vectors_for_texts,
 )
@@ -208,3 +212,39 @@ def test_read_only_store_is_never_written(tmp_path):
     assert ensure_embeddings(ro, "toy", model=model) == 0
     assert vectors_for_texts(ro, model, ["x"]).shape == (1, 8)  # encoded in memory only
     assert cached_count(ro, model.model_id) == 0
+
+
+def test_short_only_encodes_short_texts_and_zeroes_long_ones():
+    inner = CountingEmbedder()
+    model = ShortOnlyEmbedder(inner, max_tokens=8)
+    assert model.model_id == "counting@8-short" and model.dim == 8
+    texts = ["a short one", "this sentence is certainly longer than eight word pieces in total"]
+    assert token_counts(texts).tolist()[0] == 5  # [CLS] a short one [SEP]
+    vecs = model.encode(texts)
+    assert inner.encoded == 1 and vecs[0].any() and not vecs[1].any()
+
+
+def test_default_spec_and_env_override(monkeypatch):
+    monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
+    spec = default_spec()
+    assert spec == DenseSpec() and spec.short == "minilm-l6-v2@128-short" and spec.max_short == 128
+    assert get_model(spec.short).model_id == spec.short
+    monkeypatch.setenv("BFR_DENSE_MODEL", "minilm-l6-v2@256")
+    assert default_spec() == DenseSpec(base="minilm-l6-v2@256", short=None)
+    assert embed.default_model_id() == "minilm-l6-v2@256"
+    with pytest.raises(EmbedError):
+        get_model("m2v-minilm-l6-v2@256d-short")
+
+
+def test_ensure_without_model_fills_every_model_of_the_spec(monkeypatch):
+    monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
+    base, inner = CountingEmbedder(), CountingEmbedder()
+    short = ShortOnlyEmbedder(inner, max_tokens=12)
+    models = {embed.STATIC: base, "minilm-l6-v2@128-short": short}
+    monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
+    store = Store()
+    store.write_bundle(bundle())
+    assert ensure_embeddings(store, "toy") == 8  # 4 unique texts x 2 models
+    assert base.encoded == 4 and 0 < inner.encoded < 4  # the long texts were not sent to MiniLM
+    assert ensure_embeddings(store, "toy") == 0  # zero rows count as cached: warm means no work
+    assert cached_count(store, short.model_id) == 4

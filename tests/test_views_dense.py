@@ -66,3 +66,37 @@ def test_unregistered_models_are_not_cached():
     query_vector(model, "up")
     query_vector(model, "up")
     assert model.calls == 2
+
+
+class Fixed:
+    """Encodes every query to one fixed vector."""
+
+    def __init__(self, model_id: str, vec) -> None:
+        self.model_id, self.dim, self.vec = model_id, len(vec), np.asarray(vec, np.float32)
+
+    def encode(self, texts, progress=None):
+        return np.tile(self.vec, (len(texts), 1))
+
+
+def test_short_companion_merges_z_scores_per_group():
+    base = np.asarray([[1, 0], [0.9, 0.1], [0, 1], [0.5, 0.5]], np.float32)  # base cos: 1, .9, 0, .5
+    short = np.asarray([[0, 0], [0, 0], [1, 0], [0.8, 0.6]], np.float32)  # t0, t1 are long (zero rows)
+    view = DenseView(TURNS, base, Fixed("b@2", [1, 0]), short, Fixed("s@2", [1, 0]))
+    assert view.short_mask.tolist() == [False, False, True, True]
+    scores = view.scores("q")
+    # Within each group the z-scores are +1 / -1: each group's best turn comes first.
+    assert np.allclose(scores, [1, -1, 1, -1], atol=1e-6)
+    order = [h.turn_id for h in view.search("q", 4)]
+    assert set(order[:2]) == {"t0", "t2"} and set(order[2:]) == {"t1", "t3"}
+
+
+def test_all_short_ranks_like_the_short_model_and_none_short_like_the_base():
+    base = VECS
+    all_short = np.asarray([[0.1, 0.99], [1, 0], [0.6, 0.8], [0.2, 0.98]], np.float32)
+    view = DenseView(TURNS, base, Fixed("b2@2", [0, 1]), all_short, Fixed("s2@2", [1, 0]))
+    assert [h.turn_id for h in view.search("q", 4)] == ["t1", "t2", "t3", "t0"]
+    none_short = np.zeros_like(base)
+    view = DenseView(TURNS, base, Fixed("b3@2", [0, 1]), none_short, Fixed("s3@2", [1, 0]))
+    assert np.allclose(view.scores("q"), base @ np.asarray([0, 1], np.float32))
+    with pytest.raises(ValueError):
+        DenseView(TURNS, base, Fixed("b4@2", [0, 1]), none_short[:2], Fixed("s4@2", [1, 0]))

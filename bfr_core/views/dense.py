@@ -4,6 +4,12 @@ Covers: exact search (a matrix-vector product over the scope's ~500-700 L2-norma
 cosine = dot), the query encoded with the same embedder as the turns, and a process-wide LRU of
 query vectors keyed by (model id, text): Stage II and the baselines resubmit the same question.
 
+With a ``short`` companion (``embed.DenseSpec``, the default): turns whose text fits MiniLM's
+token cap are ranked by MiniLM cosine, the longer ones by the base (static) model's cosine, and the
+two groups' scores are z-scored per query (mean 0, sd 1 within the group) before they are merged,
+because cosines of two models are not on one scale. Hit scores are then z-scores, not cosines.
+``turn_vectors`` stay in the base space either way.
+
 Does not cover: approximate indexes (not needed at scope size), re-ranking.
 """
 
@@ -21,7 +27,9 @@ from bfr_core.views.common import top_hits
 
 @lru_cache(maxsize=4096)
 def _query_vector(model_id: str, text: str) -> np.ndarray:
-    vec = get_model(model_id).encode([text])[0]
+    model = get_model(model_id)
+    inner = getattr(model, "inner", model)  # a query is never "too long" for the short-text model
+    vec = inner.encode([text])[0]
     vec.setflags(write=False)  # shared through the cache: nobody may mutate it
     return vec
 
@@ -32,7 +40,13 @@ def query_vector(model: Embedder, text: str) -> np.ndarray:
         registered = get_model(model.model_id) is model
     except Exception:  # an ad-hoc embedder (tests): no shared cache
         registered = False
-    return _query_vector(model.model_id, text) if registered else model.encode([text])[0]
+    if registered:
+        return _query_vector(model.model_id, text)
+    return getattr(model, "inner", model).encode([text])[0]
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    return (x - x.mean()) / (x.std() + 1e-9) if len(x) else x
 
 
 class DenseView:
@@ -40,17 +54,35 @@ class DenseView:
 
     name = "dense"
 
-    def __init__(self, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder) -> None:
+    def __init__(
+        self, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder,
+        short_vectors: np.ndarray | None = None, short_model: Embedder | None = None,
+    ) -> None:
         if len(turns) != len(vectors):
             raise ValueError(f"{len(turns)} turns but {len(vectors)} vectors")
         self.turn_ids = tuple(t.turn_id for t in turns)
         self.vectors = vectors
         self.model = model
+        self.short_model = short_model if short_vectors is not None else None
+        self.short_vectors = short_vectors
+        # Zero rows of the short model are texts over its token cap (embed.ShortOnlyEmbedder).
+        self.short_mask = (np.linalg.norm(short_vectors, axis=1) > 0 if short_vectors is not None
+                           else np.zeros(len(self.turn_ids), dtype=bool))
+        if short_vectors is not None and len(short_vectors) != len(vectors):
+            raise ValueError(f"{len(vectors)} vectors but {len(short_vectors)} short-text vectors")
 
     def scores(self, cue: str) -> np.ndarray:
+        """Similarity of every turn to ``cue`` (cosines, or merged z-scores with a short model)."""
         if not self.turn_ids:
             return np.zeros(0, dtype=np.float32)
-        return self.vectors @ query_vector(self.model, cue)
+        base = self.vectors @ query_vector(self.model, cue)
+        if self.short_model is None or not self.short_mask.any():
+            return base
+        short = self.short_vectors @ query_vector(self.short_model, cue)
+        out = np.empty(len(base), dtype=np.float64)
+        out[self.short_mask] = _z(short[self.short_mask])
+        out[~self.short_mask] = _z(base[~self.short_mask])
+        return out
 
     def search(self, cue: str, k: int, exclude: Collection[str] = frozenset()) -> list[Hit]:
         return top_hits(self.scores(cue), self.turn_ids, k, exclude, self.name)
