@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.embed import cached_count, default_model_id  # noqa: E402
+from bfr_core.embed import cached_count, default_spec  # noqa: E402
 from bfr_core.index import scope_views  # noqa: E402
 from bfr_core.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for kind, path in FILES.items():
         if store.dataset(kind) is None:
             ingest(store, kind, path)
-    result: dict[str, Any] = {"default_model": default_model_id(), "reference_model": REFERENCE, "anchors": ANCHORS}
+    result: dict[str, Any] = {"default_dense": default_spec().name, "reference_model": REFERENCE, "anchors": ANCHORS}
     for dataset in FILES:
         # The reference rows need the full-MiniLM vectors already cached (bench_embed.py): encoding
         # dev50 with it here would take most of an hour.
