@@ -5,15 +5,19 @@ and fills the ``answer``, ``f1``, ``judge``, ``suff`` and ``suff_detail`` column
 Resumable: rows that already have a value are skipped, and every LLM call is cached, so a rerun of a
 finished run makes no provider call. A call that fails for good is recorded in ``error`` and the run
 goes on. LoCoMo F1 follows the official scorer (per category); other datasets use plain stem F1.
+A client with a small context (the local model) makes every role read the same fitted set: long
+snippets shortened to their sentences nearest the question (``bfr_core.evidence_fit``).
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bfr_core.evidence_fit import fit_for
 from bfr_core.judges import answer as answer_role
 from bfr_core.judges import judge as judge_role
 from bfr_core.judges import suff_at_set
@@ -29,19 +33,38 @@ FROM results r JOIN runs u ON u.run_id = r.run_id
 WHERE r.run_id = ? AND r.status = 'ok'
 ORDER BY r.question_id, r.arm
 """
-UPDATE = """
-UPDATE results SET answer = ?, f1 = ?, judge = ?, suff = ?, suff_detail = coalesce(?, suff_detail), error = ?
+UPDATE_FIRST = """
+UPDATE results SET answer = ?, f1 = ?, suff = ?, suff_detail = coalesce(?, suff_detail), error = ?,
+    llm_ms = coalesce(llm_ms, 0) + ?
+WHERE run_id = ? AND question_id = ? AND arm = ?
+"""
+UPDATE_JUDGE = """
+UPDATE results SET judge = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
 WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 
 
 @dataclass(frozen=True, slots=True)
 class SuffPanel:
-    """Who judges sufficiency: two independent judges and an adjudicator (Appendix M)."""
+    """Who judges sufficiency: two independent judges and an adjudicator (Appendix M).
+
+    The paper's judges are two different models. :meth:`single` builds the panel of a run with one
+    model: judge B then follows the "cite" procedure (see ``judges.suff_at_set``).
+    """
 
     judge_a: LLM
     judge_b: LLM
     adjudicator: LLM
+    procedure_b: str = "reason"
+
+    @classmethod
+    def single(cls, llm: LLM) -> SuffPanel:
+        return cls(llm, llm, llm, procedure_b="cite")
+
+    @property
+    def labels(self) -> list[str]:
+        b = f"{self.judge_b.label} ({self.procedure_b} procedure)" if self.procedure_b != "reason" else self.judge_b.label
+        return [self.judge_a.label, b, self.adjudicator.label]
 
 
 def render_evidence(turns: Sequence[Turn]) -> list[str]:
@@ -51,6 +74,12 @@ def render_evidence(turns: Sequence[Turn]) -> list[str]:
         when = t.date.strftime("%d %B %Y") if t.date else "undated"
         out.append(f"({when}) {t.speaker}: {t.text}")
     return out
+
+
+def _spent_ms(llm: LLM, panel: SuffPanel) -> float:
+    """Wall time the distinct clients of this scoring pass have spent in calls (CachedLLM.elapsed_ms)."""
+    clients = {id(c): c for c in (llm, panel.judge_a, panel.judge_b, panel.adjudicator)}
+    return sum(float(getattr(c, "elapsed_ms", 0.0) or 0.0) for c in clients.values())
 
 
 def answer_f1(question: Question, prediction: str) -> float:
@@ -63,39 +92,72 @@ def score_answers(
     store: Store, run_id: str, llm: LLM, *, answer: bool = True, judge: bool = False, suff: bool = False,
     panel: SuffPanel | None = None, progress: Progress | None = None,
 ) -> int:
-    """Fill answer-level columns for every finished row of ``run_id``; returns rows updated."""
+    """Fill answer-level columns for every finished row of ``run_id``; returns rows updated.
+
+    Question by question (so an interrupted run leaves whole questions done): first the answer and
+    Suff@Set of each arm's set (they read the same evidence, so a local model reuses its evaluated
+    snippets), then the judge for every arm (its long fixed preamble stays in the model's cache
+    from one call to the next). ``llm_ms`` accumulates each row's LLM wall time.
+    """
     cur = store.cursor()
     dataset_id = cur.execute("SELECT dataset_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     rows = cur.execute(SELECT_TODO, [run_id]).fetchall()
     questions = {q.question_id: q for q in store.questions(dataset_id)}
-    panel = panel or SuffPanel(llm, llm, llm)
+    panel = panel or SuffPanel.single(llm)
+    answer = answer or judge
     todo = [r for r in rows if (answer and r[3] is None) or (judge and r[4] is None) or (suff and r[5] is None)]
-    updated = 0
-    for i, (qid, arm, evidence, prev_answer, prev_judge, prev_suff) in enumerate(todo, 1):
+    by_question: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for r in todo:
+        by_question[r[0]].append(r)
+    done = 0
+    for qid, group in by_question.items():
         q = questions[qid]
-        by_id = store.turns_by_id(dataset_id, list(evidence))
-        texts = render_evidence([by_id[t] for t in evidence if t in by_id])
-        values: dict[str, Any] = {"answer": prev_answer, "judge": prev_judge, "suff": prev_suff,
-                                  "suff_detail": None, "error": None}
-        try:
-            if answer or judge:
-                values["answer"] = prev_answer or answer_role(llm, q.text, texts)
-            if judge and prev_judge is None:
-                values["judge"] = judge_role(llm, q.text, q.answer, values["answer"])
-            if suff and prev_suff is None:
-                res = suff_at_set((panel.judge_a, panel.judge_b), panel.adjudicator, q.text, q.answer, texts)
-                values["suff"] = res.label
-                values["suff_detail"] = json.dumps({
-                    "judge_labels": list(res.judge_labels), "adjudicated": res.adjudicated,
-                    "reasons": list(res.reasons),
-                    "judges": [panel.judge_a.label, panel.judge_b.label, panel.adjudicator.label],
-                })
-        except LLMCallFailed as exc:
-            values["error"] = f"llm: {exc.reason}"
-        f1 = answer_f1(q, values["answer"]) if values["answer"] is not None else None
-        cur.execute(UPDATE, [values["answer"], f1, values["judge"], values["suff"], values["suff_detail"],
-                             values["error"], run_id, qid, arm])
-        updated += 1
+        answers: dict[str, str | None] = {}
+        for _, arm, evidence, prev_answer, _, prev_suff in group:
+            answers[arm] = _answer_and_suff(store, cur, run_id, dataset_id, q, arm, evidence, prev_answer,
+                                            prev_suff, llm, panel, answer=answer, suff=suff)
+        if judge:
+            for _, arm, _, _, prev_judge, _ in group:
+                if answers[arm] is not None and prev_judge is None:
+                    start = _spent_ms(llm, panel)
+                    label, error = None, None
+                    try:
+                        label = judge_role(llm, q.text, q.answer, answers[arm])
+                    except LLMCallFailed as exc:
+                        error = f"llm: {exc.reason}"
+                    cur.execute(UPDATE_JUDGE, [label, error, _spent_ms(llm, panel) - start, run_id, qid, arm])
+        done += len(group)
         if progress:
-            progress(i, len(todo), qid)
-    return updated
+            progress(done, len(todo), qid)
+    return len(todo)
+
+
+def _answer_and_suff(store: Store, cur: Any, run_id: str, dataset_id: str, q: Question, arm: str,
+                     evidence: Sequence[str], prev_answer: str | None, prev_suff: str | None, llm: LLM,
+                     panel: SuffPanel, *, answer: bool, suff: bool) -> str | None:
+    """One row's answer (and F1) and Suff@Set, written to the store; returns the answer."""
+    start = _spent_ms(llm, panel)
+    by_id = store.turns_by_id(dataset_id, list(evidence))
+    texts = render_evidence([by_id[t] for t in evidence if t in by_id])
+    # a small-context model: every role reads the same fitted snippets
+    fitted = fit_for([llm, panel.judge_a, panel.judge_b, panel.adjudicator], q.text, texts)
+    trimmed = sum(a != b for a, b in zip(texts, fitted, strict=True))
+    texts = fitted
+    values: dict[str, Any] = {"answer": prev_answer, "suff": prev_suff, "suff_detail": None, "error": None}
+    try:
+        if answer and prev_answer is None:
+            values["answer"] = answer_role(llm, q.text, texts)
+        if suff and prev_suff is None:
+            res = suff_at_set((panel.judge_a, panel.judge_b), panel.adjudicator, q.text, q.answer, texts,
+                              procedure_b=panel.procedure_b)
+            values["suff"] = res.label
+            values["suff_detail"] = json.dumps({
+                "judge_labels": list(res.judge_labels), "adjudicated": res.adjudicated,
+                "reasons": list(res.reasons), "judges": panel.labels, "snippets_shortened": trimmed,
+            })
+    except LLMCallFailed as exc:
+        values["error"] = f"llm: {exc.reason}"
+    f1 = answer_f1(q, values["answer"]) if values["answer"] is not None else None
+    cur.execute(UPDATE_FIRST, [values["answer"], f1, values["suff"], values["suff_detail"], values["error"],
+                               _spent_ms(llm, panel) - start, run_id, q.question_id, arm])
+    return values["answer"]

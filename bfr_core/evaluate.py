@@ -1,6 +1,7 @@
 """Arms x questions -> per-question results and traces in the store; resumable; summarised as JSON.
 
-A run is identified by what determines its output (dataset, arms, budget, k, provider, limit), so
+A run is identified by what determines its output (dataset, arms, budget, k, provider, limit or
+seeded sample), so
 re-running the same command resumes it: finished (question, arm) pairs are skipped, a killed run
 loses at most the batch in flight, and rows are never duplicated (primary keys, one transaction
 per batch). Answer-level scores (answer, F1, judge, Suff) are optional columns filled when a
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -26,6 +28,7 @@ from bfr_core.errors import BfrError
 from bfr_core.metrics import score_question
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Trace
+from bfr_core.sampling import stratified_sample
 from bfr_core.store import Store
 
 RUNS_DDL = """
@@ -38,8 +41,9 @@ CREATE TABLE IF NOT EXISTS results (
     evidence VARCHAR[], set_size INTEGER, calls INTEGER, gold_n INTEGER,
     gold_hit DOUBLE, turn_hit DOUBLE, er DOUBLE, cer DOUBLE, recall_any DOUBLE, recall_all DOUBLE,
     ndcg_any DOUBLE, elapsed_ms DOUBLE, status VARCHAR, error VARCHAR,
-    answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON,
+    answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON, llm_ms DOUBLE,
     PRIMARY KEY (run_id, question_id, arm));
+ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
 CREATE TABLE IF NOT EXISTS traces (
     run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
     PRIMARY KEY (run_id, question_id, arm));
@@ -48,13 +52,14 @@ CREATE TABLE IF NOT EXISTS traces (
 RESULT_COLUMNS = (
     "run_id", "question_id", "arm", "budget", "qtype", "evidence", "set_size", "calls", "gold_n",
     "gold_hit", "turn_hit", "er", "cer", "recall_any", "recall_all", "ndcg_any", "elapsed_ms",
-    "status", "error",
+    "status", "error", "llm_ms",
 )
 INSERT_RESULT = (
     f"INSERT OR IGNORE INTO results ({', '.join(RESULT_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in RESULT_COLUMNS)})"
 )
 INSERT_TRACE = "INSERT OR IGNORE INTO traces (run_id, question_id, arm, trace) VALUES (?, ?, ?, ?)"
+OPTIONAL_KEYS = ("f1", "judge", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
 
@@ -66,10 +71,15 @@ class RunSpec:
     k: int = 10
     provider: str = "offline rules"
     limit: int | None = None
+    sample: int | None = None  # a stratified sample of this many questions (bfr_core.sampling)
+    seed: int = 0
 
     @property
     def run_id(self) -> str:
-        key = json.dumps([self.dataset_id, sorted(self.arms), self.budget, self.k, self.provider, self.limit])
+        parts: list[Any] = [self.dataset_id, sorted(self.arms), self.budget, self.k, self.provider, self.limit]
+        if self.sample:  # appended only when set, so the ids of earlier runs stay what they were
+            parts += [self.sample, self.seed]
+        key = json.dumps(parts)
         return f"{self.dataset_id}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
 
 
@@ -77,21 +87,25 @@ def ensure_schema(store: Store) -> None:
     store.ensure(RUNS_DDL)
 
 
-def select_questions(store: Store, dataset_id: str, limit: int | None = None) -> list[Question]:
-    """The questions a run scores: LoCoMo-style scoreable flags, then the first ``limit``."""
+def select_questions(store: Store, dataset_id: str, limit: int | None = None, sample: int | None = None,
+                     seed: int = 0) -> list[Question]:
+    """The questions a run scores: LoCoMo-style scoreable flags, then a seeded sample stratified by
+    type (``sample``) or the first ``limit``."""
     qs = store.questions(dataset_id, scoreable_only=True)
     if not qs:
         raise BfrError(f"dataset '{dataset_id}' has no scoreable questions in {store.path}; ingest it first")
+    if sample:
+        qs = stratified_sample(qs, sample, seed)
     return qs[:limit] if limit else qs
 
 
-def result_row(run_id: str, q: Question, trace: Trace) -> tuple[Any, ...]:
+def result_row(run_id: str, q: Question, trace: Trace, llm_ms: float | None = None) -> tuple[Any, ...]:
     # The @k metrics are taken over the whole evidence set (k = its size): arms are compared as sets.
     s = score_question(trace.evidence, q.gold)
     return (
         run_id, q.question_id, trace.arm, trace.budget, q.qtype, list(trace.evidence),
         len(trace.evidence), trace.calls, len(q.gold), s.gold_hit, s.turn_hit, s.er, s.cer,
-        s.recall_any, s.recall_all, s.ndcg_any, trace.elapsed_ms, "ok", None,
+        s.recall_any, s.recall_all, s.ndcg_any, trace.elapsed_ms, "ok", None, llm_ms,
     )
 
 
@@ -99,7 +113,12 @@ def failed_row(run_id: str, q: Question, arm: str, budget: str, error: str) -> t
     """A question whose arm raised: scored as an empty evidence set (it stays in the denominator)."""
     s = score_question((), q.gold)
     return (run_id, q.question_id, arm, budget, q.qtype, [], 0, 0, len(q.gold), s.gold_hit, s.turn_hit,
-            s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error)
+            s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error, None)
+
+
+def llm_elapsed_ms(llm: Any) -> float:
+    """Wall time an LLM client has spent in calls so far (``CachedLLM.elapsed_ms``; 0 without one)."""
+    return float(getattr(llm, "elapsed_ms", 0.0) or 0.0)
 
 
 def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
@@ -119,14 +138,14 @@ def evaluate(
     from bfr_core.pipeline import run_query
 
     ensure_schema(store)
-    questions = select_questions(store, spec.dataset_id, spec.limit)
+    questions = select_questions(store, spec.dataset_id, spec.limit, spec.sample, spec.seed)
     run_id = spec.run_id
     cur = store.cursor()
     cur.execute(
         "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, spec.dataset_id, list(spec.arms), spec.budget, spec.k, spec.provider, len(questions),
-         json.dumps({"limit": spec.limit})],
+         json.dumps({"limit": spec.limit, "sample": spec.sample, "seed": spec.seed})],
     )
     done = done_pairs(store, run_id)
     by_scope: dict[str, list[Question]] = defaultdict(list)
@@ -141,6 +160,7 @@ def evaluate(
         views = scope_views(store, spec.dataset_id, scope_id)
         rows, traces = [], []
         for q, arm in todo:
+            llm_start = llm_elapsed_ms(llm)
             try:
                 trace = run_query(views, q.query(), arm, dataset_id=spec.dataset_id,
                                   budget=budget or spec.budget or None, llm=llm, config=config, k=spec.k)
@@ -149,7 +169,7 @@ def evaluate(
             except Exception as exc:  # one question's failure must not end the run
                 rows.append(failed_row(run_id, q, arm, spec.budget, f"{type(exc).__name__}: {exc}"))
                 continue
-            rows.append(result_row(run_id, q, trace))
+            rows.append(result_row(run_id, q, trace, llm_elapsed_ms(llm) - llm_start if llm is not None else None))
             traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
             if on_question is not None:
                 on_question(q, trace)
@@ -189,7 +209,14 @@ def _arm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "suff": _mean([None if r["suff"] in (None, "uncertain") else float(r["suff"] == "sufficient")
                        for r in rows]),
         "failed": sum(r["status"] != "ok" for r in rows),
+        "llm_s_p50": _median_s([r.get("llm_ms") for r in rows]),
     }
+
+
+def _median_s(ms: Sequence[float | None]) -> float | None:
+    """Median of the known values, milliseconds in, seconds out (LLM wall time per question)."""
+    vals = [v for v in ms if v is not None]
+    return round(statistics.median(vals) / 1000, 2) if vals else None
 
 
 def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -216,9 +243,9 @@ def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[s
         for r in arm_rows:
             by_type[r["qtype"]].append(r)
         summary["by_type"] = {t: _arm_summary(v) for t, v in sorted(by_type.items())}
-        arms[arm] = {k: v for k, v in summary.items() if not (k in ("f1", "judge", "suff") and v is None)}
+        arms[arm] = {k: v for k, v in summary.items() if not (k in OPTIONAL_KEYS and v is None)}
         for t in summary["by_type"].values():
-            for key in ("f1", "judge", "suff"):
+            for key in OPTIONAL_KEYS:
                 if t.get(key) is None:
                     t.pop(key, None)
     return {

@@ -44,8 +44,24 @@ def _fill(template: str, **values: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
+_DATED = re.compile(r"^\((\d{1,2} [A-Z][a-z]+ \d{4}|undated)\) ")
+
+
 def _numbered(texts: Sequence[str], prefix: str = "") -> str:
-    return "\n".join(f"[{prefix}{i}] {' '.join(t.split())}" for i, t in enumerate(texts, 1)) or "(none)"
+    """``[1] text`` lines. Snippets rendered as "(date) speaker: text" get the date as a header line
+    whenever it changes instead of on every line: the same words, ~10% fewer tokens for a model."""
+    lines: list[str] = []
+    last = None
+    for i, text in enumerate(texts, 1):
+        text = " ".join(text.split())
+        m = _DATED.match(text)
+        if m:
+            if m.group(1) != last:
+                lines.append(f"{m.group(1)}:")
+                last = m.group(1)
+            text = text[m.end():]
+        lines.append(f"[{prefix}{i}] {text}")
+    return "\n".join(lines) or "(none)"
 
 
 def _request(role: str, prompt: str, payload: dict[str, Any], schema: dict[str, Any],
@@ -226,21 +242,25 @@ def choose_tool(llm: LLM, question: str, evidence_texts: Sequence[str],
 
 
 # -- answer -------------------------------------------------------------------------------------
-ANSWER_PROMPT = """Given the question and the ordered evidence snippets, produce a short answer string \
-that is supported by the evidence. Prefer spans that appear in the evidence. If multiple candidates \
-exist, choose the most specific span that answers the question. Do not invent entities that are \
-absent from the evidence set. For "how many days" questions, count the days between the two dates.
+# Evidence-reading prompts (answer, both Suff@Set judges, the adjudicator) open with the same
+# evidence block and put their instructions after it. The wording is the paper's (Appendix O / M);
+# only the order differs, so that a local model evaluates a set's snippets once and reuses that
+# prefix (llama.cpp's KV cache) for every role that reads the same set.
+EVIDENCE_BLOCK = """Evidence snippets, in order:
+{evidence}
+
+"""
+ANSWER_PROMPT = EVIDENCE_BLOCK + """Given the question and the ordered evidence snippets above, produce a short \
+answer string that is supported by the evidence. Prefer spans that appear in the evidence. If multiple \
+candidates exist, choose the most specific span that answers the question. Do not invent entities that \
+are absent from the evidence set. For "how many days" questions, count the days between the two dates.
 
 Example
+Snippets: [1] I adopted a kitten on March 3rd. [2] Took her to the vet on March 10th.
 Question: How many days after I adopted the kitten did I take her to the vet?
-Evidence:
-[1] I adopted a kitten on March 3rd.
-[2] Took her to the vet on March 10th.
 {"answer": "7 days"}
 
 Question: {question}
-Evidence:
-{evidence}
 Reply with JSON only."""
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
@@ -302,28 +322,35 @@ def judge(llm: LLM, question: str, gold: str, generated: str) -> str:
 
 
 # -- LLM-Suff@Set -----------------------------------------------------------------------------------
-SUFF_PROMPT = """You will see a question, its reference answer, and an anonymized retained evidence set \
-from a conversational memory store. The method, budget, system answer, and gold memory identifiers \
-are not shown.
+SUFF_PROMPT = EVIDENCE_BLOCK + """You will see a question, its reference answer, and an anonymized retained \
+evidence set from a conversational memory store (the snippets above). The method, budget, system \
+answer, and gold memory identifiers are not shown.
 Task: Decide whether the evidence text supports the complete reference answer.
 - Label sufficient if the complete answer is supported by the provided evidence.
 - Label insufficient if a required fact, bridge, or temporal detail is missing.
 - Label uncertain only when the evidence does not permit a reliable decision.
 - Do not use outside knowledge beyond what is written in the evidence.
-Give a one-sentence reason, then the label.
+{procedure}
 
 Example
+Snippets: [1] I adopted a kitten on March 3rd.
 Question: How many days after I adopted the kitten did I take her to the vet?
 Reference answer: 7 days
-Evidence:
-[1] I adopted a kitten on March 3rd.
-{"reason": "The adoption date is there but the vet visit date is missing.", "label": "insufficient"}
+{example}
 
 Question: {question}
 Reference answer: {reference}
-Evidence:
-{evidence}
 Reply with JSON only.{disagreement}"""
+# Two judging procedures over the same blinded input. With two different models both use "reason";
+# with one model (a local run) judge B uses "cite", so the two judgments are two readings rather
+# than one cached call, and the shared evidence prefix is still evaluated only once.
+SUFF_PROCEDURES = {
+    "reason": ("Give a one-sentence reason, then the label.",
+               '{"reason": "The adoption date is there but the vet visit date is missing.", "label": "insufficient"}'),
+    "cite": ("In the reason, name the snippet number that states each part of the reference answer, or the "
+             "part no snippet states; then give the label.",
+             '{"reason": "[1] gives the adoption date; no snippet gives the vet visit date.", "label": "insufficient"}'),
+}
 ADJUDICATE_NOTE = """
 
 Two judges disagreed on this set:
@@ -368,9 +395,12 @@ class SuffResult:
         return None if self.label == "uncertain" else self.label == "sufficient"
 
 
-def _suff_call(llm: LLM, role: str, payload: dict[str, Any], disagreement: str = "") -> tuple[str, str]:
+def _suff_call(llm: LLM, role: str, payload: dict[str, Any], disagreement: str = "",
+               procedure: str = "reason") -> tuple[str, str]:
+    how, example = SUFF_PROCEDURES[procedure]
     prompt = _fill(SUFF_PROMPT, question=payload["question"], reference=payload["reference"],
-                   evidence=_numbered(payload["evidence"]), disagreement=disagreement)
+                   evidence=_numbered(payload["evidence"]), disagreement=disagreement, procedure=how,
+                   example=example)
 
     def parse(obj: Any, raw: str) -> tuple[str, str]:
         label = _one_label(obj, raw, "label", SUFF_LABELS, case=False)
@@ -381,10 +411,17 @@ def _suff_call(llm: LLM, role: str, payload: dict[str, Any], disagreement: str =
 
 
 def suff_at_set(judges: tuple[LLM, LLM], adjudicator: LLM, question: str, reference_answer: str,
-                evidence_texts: Sequence[str]) -> SuffResult:
-    """Blinded, reference-conditioned LLM-Suff@Set (Appendix M) for one question-evidence snapshot."""
+                evidence_texts: Sequence[str], *, procedure_b: str = "reason") -> SuffResult:
+    """Blinded, reference-conditioned LLM-Suff@Set (Appendix M) for one question-evidence snapshot.
+
+    ``procedure_b`` is judge B's procedure (:data:`SUFF_PROCEDURES`): "cite" when one model is both
+    judges, so that its two calls are two different readings (the same prompt would be one cached
+    call and could never disagree).
+    """
     payload = {"question": question, "reference": reference_answer, "evidence": anonymise(evidence_texts)}
-    (la, ra), (lb, rb) = (_suff_call(j, "suff", payload) for j in judges)
+    payload_b = {**payload, "procedure": procedure_b} if procedure_b != "reason" else payload
+    la, ra = _suff_call(judges[0], "suff", payload)
+    lb, rb = _suff_call(judges[1], "suff", payload_b, procedure=procedure_b)
     if la == lb:
         return SuffResult(la, (la, lb), False, (ra, rb))
     note = _fill(ADJUDICATE_NOTE, label_a=la, reason_a=ra or "no reason given", label_b=lb,

@@ -131,8 +131,9 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
 def _llm_choice(llm: Any, query: Query, views: Any, evidence: Sequence[str], reqs: Sequence[Requirement],
                 done: set[str], used: set[tuple[str, str]]) -> tuple[str, str, str]:
     from bfr_core import judges  # lazy: pulls in the LLM stack
+    from bfr_core.evidence_fit import fit_for
 
-    tool = judges.choose_tool(llm, query.text, [views.by_id[t].text for t in evidence],
+    tool = judges.choose_tool(llm, query.text, fit_for(llm, query.text, [views.by_id[t].text for t in evidence]),
                               ["text", "entity", "session", "stop"])
     if tool == "stop":
         return "stop", "", "the model chose stop"

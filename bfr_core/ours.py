@@ -51,11 +51,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bfr_core import fca
 from bfr_core.config import Budget
 from bfr_core.records import Hit, Query, Step
 from bfr_core.requirements import decompose_with_source, parse_dates
-from bfr_core.stage1 import coverage_order, incidence, min_cover, prefilter
+from bfr_core.stage1 import coverage_order, lattice_steps, min_cover, selection_step
 from bfr_core.stage2 import retain
 from bfr_core.text import words
 from bfr_core.views.bm25 import BM25View
@@ -328,38 +327,13 @@ def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool
     """The FCA part of Stage I, through stage1's own functions; appends its steps, returns the cover."""
     views, rc = ctx.views, ctx.config.retrieval
     req_vecs = views.encode([r.text for r in reqs])
-    rows = incidence(views, reqs, pool_idx, req_vecs)
-    fctx = fca.FormalContext(tuple(pool_ids), tuple(r.rid for r in reqs), tuple(rows))
-    found = fca.concepts(fctx)
-    edges = fca.covering(found)
-    lv = fca.levels(found, edges)
-    steps.append(Step("context", f"Formal context: {len(pool_ids)} x {len(reqs)}", (), 0, {
-        "objects": list(pool_ids), "attributes": [r.rid for r in reqs], "incidence": fctx.matrix()}))
-    texts = [views.turns[i].text for i in pool_idx]
-    kept, used = prefilter(found, rows, views.turn_vectors[pool_idx], texts, rc.prefilter)
-    steps.append(Step("lattice", f"Lattice: {len(found)} concepts", (), 0, {
-        "concepts": [{"id": i, "extent": [pool_ids[g] for g in fca.bits(c.extent)],
-                      "intent": [reqs[j].rid for j in fca.bits(c.intent)], "level": lv[i]}
-                     for i, c in enumerate(found)],
-        "edges": [[lo, up] for lo, up in edges], "used": used}))
-    kept_set = set(kept)
-    steps.append(Step("prefilter", f"Prefilter: kept {len(kept)} of {len(pool_ids)}", (), 0, {
-        "kept": [pool_ids[g] for g in kept], "dropped": [t for g, t in enumerate(pool_ids) if g not in kept_set]}))
+    rows, kept, lattice = lattice_steps(views, reqs, pool_ids, pool_idx, req_vecs, rc.prefilter)
+    steps.extend(lattice)
     ranks = list(range(len(pool_ids)))
     sel, method = min_cover(rows, kept, ranks)
     sel = coverage_order(sel, rows, ranks)
-    covered = 0
-    for g in sel:
-        covered |= rows[g]
-    coverable = 0
-    for g in kept:
-        coverable |= rows[g]
+    steps.append(selection_step(rows, sel, kept, pool_ids, reqs, method, False))
     selected = [pool_ids[g] for g in sel]
-    steps.append(Step("selection", f"Selected {len(sel)} turn(s) ({method})", (), 0, {
-        "selected": selected, "coverage": {pool_ids[g]: [reqs[j].rid for j in fca.bits(rows[g])] for g in sel},
-        "uncovered": [r.rid for j, r in enumerate(reqs) if not covered >> j & 1],
-        "uncoverable": [r.rid for j, r in enumerate(reqs) if not coverable >> j & 1],
-        "fallback": False, "method": method}))
     return selected
 
 

@@ -2,8 +2,8 @@
 
 Covers: per-type tables of retrieval measures (Gold Hit, ER, CER) and answer measures (F1, judge,
 Suff@Set) when present, and paired comparisons of every arm against a reference arm: exact McNemar
-on Gold Hit and judge, a paired bootstrap of the F1 difference (10,000 samples, seed 20260908),
-Holm-adjusted p-values across the comparisons. Does not cover: LaTeX, cross-run comparisons.
+on Gold Hit, judge and Suff@Set (uncertain excluded) with Holm-adjusted p-values across the
+comparisons, and a paired bootstrap of the F1 difference (10,000 samples, seed 20260908). Does not cover: LaTeX, cross-run comparisons.
 """
 
 from __future__ import annotations
@@ -46,32 +46,46 @@ def _paired_rows(rows: Sequence[dict[str, Any]], arm: str, ref: str) -> list[tup
     return [(v[arm], v[ref]) for _, v in sorted(by.items()) if arm in v and ref in v]
 
 
+def _binary_pairs(pairs: Sequence[tuple[dict, dict]], key: str, positive: Any) -> tuple[list[bool], list[bool]]:
+    """Paired outcomes of a binary measure where both sides have a value ("uncertain" Suff excluded)."""
+    both = [(a[key], b[key]) for a, b in pairs
+            if a[key] not in (None, "uncertain") and b[key] not in (None, "uncertain")]
+    return [x == positive for x, _ in both], [y == positive for _, y in both]
+
+
+BINARY = (("gold_hit", 1, "Gold Hit"), ("judge", "CORRECT", "J"), ("suff", "sufficient", "Suff"))
+
+
 def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str) -> str:
-    """Each arm minus ``ref``: ΔGold Hit with McNemar p, ΔJ with McNemar p, ΔF1 with bootstrap CI."""
-    comps, pvals = [], []
+    """Each arm minus ``ref``: ΔGold Hit, ΔJ and ΔSuff with exact McNemar p (Holm-adjusted across
+    the comparisons of each measure, in brackets), ΔF1 with its paired-bootstrap 95% CI."""
+    comps = []
     for arm in arms:
         if arm == ref:
             continue
         pairs = _paired_rows(rows, arm, ref)
-        gh = [(a["gold_hit"], b["gold_hit"]) for a, b in pairs if a["gold_hit"] is not None and b["gold_hit"] is not None]
-        if not gh:
+        tests = {key: mcnemar_exact(*_binary_pairs(pairs, key, pos)) if _binary_pairs(pairs, key, pos)[0] else None
+                 for key, pos, _ in BINARY}
+        if tests["gold_hit"] is None:
             continue
-        m = mcnemar_exact([x == 1 for x, _ in gh], [y == 1 for _, y in gh])
-        j = [(a["judge"], b["judge"]) for a, b in pairs if a["judge"] and b["judge"]]
-        mj = mcnemar_exact([x == "CORRECT" for x, _ in j], [y == "CORRECT" for _, y in j]) if j else None
         f = [(a["f1"], b["f1"]) for a, b in pairs if a["f1"] is not None and b["f1"] is not None]
         bf = paired_bootstrap([x for x, _ in f], [y for _, y in f]) if f else None
-        comps.append((arm, len(pairs), m, mj, bf))
-        pvals.append(m.p_value)
-    adjusted = holm(pvals) if pvals else []
-    lines = ["| Comparison | n | ΔGold Hit | McNemar p | Holm p | ΔJ | J p | ΔF1 | 95% CI |", "|" + "---|" * 9]
-    for (arm, n, m, mj, bf), p_adj in zip(comps, adjusted, strict=True):
-        dj = f"{100 * mj.delta:+.1f}" if mj else "–"
-        jp = f"{mj.p_value:.3g}" if mj else "–"
-        df1 = f"{100 * bf.delta:+.1f}" if bf else "–"
-        ci = f"[{100 * bf.ci_low:.1f}, {100 * bf.ci_high:.1f}]" if bf else "–"
-        lines.append(f"| {arm} − {ref} | {n} | {100 * m.delta:+.1f} | {m.p_value:.3g} | {p_adj:.3g} | {dj} | {jp} "
-                     f"| {df1} | {ci} |")
+        comps.append((arm, len(pairs), tests, bf))
+    adjusted: dict[str, list[float | None]] = {}
+    for key, _, _ in BINARY:
+        ps = [c[2][key].p_value for c in comps if c[2][key] is not None]
+        it = iter(holm(ps) if ps else [])
+        adjusted[key] = [next(it) if c[2][key] is not None else None for c in comps]
+    head = ["Comparison", "n"] + [f"Δ{name} | p (Holm)" for _, _, name in BINARY] + ["ΔF1 | 95% CI"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * (2 + 2 * len(BINARY) + 2)]
+    for i, (arm, n, tests, bf) in enumerate(comps):
+        cells = [f"{arm} − {ref}", str(n)]
+        for key, _, _ in BINARY:
+            t = tests[key]
+            cells += ([f"{100 * t.delta:+.1f}", f"{t.p_value:.3g} ({adjusted[key][i]:.3g})"] if t else ["–", "–"])
+        cells += ([f"{100 * bf.delta:+.1f}", f"[{100 * bf.ci_low:.1f}, {100 * bf.ci_high:.1f}]"] if bf
+                  else ["–", "–"])
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -314,31 +314,10 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
         "requirements": [r.to_dict() for r in reqs], "source": source,
     }))
 
-    # formal context and lattice
-    rows = incidence(views, reqs, pool_idx, req_vecs)
-    fctx = fca.FormalContext(tuple(pool_ids), tuple(r.rid for r in reqs), tuple(rows))
-    found = fca.concepts(fctx)
-    edges = fca.covering(found)
-    lv = fca.levels(found, edges)
-    steps.append(Step("context", f"Formal context: {len(pool_ids)} x {len(reqs)}", (), 0, {
-        "objects": list(pool_ids), "attributes": [r.rid for r in reqs], "incidence": fctx.matrix(),
-    }))
-
-    # line 5: prefilter to P
-    texts = [views.turns[i].text for i in pool_idx]
-    pvecs = views.turn_vectors[pool_idx] if pool_idx else np.zeros((0, 1))
-    kept, used = prefilter(found, rows, pvecs, texts, rc.prefilter)
+    # formal context and lattice; line 5: prefilter to P
+    rows, kept, lattice = lattice_steps(views, reqs, pool_ids, pool_idx, req_vecs, rc.prefilter)
+    steps.extend(lattice)
     kept_ids = [pool_ids[g] for g in kept]
-    kept_set = set(kept)
-    steps.append(Step("lattice", f"Lattice: {len(found)} concepts", (), 0, {
-        "concepts": [{"id": i, "extent": [pool_ids[g] for g in fca.bits(c.extent)],
-                      "intent": [reqs[j].rid for j in fca.bits(c.intent)], "level": lv[i]}
-                     for i, c in enumerate(found)],
-        "edges": [[lo, up] for lo, up in edges], "used": used,
-    }))
-    steps.append(Step("prefilter", f"Prefilter: kept {len(kept)} of {len(pool_ids)}", (), 0, {
-        "kept": kept_ids, "dropped": [t for g, t in enumerate(pool_ids) if g not in kept_set],
-    }))
 
     # lines 6-10: minimum subset, sanitise, fallback
     ranks = list(range(len(pool_ids)))
@@ -353,15 +332,7 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
     if fallback:
         sel = kept[: rc.fallback]
     selected_ids = [pool_ids[g] for g in sel]
-    covered = _union(rows, sel)
-    coverable = _union(rows, kept)
-    steps.append(Step("selection", f"Selected {len(sel)} turn(s) ({method})", (), 0, {
-        "selected": selected_ids,
-        "coverage": {pool_ids[g]: [reqs[j].rid for j in fca.bits(rows[g])] for g in sel},
-        "uncovered": [r.rid for j, r in enumerate(reqs) if not covered >> j & 1],
-        "uncoverable": [r.rid for j, r in enumerate(reqs) if not coverable >> j & 1],
-        "fallback": fallback, "method": method,
-    }))
+    steps.append(selection_step(rows, sel, kept, pool_ids, reqs, method, fallback))
 
     # line 11: grounding
     e0, scores = ground(views, query, selected_ids, rank, rc.ground)
@@ -371,13 +342,58 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
     return StageOne(tuple(steps), tuple(e0), tuple(reqs), qvec)
 
 
+def lattice_steps(views: Any, reqs: Sequence[Requirement], pool_ids: Sequence[str], pool_idx: Sequence[int],
+                  req_vecs: np.ndarray, p: int) -> tuple[list[int], list[int], list[Step]]:
+    """The formal context (pool x requirements), its concept lattice and the prefilter to ``p``:
+    returns the incidence rows, the kept pool positions and the three trace steps."""
+    rows = incidence(views, reqs, list(pool_idx), req_vecs)
+    fctx = fca.FormalContext(tuple(pool_ids), tuple(r.rid for r in reqs), tuple(rows))
+    found = fca.concepts(fctx)
+    edges = fca.covering(found)
+    lv = fca.levels(found, edges)
+    texts = [views.turns[i].text for i in pool_idx]
+    pvecs = views.turn_vectors[list(pool_idx)] if len(pool_idx) else np.zeros((0, 1))
+    kept, used = prefilter(found, rows, pvecs, texts, p)
+    kept_set = set(kept)
+    return rows, kept, [
+        Step("context", f"Formal context: {len(pool_ids)} x {len(reqs)}", (), 0, {
+            "objects": list(pool_ids), "attributes": [r.rid for r in reqs], "incidence": fctx.matrix(),
+        }),
+        Step("lattice", f"Lattice: {len(found)} concepts", (), 0, {
+            "concepts": [{"id": i, "extent": [pool_ids[g] for g in fca.bits(c.extent)],
+                          "intent": [reqs[j].rid for j in fca.bits(c.intent)], "level": lv[i]}
+                         for i, c in enumerate(found)],
+            "edges": [[lo, up] for lo, up in edges], "used": used,
+        }),
+        Step("prefilter", f"Prefilter: kept {len(kept)} of {len(pool_ids)}", (), 0, {
+            "kept": [pool_ids[g] for g in kept], "dropped": [t for g, t in enumerate(pool_ids) if g not in kept_set],
+        }),
+    ]
+
+
+def selection_step(rows: Sequence[int], sel: Sequence[int], kept: Sequence[int], pool_ids: Sequence[str],
+                   reqs: Sequence[Requirement], method: str, fallback: bool) -> Step:
+    """The trace step of a minimum-subset selection: what each selected turn covers, and which
+    requirements stay uncovered or could not be covered by any kept candidate."""
+    covered, coverable = _union(rows, sel), _union(rows, kept)
+    return Step("selection", f"Selected {len(sel)} turn(s) ({method})", (), 0, {
+        "selected": [pool_ids[g] for g in sel],
+        "coverage": {pool_ids[g]: [reqs[j].rid for j in fca.bits(rows[g])] for g in sel},
+        "uncovered": [r.rid for j, r in enumerate(reqs) if not covered >> j & 1],
+        "uncoverable": [r.rid for j, r in enumerate(reqs) if not coverable >> j & 1],
+        "fallback": fallback, "method": method,
+    })
+
+
 def _llm_select(llm: Any, query: Query, reqs: Sequence[Requirement], kept_ids: Sequence[str],
                 views: Any) -> list[str]:
     """LLMMinSubset: ``judges.select_subset`` over the prefiltered pool; when its selected ids are
     empty, its requirement-coverage output is used instead (Appendix E), in requirement order."""
     from bfr_core import judges  # lazy: pulls in the LLM stack
+    from bfr_core.evidence_fit import fit_for
 
-    pool = [(t, views.by_id[t].text) for t in kept_ids]
+    texts = fit_for(llm, query.text, [views.by_id[t].text for t in kept_ids])
+    pool = list(zip(kept_ids, texts, strict=True))
     ids, coverage = judges.select_subset(llm, query.text, pool, requirements=[r.text for r in reqs])
     if not ids:
         ids = [i for r in reqs for i in coverage.get(r.text, [])]

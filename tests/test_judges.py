@@ -132,7 +132,7 @@ def test_suff_is_blinded():
     assert adj.requests == []  # no disagreement, no adjudicator call
     prompt = a.requests[0].prompt
     assert prompt == b.requests[0].prompt
-    evidence = prompt.split("Evidence:\n")[-1]
+    evidence = prompt.split("Evidence snippets, in order:\n")[1].split("\n\n")[0]
     assert evidence.splitlines()[:4] == [f"[1] {ORDER}", f"[2] {ARRIVAL}", "[3] I like film cameras",
                                          "[4] more text"]
     assert "[5]" not in evidence  # the duplicate arrival snippet is dropped
@@ -166,7 +166,28 @@ def test_suff_failure_propagates_as_llm_call_failed():
 
 
 def test_prompts_stay_short_for_a_small_local_model():
+    suff = [judges._fill(judges.SUFF_PROMPT, procedure=how, example=example)
+            for how, example in judges.SUFF_PROCEDURES.values()]
     for prompt in (judges.DECOMPOSE_PROMPT, judges.SELECT_PROMPT, judges.TOOL_PROMPT, judges.ANSWER_PROMPT,
-                   judges.JUDGE_PROMPT, judges.SUFF_PROMPT):
+                   judges.JUDGE_PROMPT, *suff):
         assert len(prompt.split()) < 300
         assert "{" in prompt and '"' in prompt  # one worked JSON example each
+
+
+def test_evidence_reading_prompts_share_the_evidence_prefix():
+    """Answer, judge A, judge B (cite) and the adjudicator open with the same evidence block, so a
+    local model evaluates a set once; the dated snippets get one date header per run of dates."""
+    dated = ["(05 February 2023) user: " + ORDER, "(10 February 2023) user: " + ARRIVAL,
+             "(10 February 2023) assistant: Enjoy it"]
+    ans, a, b, adj = Scripted('{"answer": "5 days"}'), Scripted('{"label": "sufficient"}'), \
+        Scripted('{"label": "insufficient"}'), Scripted('{"label": "sufficient"}')
+    judges.answer(ans, SHUTTER, dated)
+    res = judges.suff_at_set((a, b), adj, SHUTTER, "5 days", dated, procedure_b="cite")
+    assert res.adjudicated and res.label == "sufficient"
+    block = ("Evidence snippets, in order:\n05 February 2023:\n[1] user: " + ORDER + "\n10 February 2023:\n"
+             "[2] user: " + ARRIVAL + "\n[3] assistant: Enjoy it\n\n")
+    prompts = [ans.requests[0].prompt, a.requests[0].prompt, b.requests[0].prompt, adj.requests[0].prompt]
+    assert all(p.startswith(block) for p in prompts)
+    assert a.requests[0].prompt != b.requests[0].prompt  # two procedures, so two calls, not one cached
+    assert "name the snippet number" in b.requests[0].prompt and "name the snippet" not in a.requests[0].prompt
+    assert "(05 February 2023)" not in prompts[0]

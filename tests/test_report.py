@@ -19,7 +19,7 @@ def test_report_after_eval_with_answers(tmp_path, capsys):
     assert main(["report", run_id, "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert f"# Run {run_id}" in out and "offline rules" in out
-    assert "| bfr-mv − mem0 |" in out and "McNemar p" in out
+    assert "| bfr-mv − mem0 |" in out and "p (Holm)" in out
     row = next(line for line in out.splitlines() if line.startswith("| mem0 |"))
     assert row.count("|") > 10  # per-type columns, not a single overall value
 

@@ -39,8 +39,10 @@ def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provid
         return Answered("", None, provider, f"the answerer is not available in this build ({exc})")
     if llm is None:
         return Answered("", None, provider, "no LLM client (bfr_core.llm is not available in this build)")
+    from bfr_core.evidence_fit import fit_for
+
     try:
-        text = judges.answer(llm, question.text, evidence_texts(turns))
+        text = judges.answer(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
     except BfrError as exc:
         return Answered("", None, provider, str(exc))
     try:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from bfr_core.arms import ARMS
 from bfr_core.errors import BfrError
@@ -19,14 +20,46 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", default="", help="budget grid point C0..C9 (default: each arm's own)")
     p.add_argument("--k", type=int, default=10, help="top-k cutoff for the one-shot arms (default 10)")
     p.add_argument("--limit", type=int, default=None, help="only the first N scoreable questions")
+    p.add_argument("--sample", type=int, default=None,
+                   help="a seeded sample of N questions stratified by question type")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     p.add_argument("--provider", default="rules", help="rules | anthropic | openai | local")
     p.add_argument("--model", default="", help="provider model id")
     p.add_argument("--base-url", default="", help="OpenAI-compatible endpoint")
     p.add_argument("--answer", action="store_true", help="run the extractive answerer and stem F1")
     p.add_argument("--judge", action="store_true", help="Mem0-style CORRECT/WRONG judge (implies --answer)")
     p.add_argument("--suff", action="store_true", help="blinded LLM-Suff@Set (two judges + adjudicator)")
+    p.add_argument("--judge-b", default="", metavar="PROVIDER[:MODEL]",
+                   help="second Suff@Set judge (default: the --provider model with the 'cite' procedure)")
+    p.add_argument("--adjudicator", default="", metavar="PROVIDER[:MODEL]",
+                   help="Suff@Set adjudicator on disagreement (default: the --provider model)")
     p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _client(spec: str, config: Any, store: Any) -> Any:
+    """A cached client for ``PROVIDER[:MODEL]`` with the run's other LLM settings."""
+    from dataclasses import replace
+
+    from bfr_core.llm.factory import make_llm
+
+    provider, _, model = spec.partition(":")
+    return make_llm(replace(config.llm, provider=provider.strip(), model=model.strip()), store)
+
+
+def _panel(args: argparse.Namespace, config: Any, llm: Any, store: Any) -> Any:
+    """The Suff@Set panel: one model (judge B cites snippets) unless --judge-b names another."""
+    from bfr_core.answering import SuffPanel
+
+    if not args.judge_b:
+        panel = SuffPanel.single(llm)
+    else:
+        panel = SuffPanel(llm, _client(args.judge_b, config, store), llm)
+    if args.adjudicator:
+        from dataclasses import replace
+
+        panel = replace(panel, adjudicator=_client(args.adjudicator, config, store))
+    return panel
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +89,11 @@ def run(args: argparse.Namespace) -> int:
 
         llm = make_llm(config.llm, store)
         provider_label = getattr(llm, "label", args.provider)
-    spec = RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit)
+    if args.sample is not None and args.sample < 1:
+        raise BfrError("--sample needs a positive number of questions")
+    spec = RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit, args.sample, args.seed)
+    if llm is not None:
+        llm = llm.with_run(spec.run_id)  # calls, tokens and cost are accounted to this run
     progress = None if args.quiet else tqdm_progress(f"eval {dataset}")
     run_id = evaluate(store, spec, llm=llm if args.provider != "rules" else None, config=config,
                       progress=progress)
@@ -64,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         from bfr_core.answering import score_answers
 
         score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff,
+                      panel=_panel(args, config, llm, store),
                       progress=None if args.quiet else tqdm_progress("answers"))
     summary = summarize(store, run_id, args.benchmark)
     text = json.dumps(summary, indent=2)

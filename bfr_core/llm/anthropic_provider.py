@@ -18,9 +18,7 @@ from bfr_core.llm.base import (
     ProviderError,
     Secret,
     price,
-    redact,
-    retry_after_s,
-    status_is_transient,
+    sdk_error,
 )
 
 DEFAULT_MODEL = "claude-sonnet-4-6"  # one of the paper's two Suff@Set judges (Appendix M)
@@ -85,18 +83,4 @@ class AnthropicLLM:
                            truncated=getattr(msg, "stop_reason", "") == "max_tokens")
 
     def _translate(self, exc: Exception) -> ProviderError:
-        a = self._errors
-        secrets = [self._key.reveal()]
-        if isinstance(exc, a.APITimeoutError):
-            return ProviderError("anthropic: request timed out", transient=True)
-        if isinstance(exc, a.APIStatusError):
-            status = getattr(exc, "status_code", None)
-            detail = redact(str(getattr(exc, "message", "") or exc), secrets)[:300]
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-            return ProviderError(f"anthropic: HTTP {status}: {detail}", status=status,
-                                 transient=status_is_transient(status), retry_after=retry_after_s(headers))
-        if isinstance(exc, a.APIConnectionError):
-            return ProviderError("anthropic: connection failed", transient=True)
-        # an unparseable or truncated response body, or anything else the SDK raised
-        detail = redact(str(exc), secrets)[:200]
-        return ProviderError(f"anthropic: bad response ({type(exc).__name__}: {detail})", transient=True)
+        return sdk_error("anthropic", self._errors, exc, [self._key.reveal()])

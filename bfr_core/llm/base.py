@@ -138,6 +138,25 @@ def retry_after_s(headers: object) -> float | None:
         return None
 
 
+def sdk_error(provider: str, errors: object, exc: Exception, secrets: Iterable[str]) -> ProviderError:
+    """A :class:`ProviderError` for an exception of the ``anthropic`` / ``openai`` SDK (``errors`` is
+    the SDK module: both name their error classes alike). Messages are redacted and cut short;
+    timeouts, connection failures, 429/5xx and unparseable bodies are transient."""
+    if isinstance(exc, errors.APITimeoutError):  # type: ignore[attr-defined]
+        return ProviderError(f"{provider}: request timed out", transient=True)
+    if isinstance(exc, errors.APIStatusError):  # type: ignore[attr-defined]
+        status = getattr(exc, "status_code", None)
+        detail = redact(str(getattr(exc, "message", "") or exc), secrets)[:300]
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+        return ProviderError(f"{provider}: HTTP {status}: {detail}", status=status,
+                             transient=status_is_transient(status), retry_after=retry_after_s(headers))
+    if isinstance(exc, errors.APIConnectionError):  # type: ignore[attr-defined]
+        return ProviderError(f"{provider}: connection failed", transient=True)
+    # an unparseable or truncated response body, or anything else the SDK raised
+    detail = redact(str(exc), secrets)[:200]
+    return ProviderError(f"{provider}: bad response ({type(exc).__name__}: {detail})", transient=True)
+
+
 class Secret:
     """An API key that prints as ``***`` in reprs, f-strings and tracebacks."""
 

@@ -126,6 +126,13 @@ class CachedLLM:
         self.provider, self.model = inner.provider, inner.model
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self.elapsed_ms = 0.0  # wall time spent in complete() by this client, cache hits included
+
+    def _spent(self, start: float) -> float:
+        ms = (time.perf_counter() - start) * 1000
+        with self._guard:
+            self.elapsed_ms += ms
+        return ms
 
     @property
     def label(self) -> str:
@@ -153,19 +160,19 @@ class CachedLLM:
             hit = self.cache.get(self.provider, self.model, temp, sha)
             if hit is not None:
                 self.cache.log(self.run_id, request.role, self.provider, self.model, sha, resp=hit,
-                               latency_ms=(time.perf_counter() - start) * 1000)
+                               latency_ms=self._spent(start))
                 return hit
             try:
                 resp = self.inner.complete(request)
             except LLMCallFailed as exc:
                 self.cache.log(self.run_id, request.role, self.provider, self.model, sha, resp=None,
-                               latency_ms=(time.perf_counter() - start) * 1000, error=exc.reason,
+                               latency_ms=self._spent(start), error=exc.reason,
                                attempts=exc.attempts)
                 raise
             resp = replace(resp, cached=False)
             self.cache.put(self.provider, self.model, temp, sha, resp)
         self.cache.log(self.run_id, request.role, self.provider, self.model, sha, resp=resp,
-                       latency_ms=(time.perf_counter() - start) * 1000)
+                       latency_ms=self._spent(start))
         return resp
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from bfr_core.llm.base import LLMConfigError, LLMRequest, LLMResponse, ProviderError
@@ -33,6 +34,9 @@ INSTALL_HINT = (
 )
 N_CTX = 4096  # enough for a question, 20 candidates and a worked example
 N_THREADS = 2  # the project's machines have two cores
+# Context kept free of evidence: the chat template, a role's instructions and worked example, an
+# adjudication note with two reasons, a re-ask suffix (together < 650 tokens) and the reply (<= 160).
+PROMPT_RESERVE = 800
 SEED = 20260908
 
 
@@ -123,6 +127,16 @@ class LocalLLM:
             self._llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                                 seed=SEED, verbose=False)
         return self._llama
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's vocabulary (loads the model on first use)."""
+        with self._lock:
+            return len(self._load().tokenize(text.encode("utf-8"), add_bos=False))
+
+    def evidence_budget(self) -> tuple[int, Callable[[str], int]]:
+        """Tokens an evidence block may take: the context minus the longest reply a role asks for
+        and the instructions around the evidence (see ``bfr_core.evidence_fit``)."""
+        return self.n_ctx - PROMPT_RESERVE, self.count_tokens
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         messages = [{"role": "system", "content": request.system}] if request.system else []

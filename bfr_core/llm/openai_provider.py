@@ -19,9 +19,7 @@ from bfr_core.llm.base import (
     ProviderError,
     Secret,
     price,
-    redact,
-    retry_after_s,
-    status_is_transient,
+    sdk_error,
 )
 
 DEFAULT_MODEL = "gpt-5.5"  # the paper's answer judge (Section 5.1); set `model` for other servers
@@ -97,17 +95,4 @@ class OpenAILLM:
         return LLMResponse(text, tin, tout, cost, truncated=choice.finish_reason == "length")
 
     def _translate(self, exc: Exception) -> ProviderError:
-        o = self._errors
-        secrets = [self._key.reveal()]
-        if isinstance(exc, o.APITimeoutError):
-            return ProviderError("openai: request timed out", transient=True)
-        if isinstance(exc, o.APIStatusError):
-            status = getattr(exc, "status_code", None)
-            detail = redact(str(getattr(exc, "message", "") or exc), secrets)[:300]
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-            return ProviderError(f"openai: HTTP {status}: {detail}", status=status,
-                                 transient=status_is_transient(status), retry_after=retry_after_s(headers))
-        if isinstance(exc, o.APIConnectionError):
-            return ProviderError("openai: connection failed", transient=True)
-        detail = redact(str(exc), secrets)[:200]
-        return ProviderError(f"openai: bad response ({type(exc).__name__}: {detail})", transient=True)
+        return sdk_error("openai", self._errors, exc, [self._key.reveal()])

@@ -1,0 +1,137 @@
+"""Answer-level evaluation on the real local model: 50 LoCoMo questions, four arms, paired tests.
+
+What it runs (issue 5's target): a fixed seeded sample of ``--n`` LoCoMo questions stratified by
+category (``bfr_core.sampling``), the arms ``mem0, fca-ms, bfr-mv, bfr`` at their default operating
+points, with the local model (llama-cpp-python, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 2 threads) in
+every LLM role: Stage I decomposition and subset selection (fca-ms, bfr-mv; decomposition also in
+bfr), the extractive answerer, the Mem0-style judge and blinded LLM-Suff@Set (two judges, the
+second with the "cite" procedure, and an adjudicator; see ``bfr_core.answering.SuffPanel.single``).
+
+Writes ``bench/out/llm_local.json`` (the DESIGN.md section 4 contract plus LLM wall time per
+question and per arm, call and token counts) and ``bench/out/llm_local.md`` (``bfr report``'s
+tables: per type, and paired tests against mem0 and against fca-ms). Resumable: it is one
+``bfr eval`` run in ``bench/out/cache/llm_local.duckdb``; rerunning continues where it stopped,
+and a finished run is answered from the call cache (zero provider calls, checked and reported).
+
+    .venv/bin/python bench/bench_llm_local.py [--n 50] [--seed 2026]   # ~1.5-2 h on 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bfr_core.answering import SuffPanel, score_answers  # noqa: E402
+from bfr_core.config import Config, LLMConfig  # noqa: E402
+from bfr_core.evaluate import RunSpec, evaluate, load_results, summarize  # noqa: E402
+from bfr_core.ingest import ingest  # noqa: E402
+from bfr_core.llm import call_summary, make_llm  # noqa: E402
+from bfr_core.progress import tqdm_progress  # noqa: E402
+from bfr_core.report import report  # noqa: E402
+from bfr_core.store import Store  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
+ARMS = ("mem0", "fca-ms", "bfr-mv", "bfr")
+
+
+def percentile(values: list[float], q: float) -> float:
+    vals = sorted(values)
+    return vals[min(len(vals) - 1, round(q * (len(vals) - 1)))]
+
+
+def timing(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """LLM wall seconds per (question, arm), per arm, and per question over all arms."""
+    def stats(ms: list[float]) -> dict[str, float]:
+        s = [m / 1000 for m in ms]
+        return {"n": len(s), "p50_s": round(statistics.median(s), 1), "p95_s": round(percentile(s, 0.95), 1),
+                "mean_s": round(statistics.fmean(s), 1), "max_s": round(max(s), 1)}
+
+    known = [r for r in rows if r["llm_ms"] is not None]
+    per_question: dict[str, float] = defaultdict(float)
+    for r in known:
+        per_question[r["question_id"]] += r["llm_ms"]
+    return {
+        "per_question_and_arm": stats([r["llm_ms"] for r in known]),
+        "per_arm": {a: stats([r["llm_ms"] for r in known if r["arm"] == a]) for a in ARMS},
+        "per_question_all_arms": stats(list(per_question.values())),
+        "mean_set_size": {a: round(statistics.fmean(r["set_size"] for r in known if r["arm"] == a), 1) for a in ARMS},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "llm_local.duckdb"))
+    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "llm_local.json"))
+    ap.add_argument("--provider", default="local", help="local (the target); rules for a quick smoke run")
+    args = ap.parse_args(argv)
+
+    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+    store = Store(args.db)
+    if store.dataset("locomo") is None:
+        ingest(store, "locomo", DATA)
+    config = Config(llm=LLMConfig(provider=args.provider))
+    llm = make_llm(config.llm, store)
+    spec = RunSpec("locomo", ARMS, provider=llm.label, sample=args.n, seed=args.seed)
+    llm = llm.with_run(spec.run_id)
+    load_avg = [os.getloadavg()]
+    start = time.perf_counter()
+    evaluate(store, spec, llm=llm, config=config, progress=tqdm_progress("retrieval (Stage I on the local model)"))
+    retrieval_s = time.perf_counter() - start
+    score_answers(store, spec.run_id, llm, answer=True, judge=True, suff=True, panel=SuffPanel.single(llm),
+                  progress=tqdm_progress("answer, Suff@Set, judge"))
+    total_s = time.perf_counter() - start
+    load_avg.append(os.getloadavg())
+    first = call_summary(store, spec.run_id)
+
+    # A rerun of the finished run must cost nothing: same spec, fresh client, count provider calls.
+    again = make_llm(config.llm, store, run_id=f"{spec.run_id}-rerun")
+    evaluate(store, spec, llm=again, config=config)
+    score_answers(store, spec.run_id, again, answer=True, judge=True, suff=True, panel=SuffPanel.single(again))
+    rerun = call_summary(store, f"{spec.run_id}-rerun")
+
+    rows = load_results(store, spec.run_id)
+    summary = summarize(store, spec.run_id, "locomo")
+    suff_rows = [r for r in rows if r["suff_detail"]]
+    details = [json.loads(r["suff_detail"]) for r in suff_rows]
+    result = {
+        "what": f"{args.n} LoCoMo questions (stratified by category, seed {args.seed}); local model in every role",
+        "model": llm.label, "threads": 2, "run_id": spec.run_id,
+        "wall_s": {"total": round(total_s, 1), "retrieval_incl_stage1_llm": round(retrieval_s, 1)},
+        "loadavg_start_end": [[round(x, 2) for x in la] for la in load_avg],
+        "llm_wall_time": timing(rows),
+        "target_p50_s_per_question": 30,
+        "calls": asdict(first) | {"rerun_provider_calls": rerun.provider_calls, "rerun_cached": rerun.cached},
+        "suff": {"judge_agreement": round(sum(d["judge_labels"][0] == d["judge_labels"][1] for d in details)
+                                          / max(1, len(details)) * 100, 1),
+                 "adjudicated": sum(d["adjudicated"] for d in details),
+                 "uncertain": sum(r["suff"] == "uncertain" for r in suff_rows),
+                 "panel": details[0]["judges"] if details else []},
+        "failed_llm_rows": sum(bool(r["error"]) for r in rows),
+        "summary": summary,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    md = [f"# Local model ({llm.label}) on {args.n} LoCoMo questions\n",
+          "Offline reproduction of the paper's answer-level tables with a 1.5B local model in every role; "
+          f"generated by `bench/bench_llm_local.py` (run `{spec.run_id}`).\n",
+          "## Against mem0\n", report(store, spec.run_id, "mem0"),
+          "\n## Against fca-ms\n", report(store, spec.run_id, "fca-ms")]
+    Path(args.out).with_suffix(".md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    print(json.dumps({k: result[k] for k in ("wall_s", "llm_wall_time", "calls", "suff")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
