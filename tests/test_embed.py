@@ -143,8 +143,28 @@ def test_static_table_is_cached_on_disk(tmp_path, monkeypatch):
     assert (tmp_path / "m2v-minilm-l6-v2-8d.npy").is_file()
 
 
+def test_bf16_autocast_stays_within_cosine_of_fp32(minilm):
+    bf16 = TransformerEmbedder(256, bf16=True)
+    assert bf16.model_id == "minilm-l6-v2-bf16@256"  # its own cache key: vectors never mix with fp32
+    a, b = minilm.encode(TEXTS), bf16.encode(TEXTS)
+    assert b.dtype == np.float32 and np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-3)
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.995
+
+
+def test_bf16_detection_follows_the_override(monkeypatch):
+    embed.cpu_has_bf16.cache_clear()
+    monkeypatch.setenv("BFR_BF16", "0")
+    assert not embed.cpu_has_bf16() and embed.default_short_id() == "minilm-l6-v2@128-short"
+    embed.cpu_has_bf16.cache_clear()
+    monkeypatch.setenv("BFR_BF16", "1")
+    assert embed.default_short_id() == "minilm-l6-v2-bf16@128-short"
+    assert get_model(embed.default_short_id()).inner.bf16
+    embed.cpu_has_bf16.cache_clear()
+
+
 def test_get_model_ids():
     assert get_model("minilm-l6-v2-int8@128").model_id == "minilm-l6-v2-int8@128"
+    assert get_model("minilm-l6-v2-bf16@128").model_id == "minilm-l6-v2-bf16@128"
     assert get_model("m2v-minilm-l6-v2@256d").model_id == "m2v-minilm-l6-v2@256d"
     assert get_model("m2v-minilm-l6-v2@256d-512t").model_id == "m2v-minilm-l6-v2@256d-512t"
     assert get_model() is get_model(embed.DEFAULT_MODEL_ID)
@@ -227,7 +247,8 @@ def test_short_only_encodes_short_texts_and_zeroes_long_ones():
 def test_default_spec_and_env_override(monkeypatch):
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     spec = default_spec()
-    assert spec == DenseSpec() and spec.short == "minilm-l6-v2@128-short" and spec.max_short == 128
+    assert spec == DenseSpec() and spec.short == embed.default_short_id() and spec.max_short == 128
+    assert spec.short in ("minilm-l6-v2@128-short", "minilm-l6-v2-bf16@128-short")
     assert get_model(spec.short).model_id == spec.short
     monkeypatch.setenv("BFR_DENSE_MODEL", "minilm-l6-v2@256")
     assert default_spec() == DenseSpec(base="minilm-l6-v2@256", short=None)
@@ -240,7 +261,7 @@ def test_ensure_without_model_fills_every_model_of_the_spec(monkeypatch):
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     base, inner = CountingEmbedder(), CountingEmbedder()
     short = ShortOnlyEmbedder(inner, max_tokens=12)
-    models = {embed.STATIC: base, "minilm-l6-v2@128-short": short}
+    models = {embed.STATIC: base, embed.DenseSpec().short: short}
     monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
     store = Store()
     store.write_bundle(bundle())

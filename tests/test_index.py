@@ -124,7 +124,7 @@ def test_default_spec_adds_the_short_model_to_the_dense_view(store, monkeypatch)
 
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     base, short = BowEmbedder(), ShortOnlyEmbedder(BowEmbedder(), max_tokens=8)
-    models = {embed.STATIC: base, "minilm-l6-v2@128-short": short}
+    models = {embed.STATIC: base, embed.DenseSpec().short: short}
     monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
     dense._query_vector.cache_clear()
     v = scope_views(store, "d", "h1")
