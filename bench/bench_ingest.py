@@ -2,7 +2,9 @@
 
 * cold: a new DuckDB file each repeat (parse + write + embeddings computed from scratch);
 * warm: ``replace=True`` into the same file, whose embeddings are already cached;
-* parse: the pure loader alone (no store), to separate parsing from writing.
+* parse: the pure loader alone (no store), to separate parsing from writing;
+* LoCoMo only: ``bfr eval --arms mem0,amem`` over all scoreable questions on the warm store, in a
+  new process (start-up and model loading included).
 
 Runs with or without ``bfr_core.embed`` (written separately): the JSON says which. Usage::
 
@@ -13,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,7 +59,15 @@ def bench_one(kind: str, path: Path, repeats: int, embed: bool, workdir: Path) -
             warm.append(timed(lambda s=store: ingest(s, kind, path, replace=True, embed=embed))[0])
         store.close()
     assert report is not None
-    return {
+    extra: dict[str, Any] = {}
+    if kind == "locomo":  # issue 2: `bfr eval --arms mem0,amem` over LoCoMo on a warm store, new process
+        bfr = Path(sys.executable).with_name("bfr")
+        seconds, done = timed(lambda: subprocess.run(
+            [str(bfr), "eval", "--db", str(workdir / f"{kind}-0.duckdb"), "--benchmark", "locomo",
+             "--arms", "mem0,amem", "--quiet", "--json", str(workdir / "eval.json")],
+            capture_output=True, text=True))
+        extra["eval_mem0_amem_warm_s"] = round(seconds, 2) if done.returncode == 0 else f"failed: {done.stderr[-300:]}"
+    return extra | {
         "kind": kind, "file": path.name, "bytes": path.stat().st_size,
         "scopes": report.scopes, "sessions": report.sessions, "turns": report.turns,
         "questions": report.questions, "scoreable": report.scoreable,
@@ -63,6 +75,14 @@ def bench_one(kind: str, path: Path, repeats: int, embed: bool, workdir: Path) -
         "cold_turns_per_s": round(report.turns / min(cold)),
         "embed_note": report.notes[-1],
     }
+
+
+def _dense_name() -> str:
+    try:
+        from bfr_core.embed import default_spec
+    except ImportError:
+        return "none"
+    return default_spec().name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "ingest", "embed_module_present": have_embed, "embed_requested": args.embed,
         "embeddings": "computed/cached by bfr_core.embed" if have_embed and args.embed else "skipped",
         "python": platform.python_version(), "machine": platform.machine(), "repeats": args.repeats,
+        "dense": _dense_name(), "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
