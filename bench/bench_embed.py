@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,7 @@ from bfr_core.views.dense import DenseView  # noqa: E402
 DATA = ROOT.parent / "shared" / "data"
 FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
 REFERENCE = "minilm-l6-v2@256"
+HAYSTACKS = 5  # LongMemEval haystacks opened cold for the "one haystack ready" target
 SPLIT = DenseSpec().name  # the default dense ranking: static base + MiniLM@128 on short texts
 SEED = 20260908
 FULL_S_FACTOR = 7  # full LongMemEval-S has ~7x dev50's unique turn texts (~175k)
@@ -229,15 +231,15 @@ ONE_SCOPE = """
 import json, time
 from bfr_core.store import Store
 s = Store({db!r})
-q = s.questions("longmemeval")[0]
+q = s.questions("longmemeval")[{qi}]
 t = time.perf_counter()
 from bfr_core.index import scope_views
 v = scope_views(s, "longmemeval", q.scope_id)
 hits = v.dense.search(q.text, 10)
 ready = time.perf_counter() - t
 ents = v.entity.search("Paris", 10)
-print(json.dumps({{"ready_s": round(ready, 2), "with_entity_map_s": round(time.perf_counter() - t, 2),
-                   "scope_turns": len(v.turns)}}))
+print(json.dumps({{"question": q.question_id, "ready_s": round(ready, 2),
+                   "with_entity_map_s": round(time.perf_counter() - t, 2), "scope_turns": len(v.turns)}}))
 """
 
 
@@ -257,7 +259,14 @@ def targets(workdir: Path) -> dict[str, Any]:
     s = Store(db)
     ingest(s, "longmemeval", lme, embed=False)
     s.close()
-    out["one_haystack_cold"] = run_py(ONE_SCOPE.format(db=db))
+    # five haystacks (seeded), each opened cold in a new process: dense vectors and the entity map
+    # (spaCy NER) are computed for that haystack alone
+    picks = random.Random(SEED).sample(range(50), HAYSTACKS)
+    runs = [run_py(ONE_SCOPE.format(db=db, qi=qi)) for qi in picks]
+    with_map = sorted(r["with_entity_map_s"] for r in runs)
+    out["one_haystack_cold"] = {"runs": runs, "ready_p50_s": statistics.median(r["ready_s"] for r in runs),
+                                "with_entity_map_p50_s": statistics.median(with_map),
+                                "with_entity_map_max_s": with_map[-1]}
     out["target"] = {"locomo_cold_s": 60, "locomo_warm_s": 5, "dev50_cold_s": 180, "dev50_warm_open_s": 10,
                      "one_haystack_cold_s": 30, "full_s_min": 20}
     return out

@@ -176,7 +176,7 @@ def test_b3c15d39_bfr_mv_retrieves_order_and_arrival(shutter_store):
     assert tr.budget == "C6" and tr.calls <= 6 and len(tr.evidence) <= 40
 
 
-@pytest.mark.xfail(strict=False, reason="paper's Figure 1 premise; with our BM25 and static-MiniLM views "
+@pytest.mark.xfail(strict=False, reason="paper's Figure 1 premise; with our BM25 and dense views "
                    "both one-shot top-10 lists already reach the arrival turn (ranks 4 and 3)")
 def test_b3c15d39_one_shot_top10_miss_the_arrival(shutter_store):
     from bfr_core.index import scope_views
