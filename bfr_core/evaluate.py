@@ -25,6 +25,7 @@ from typing import Any
 
 from bfr_core.config import Budget, Config
 from bfr_core.errors import BfrError
+from bfr_core.llm.base import LLMCallFailed
 from bfr_core.metrics import score_question
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Trace
@@ -164,6 +165,9 @@ def evaluate(
             try:
                 trace = run_query(views, q.query(), arm, dataset_id=spec.dataset_id,
                                   budget=budget or spec.budget or None, llm=llm, config=config, k=spec.k)
+            except LLMCallFailed as exc:  # a model that failed for good on this question: record, go on
+                rows.append(failed_row(run_id, q, arm, spec.budget, f"llm: {exc.reason}"))
+                continue
             except BfrError:
                 raise
             except Exception as exc:  # one question's failure must not end the run

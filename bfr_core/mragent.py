@@ -108,7 +108,12 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
             done = covered(views, reqs, evidence)
             tool, cue, why = rule_choice(reqs, done, used, evidence, person)
             if ctx.llm is not None:
-                tool, cue, why = _llm_choice(ctx.llm, query, views, evidence, reqs, done, used)
+                from bfr_core.llm.base import LLMCallFailed
+
+                try:
+                    tool, cue, why = _llm_choice(ctx.llm, query, views, evidence, reqs, done, used)
+                except LLMCallFailed as exc:  # keep the rules' choice; the trace says why
+                    why = f"{why} (offline rules: provider call failed: {exc.reason})"
             if tool == "stop" or not cue:
                 steps.append(Step("stop", "Stop", tuple(evidence), calls, {"reason": why}))
                 break

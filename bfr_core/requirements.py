@@ -367,8 +367,12 @@ def decompose_with_source(query: Query, llm: Any = None) -> tuple[list[Requireme
     if llm is None:
         return decompose_rules(query.text), "offline rules"
     from bfr_core import judges  # lazy: the judges module pulls in the LLM stack
+    from bfr_core.llm.base import LLMCallFailed
 
-    raw = judges.decompose(llm, query.text)
+    try:
+        raw = judges.decompose(llm, query.text)
+    except LLMCallFailed as exc:  # the question goes on with the rules' requirements
+        return decompose_rules(query.text), f"offline rules (provider call failed: {exc.reason})"
     reqs = _from_llm(raw)
     if not reqs:  # an empty or unusable answer still leaves Stage I something to cover
         return decompose_rules(query.text), "offline rules (provider answer was empty)"

@@ -321,12 +321,20 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
 
     # lines 6-10: minimum subset, sanitise, fallback
     ranks = list(range(len(pool_ids)))
+    raw_ids, failed = None, ""
     if ctx.llm is not None:
-        raw_ids, method = _llm_select(ctx.llm, query, reqs, kept_ids, views), "llm"
+        from bfr_core.llm.base import LLMCallFailed
+
+        try:
+            raw_ids = _llm_select(ctx.llm, query, reqs, kept_ids, views)
+        except LLMCallFailed as exc:  # the question goes on with the rules' cover, and the trace says so
+            failed = f" after the provider call failed: {exc.reason}"
+    if raw_ids is not None:
         by_id = {pool_ids[g]: g for g in kept}
-        sel = [by_id[t] for t in dict.fromkeys(raw_ids) if t in by_id]  # valid ids, once
+        sel, method = [by_id[t] for t in dict.fromkeys(raw_ids) if t in by_id], "llm"  # valid ids, once
     else:
         sel, method = min_cover(rows, kept, ranks)
+        method += failed
     sel = coverage_order(sel, rows, ranks)
     fallback = not sel
     if fallback:

@@ -7,6 +7,7 @@ import pytest
 from bfr_core import evaluate as ev
 from bfr_core.cli import main
 from bfr_core.ingest.demo import ensure_demo_store
+from bfr_core.llm.base import LLMCallFailed
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +64,8 @@ def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     def broken(ctx, query):
         if query.question_id.endswith("1"):
             raise RuntimeError("boom")
+        if query.question_id.endswith("2"):
+            raise LLMCallFailed("answer: unusable reply after one re-ask")
         return mem0(ctx, query)
 
     monkeypatch.setattr(pl, "resolve", lambda name: broken)
@@ -70,7 +73,8 @@ def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     run_id = ev.evaluate(store, ev.RunSpec("demo", ("mem0",), k=7))
     rows = ev.load_results(store, run_id)
     failed = [r for r in rows if r["status"] == "failed"]
-    assert [r["question_id"] for r in failed] == ["q1"] and "boom" in failed[0]["error"]
+    assert [r["question_id"] for r in failed] == ["q1", "q2"] and "boom" in failed[0]["error"]
+    assert failed[1]["error"] == "llm: answer: unusable reply after one re-ask"
     assert len(rows) == len(ev.select_questions(store, "demo"))
     # a failed question stays in the denominator as an empty set
     assert failed[0]["set_size"] == 0 and failed[0]["gold_hit"] == 0.0

@@ -148,6 +148,27 @@ def test_llm_selection_is_sanitised(views, monkeypatch):
     assert k["requirements"].data["source"] == "fake:m"
 
 
+def test_a_failed_model_call_falls_back_to_the_rules_and_says_so(views, monkeypatch):
+    """Issue 5: a question whose call finally fails goes on; here Stage I keeps going on the rules."""
+    from bfr_core import judges
+    from bfr_core.llm.base import LLMCallFailed
+
+    class LLM:
+        label = "fake:m"
+
+    def fail(*args, **kwargs):
+        raise LLMCallFailed("select: unusable reply after one re-ask (expected an 'ids' list)")
+
+    monkeypatch.setattr(judges, "select_subset", fail)
+    monkeypatch.setattr(judges, "decompose", fail)
+    k = steps_by_kind(stage1.fca_ms(ctx(views, LLM()), Query("q", "s", SHUTTER)))
+    assert k["requirements"].data["source"].startswith("offline rules (provider call failed: select")
+    sel = k["selection"].data
+    assert sel["method"].endswith("after the provider call failed: select: unusable reply after one re-ask "
+                                  "(expected an 'ids' list)")
+    assert sel["selected"] and not sel["fallback"]
+
+
 def test_determinism(views):
     q = Query("q", "s", SHUTTER)
     a = run_query(views, q, "fca-ms", dataset_id="fake").to_dict()
