@@ -84,3 +84,25 @@ def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     rows = ev.load_results(store, run_id)
     assert all(r["status"] == "ok" for r in rows) and len(rows) == len(ev.select_questions(store, "demo"))
     store.close()
+
+
+def test_sampled_answer_run_accounts_calls_and_a_rerun_makes_none(db, tmp_path):
+    """--sample draws a seeded, type-stratified subset; --answer/--judge/--suff fill the answer
+    columns and per-row LLM wall time; the rerun adds no call (totals unchanged)."""
+    out = tmp_path / "a.json"
+    args = ["eval", "--db", str(db), "--dataset", "demo", "--arms", "mem0,bfr-mv", "--sample", "3", "--seed", "5",
+            "--answer", "--judge", "--suff", "--json", str(out), "--quiet"]
+    assert main(args) == 0
+    first = json.loads(out.read_text())
+    assert first["n_questions"] == 3 and first["provider"] == "offline rules"
+    calls = first["llm_calls"]
+    assert calls["provider_calls"] > 0 and calls["failed"] == 0
+    for arm in ("mem0", "bfr-mv"):
+        a = first["arms"][arm]
+        assert a["n"] == 3 and {"f1", "judge", "suff", "llm_s_p50"} <= set(a)
+    assert main(args) == 0
+    again = json.loads(out.read_text())
+    assert again["llm_calls"] == calls and again["arms"] == first["arms"]
+    other = tmp_path / "b.json"
+    assert main([{"5": "6", str(out): str(other)}.get(a, a) for a in args]) == 0
+    assert json.loads(other.read_text())["run_id"] != first["run_id"]  # another seed, another run

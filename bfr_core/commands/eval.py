@@ -104,6 +104,12 @@ def run(args: argparse.Namespace) -> int:
                       panel=_panel(args, config, llm, store),
                       progress=None if args.quiet else tqdm_progress("answers"))
     summary = summarize(store, run_id, args.benchmark)
+    if llm is not None:  # what this run spent: calls, cache hits, tokens, cost (provider calls only)
+        from dataclasses import asdict
+
+        from bfr_core.llm.cache import call_summary
+
+        summary["llm_calls"] = asdict(call_summary(store, run_id))
     text = json.dumps(summary, indent=2)
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
