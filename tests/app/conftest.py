@@ -124,7 +124,7 @@ def add_fake_run(store: Store, run_fn=fake_run, arms=("mem0", "bfr-mv"), run_id:
             row = {"run_id": run_id, "question_id": q.question_id, "arm": arm, "budget": t.budget,
                    "qtype": q.qtype, "evidence": list(t.evidence), "set_size": len(t.evidence), "calls": t.calls,
                    "gold_n": len(q.gold), **score_question(t.evidence, q.gold).as_dict(),
-                   "elapsed_ms": t.elapsed_ms, "status": "ok", "error": None}
+                   "elapsed_ms": t.elapsed_ms, "status": "ok", "error": None, "llm_ms": None}
             cur.execute(evaluate.INSERT_RESULT, [row[c] for c in evaluate.RESULT_COLUMNS])
             cur.execute(evaluate.INSERT_TRACE, [run_id, q.question_id, arm, json.dumps(t.to_dict())])
     # answer-level columns: mem0 wrong and "insufficient" on q1, bfr-mv right and "sufficient"
