@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "llm_local.json"))
     ap.add_argument("--provider", default="local", help="local (the target); rules for a quick smoke run")
+    ap.add_argument("--summarise-only", action="store_true",
+                    help="write the JSON / Markdown from what the store holds (whole questions only), run nothing")
+    ap.add_argument("--contended", default="", metavar="ROWS",
+                    help="row positions answered while other jobs ran, e.g. 37-52 (timing also reported without them)")
     args = ap.parse_args(argv)
 
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
@@ -86,34 +90,81 @@ def main(argv: list[str] | None = None) -> int:
     llm = make_llm(config.llm, store)
     spec = RunSpec("locomo", ARMS, provider=llm.label, sample=args.n, seed=args.seed)
     llm = llm.with_run(spec.run_id)
-    load_avg = [os.getloadavg()]
-    start = time.perf_counter()
-    evaluate(store, spec, llm=llm, config=config, progress=tqdm_progress("retrieval (Stage I on the local model)"))
-    retrieval_s = time.perf_counter() - start
-    score_answers(store, spec.run_id, llm, answer=True, judge=True, suff=True, panel=SuffPanel.single(llm),
-                  progress=tqdm_progress("answer, Suff@Set, judge"))
-    total_s = time.perf_counter() - start
-    load_avg.append(os.getloadavg())
-    first = call_summary(store, spec.run_id)
+    extra: dict[str, Any] = {}
+    if not args.summarise_only:
+        load_avg = [os.getloadavg()]
+        start = time.perf_counter()
+        evaluate(store, spec, llm=llm, config=config,
+                 progress=tqdm_progress("retrieval (Stage I on the local model)"))
+        retrieval_s = time.perf_counter() - start
+        score_answers(store, spec.run_id, llm, answer=True, judge=True, suff=True, panel=SuffPanel.single(llm),
+                      progress=tqdm_progress("answer, Suff@Set, judge"))
+        total_s = time.perf_counter() - start
+        load_avg.append(os.getloadavg())
+        # A rerun of the finished run must cost nothing: same spec, fresh client, count provider calls.
+        again = make_llm(config.llm, store, run_id=f"{spec.run_id}-rerun")
+        evaluate(store, spec, llm=again, config=config)
+        score_answers(store, spec.run_id, again, answer=True, judge=True, suff=True,
+                      panel=SuffPanel.single(again))
+        rerun = call_summary(store, f"{spec.run_id}-rerun")
+        extra = {"wall_s": {"total": round(total_s, 1), "retrieval_incl_stage1_llm": round(retrieval_s, 1)},
+                 "loadavg_start_end": [[round(x, 2) for x in la] for la in load_avg],
+                 "rerun": {"provider_calls": rerun.provider_calls, "cached": rerun.cached}}
+    write_outputs(store, spec, args, llm.label, extra)
+    return 0
 
-    # A rerun of the finished run must cost nothing: same spec, fresh client, count provider calls.
-    again = make_llm(config.llm, store, run_id=f"{spec.run_id}-rerun")
-    evaluate(store, spec, llm=again, config=config)
-    score_answers(store, spec.run_id, again, answer=True, judge=True, suff=True, panel=SuffPanel.single(again))
-    rerun = call_summary(store, f"{spec.run_id}-rerun")
 
-    rows = load_results(store, spec.run_id)
-    summary = summarize(store, spec.run_id, "locomo")
+def complete_run(store: Store, run_id: str) -> tuple[str, int, int]:
+    """The run itself when every row has its answer, judge and Suff; else a derived run holding only
+    the questions whose four arms are all done (so an interrupted run reports whole questions)."""
+    rows = load_results(store, run_id)
+    by_q: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_q[r["question_id"]].append(r)
+    done = sorted(q for q, rs in by_q.items()
+                  if len(rs) == len(ARMS) and all(r["judge"] or r["suff"] or r["error"] for r in rs))
+    if len(done) == len(by_q):
+        return run_id, len(done), len(by_q)
+    part = f"{run_id}-first{len(done)}"
+    cur = store.cursor()
+    cur.execute("DELETE FROM runs WHERE run_id = ?", [part])
+    cur.execute("DELETE FROM results WHERE run_id = ?", [part])
+    cur.execute("INSERT INTO runs SELECT ? AS run_id, * EXCLUDE (run_id) FROM runs WHERE run_id = ?", [part, run_id])
+    cur.execute("UPDATE runs SET n_questions = ? WHERE run_id = ?", [len(done), part])
+    cur.execute("INSERT INTO results SELECT ? AS run_id, * EXCLUDE (run_id) FROM results "
+                "WHERE run_id = ? AND list_contains(?, question_id)", [part, run_id, done])
+    return part, len(done), len(by_q)
+
+
+def contended(spec_rows: str) -> set[int]:
+    """Row positions (1-based, in processing order) answered while another job shared the CPU."""
+    out: set[int] = set()
+    for part in filter(None, spec_rows.split(",")):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def write_outputs(store: Store, spec: RunSpec, args: argparse.Namespace, label: str, extra: dict[str, Any]) -> None:
+    run_id, n_done, n_all = complete_run(store, spec.run_id)
+    rows = load_results(store, run_id)
+    summary = summarize(store, run_id, "locomo")
     suff_rows = [r for r in rows if r["suff_detail"]]
     details = [json.loads(r["suff_detail"]) for r in suff_rows]
+    # rows are answered in (question id, arm) order; timing without the rows that shared the CPU
+    order = {(r["question_id"], r["arm"]): i for i, r in enumerate(
+        sorted(load_results(store, spec.run_id), key=lambda r: (r["question_id"], r["arm"])), 1)}
+    skip = contended(args.contended)
+    clean = [r for r in rows if order[(r["question_id"], r["arm"])] not in skip]
     result = {
         "what": f"{args.n} LoCoMo questions (stratified by category, seed {args.seed}); local model in every role",
-        "model": llm.label, "threads": 2, "run_id": spec.run_id,
-        "wall_s": {"total": round(total_s, 1), "retrieval_incl_stage1_llm": round(retrieval_s, 1)},
-        "loadavg_start_end": [[round(x, 2) for x in la] for la in load_avg],
+        "model": label, "threads": 2, "run_id": spec.run_id, "reported_run": run_id,
+        "questions_complete": n_done, "questions_in_sample": n_all,
+        **extra,
         "llm_wall_time": timing(rows),
+        "llm_wall_time_uncontended": timing(clean) | {"rows_excluded": sorted(skip)},
         "target_p50_s_per_question": 30,
-        "calls": asdict(first) | {"rerun_provider_calls": rerun.provider_calls, "rerun_cached": rerun.cached},
+        "calls": asdict(call_summary(store, spec.run_id)),
         "suff": {"judge_agreement": round(sum(d["judge_labels"][0] == d["judge_labels"][1] for d in details)
                                           / max(1, len(details)) * 100, 1),
                  "adjudicated": sum(d["adjudicated"] for d in details),
@@ -123,14 +174,13 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    md = [f"# Local model ({llm.label}) on {args.n} LoCoMo questions\n",
+    md = [f"# Local model ({label}) on {n_done} of {n_all} sampled LoCoMo questions\n",
           "Offline reproduction of the paper's answer-level tables with a 1.5B local model in every role; "
-          f"generated by `bench/bench_llm_local.py` (run `{spec.run_id}`).\n",
-          "## Against mem0\n", report(store, spec.run_id, "mem0"),
-          "\n## Against fca-ms\n", report(store, spec.run_id, "fca-ms")]
+          f"generated by `bench/bench_llm_local.py` (run `{run_id}`).\n",
+          "## Against mem0\n", report(store, run_id, "mem0"),
+          "\n## Against fca-ms\n", report(store, run_id, "fca-ms")]
     Path(args.out).with_suffix(".md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    print(json.dumps({k: result[k] for k in ("wall_s", "llm_wall_time", "calls", "suff")}, indent=1))
-    return 0
+    print(json.dumps({k: result[k] for k in ("questions_complete", "llm_wall_time", "calls", "suff")}, indent=1))
 
 
 if __name__ == "__main__":
