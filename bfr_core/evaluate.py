@@ -159,6 +159,9 @@ def evaluate(
         if not todo:
             continue
         views = scope_views(store, spec.dataset_id, scope_id)
+        prime = getattr(getattr(views, "dense", None), "prime", None)
+        if prime is not None:  # one batch encode of the scope's questions instead of one per question
+            prime(list(dict.fromkeys(q.text for q, _ in todo)))
         rows, traces = [], []
         for q, arm in todo:
             llm_start = llm_elapsed_ms(llm)

@@ -100,3 +100,31 @@ def test_all_short_ranks_like_the_short_model_and_none_short_like_the_base():
     assert np.allclose(view.scores("q"), base @ np.asarray([0, 1], np.float32))
     with pytest.raises(ValueError):
         DenseView(TURNS, base, Fixed("b4@2", [0, 1]), none_short[:2], Fixed("s4@2", [1, 0]))
+
+
+def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
+    import numpy as np
+
+    from bfr_core import embed
+    from bfr_core.views import dense
+
+    class Counting:
+        model_id, dim = "counting", 4
+
+        def __init__(self):
+            self.calls = []
+
+        def encode(self, texts, progress=None):
+            self.calls.append(list(texts))
+            return np.ones((len(texts), 4), np.float32)
+
+    m = Counting()
+    monkeypatch.setattr(embed, "_model", lambda model_id: m)
+    dense._query_vector.cache_clear()
+    dense.prime_queries(m, ["a", "b", "a"])
+    assert m.calls == [["a", "b"]]  # one batch, each text once
+    dense.query_vector(m, "a"), dense.query_vector(m, "b")
+    assert m.calls == [["a", "b"]]  # served from the cache
+    dense.query_vector(m, "c")
+    assert m.calls[-1] == ["c"]
+    dense._query_vector.cache_clear()

@@ -15,8 +15,9 @@ Does not cover: approximate indexes (not needed at scope size), re-ranking.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from functools import lru_cache
 
 import numpy as np
 
@@ -24,25 +25,65 @@ from bfr_core.embed import Embedder, get_model
 from bfr_core.records import Hit, Turn
 from bfr_core.views.common import top_hits
 
+_QMAX = 4096  # query vectors kept per process
+_QCACHE: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_QLOCK = threading.Lock()
 
-@lru_cache(maxsize=4096)
+
+def _remember(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
+    vec.setflags(write=False)  # shared through the cache: nobody may mutate it
+    with _QLOCK:
+        _QCACHE[key] = vec
+        _QCACHE.move_to_end(key)
+        while len(_QCACHE) > _QMAX:
+            _QCACHE.popitem(last=False)
+    return vec
+
+
 def _query_vector(model_id: str, text: str) -> np.ndarray:
+    with _QLOCK:
+        hit = _QCACHE.get((model_id, text))
+        if hit is not None:
+            _QCACHE.move_to_end((model_id, text))
+            return hit
     model = get_model(model_id)
     inner = getattr(model, "inner", model)  # a query is never "too long" for the short-text model
-    vec = inner.encode([text])[0]
-    vec.setflags(write=False)  # shared through the cache: nobody may mutate it
-    return vec
+    return _remember((model_id, text), inner.encode([text])[0].copy())
+
+
+def _clear() -> None:
+    with _QLOCK:
+        _QCACHE.clear()
+
+
+_query_vector.cache_clear = _clear  # type: ignore[attr-defined]
+
+
+def _registered(model: Embedder) -> bool:
+    try:
+        return get_model(model.model_id) is model
+    except Exception:  # an ad-hoc embedder (tests): no shared cache
+        return False
 
 
 def query_vector(model: Embedder, text: str) -> np.ndarray:
     """The query's vector, from the LRU when seen before (models outside the registry skip it)."""
-    try:
-        registered = get_model(model.model_id) is model
-    except Exception:  # an ad-hoc embedder (tests): no shared cache
-        registered = False
-    if registered:
+    if _registered(model):
         return _query_vector(model.model_id, text)
     return getattr(model, "inner", model).encode([text])[0]
+
+
+def prime_queries(model: Embedder, texts: Sequence[str]) -> None:
+    """Encode the queries not cached yet in one batch (a scope's questions before an eval loop):
+    one call instead of one per question, ~10x less time for MiniLM on short questions."""
+    if not _registered(model):
+        return
+    with _QLOCK:
+        missing = [t for t in dict.fromkeys(texts) if (model.model_id, t) not in _QCACHE]
+    if missing:
+        vecs = getattr(model, "inner", model).encode(missing)
+        for text, vec in zip(missing, vecs, strict=True):
+            _remember((model.model_id, text), vec.copy())
 
 
 def _z(x: np.ndarray) -> np.ndarray:
@@ -83,6 +124,12 @@ class DenseView:
         out[self.short_mask] = _z(short[self.short_mask])
         out[~self.short_mask] = _z(base[~self.short_mask])
         return out
+
+    def prime(self, cues: Sequence[str]) -> None:
+        """Batch-encode cues that will be searched soon (see :func:`prime_queries`)."""
+        prime_queries(self.model, cues)
+        if self.short_model is not None:
+            prime_queries(self.short_model, cues)
 
     def search(self, cue: str, k: int, exclude: Collection[str] = frozenset()) -> list[Hit]:
         return top_hits(self.scores(cue), self.turn_ids, k, exclude, self.name)
