@@ -54,11 +54,11 @@ def test_realized_cost_within_10pct_of_table16(arm, schedule):
 
 def test_sweep_and_trace_commands_on_the_demo(tmp_path, capsys):
     """End to end on the project's demo data: `bfr sweep` writes the frontier, `bfr trace` prints."""
-    from pathlib import Path
 
     from bfr_core.cli import main
+    from bfr_core.ingest.demo import demo_file
 
-    demo = Path(__file__).resolve().parents[1] / "data" / "demo.jsonl"
+    demo = demo_file()
     db = tmp_path / "demo.duckdb"
     assert main(["ingest", "jsonl", str(demo), "--db", str(db), "--name", "demo", "--quiet"]) == 0
     out = tmp_path / "sweep"

@@ -14,8 +14,10 @@ import pytest
 
 from bfr_core.cli import main
 from bfr_core.ingest import embed_available, ingest
-from bfr_core.ingest.demo import DEMO_PATH
+from bfr_core.ingest.demo import demo_file
 from bfr_core.store import Store
+
+DEMO_PATH = demo_file()  # written from bfr_core/ingest/demo.py when missing
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LOCOMO = DATA / "locomo10.json"

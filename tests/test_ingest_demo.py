@@ -12,6 +12,7 @@ from bfr_core.ingest.demo import (
     DEMO_PATH,
     QUESTIONS,
     SESSIONS,
+    demo_file,
     demo_records,
     ensure_demo_store,
     write_demo,
@@ -22,14 +23,16 @@ from bfr_core.text import tokenize
 
 @pytest.fixture(scope="module")
 def bundle():
-    return load_jsonl(DEMO_PATH, dataset_id=DATASET_ID)
+    return load_jsonl(demo_file(), dataset_id=DATASET_ID)
 
 
-def test_committed_file_matches_generator(tmp_path: Path) -> None:
+def test_demo_file_is_written_current_and_deterministic(tmp_path: Path) -> None:
     fresh = write_demo(tmp_path / "demo.jsonl")
-    assert DEMO_PATH.is_file(), "data/demo.jsonl is missing: run write_demo()"
-    assert fresh.read_bytes() == DEMO_PATH.read_bytes(), "data/demo.jsonl is stale: run write_demo()"
     assert write_demo(tmp_path / "again.jsonl").read_bytes() == fresh.read_bytes()  # deterministic
+    DEMO_PATH.write_text("stale\n", encoding="utf-8")
+    assert demo_file() == DEMO_PATH and DEMO_PATH.read_bytes() == fresh.read_bytes()  # rewritten when stale
+    DEMO_PATH.unlink()
+    assert demo_file().read_bytes() == fresh.read_bytes()  # and when missing
 
 
 def test_shape(bundle) -> None:

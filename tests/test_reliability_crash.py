@@ -25,10 +25,11 @@ import duckdb
 import pytest
 
 from bfr_core.ingest import ingest
+from bfr_core.ingest.demo import demo_file
 from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "data" / "demo.jsonl"
+DEMO = demo_file()
 SCOPES = 16
 ARMS = "mem0,amem,bfr-mv"
 PROGRESS = re.compile(r"(\d+)/(\d+) \[")

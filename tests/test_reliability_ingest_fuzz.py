@@ -28,13 +28,14 @@ from hypothesis import strategies as st
 
 from bfr_core.errors import BfrError, InputError
 from bfr_core.ingest import common, ingest
+from bfr_core.ingest.demo import demo_file
 from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 LOCOMO = SHARED / "locomo10.json"
 LME = SHARED / "longmemeval_s_dev50.json.gz"
-DEMO = ROOT / "data" / "demo.jsonl"
+DEMO = demo_file()
 TABLES = ("datasets", "sessions", "turns", "scopes", "scope_sessions", "questions", "gold")
 STATS: dict[str, int] = {}  # inputs tried per format (read by bench/bench_reliability.py)
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,

@@ -3,7 +3,7 @@
 The store is opened once per path and process (DuckDB wants one connection per process; every
 read takes its own cursor). Frames are cached per (store path, arguments); the sidebar's Refresh
 button clears them. The default store is the embedded demo (``data/demo.duckdb``), created from
-the committed ``data/demo.jsonl`` on first start, so a fresh clone opens with no set-up.
+``data/demo.jsonl`` (written by ``bfr_core.ingest.demo.demo_file``) on first start, so a fresh clone opens with no set-up.
 ``BFR_STORE`` in the environment overrides the default path (tests, the browser check).
 """
 

@@ -12,8 +12,9 @@ The new strap's ...") shares one, and a dozen turns about straps, cameras and or
 A BM25 top-10 over the scope holds the order but not the arrival (``tests/test_ingest_demo.py``
 checks this); deeper, budgeted text access reaches it (rank ~20), as BFR does in the paper.
 
-``write_demo(path)`` writes ``data/demo.jsonl`` (committed; regenerate after editing this file);
-``ensure_demo_store(db_path)`` opens a store and ingests it as dataset ``demo`` when missing.
+``write_demo(path)`` writes the JSONL; ``demo_file()`` keeps ``data/demo.jsonl`` (not in git: this
+module is its source) written and current; ``ensure_demo_store(db_path)`` opens a store and ingests
+it as dataset ``demo`` when missing or changed.
 """
 
 from __future__ import annotations
@@ -250,13 +251,29 @@ def demo_records() -> list[dict[str, Any]]:
     return records
 
 
+def demo_text() -> str:
+    """The demo dataset as JSONL text (UTF-8, one record per line, deterministic)."""
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in demo_records()) + "\n"
+
+
 def write_demo(path: str | Path = DEMO_PATH) -> Path:
-    """Write the demo dataset as JSONL (UTF-8, one record per line, deterministic)."""
+    """Write the demo dataset as JSONL to ``path``."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(r, ensure_ascii=False) for r in demo_records()]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.write_text(demo_text(), encoding="utf-8")
     return out
+
+
+def demo_file() -> Path:
+    """``data/demo.jsonl``, written now when it is missing or differs from this module's records;
+    a file in a fresh temporary directory when the data folder is not writable (an installed package)."""
+    text = demo_text()
+    try:
+        if not DEMO_PATH.is_file() or DEMO_PATH.read_text(encoding="utf-8") != text:
+            write_demo(DEMO_PATH)
+        return DEMO_PATH
+    except OSError:
+        return write_demo(Path(tempfile.mkdtemp(prefix="bfr-demo-")) / "demo.jsonl")
 
 
 def ensure_demo_store(
@@ -265,24 +282,15 @@ def ensure_demo_store(
     """Open (or create) the store at ``db_path`` with the demo dataset in it.
 
     Cheap when the dataset is already there from the same demo file (one hash of a small file);
-    re-ingests with ``replace`` when ``data/demo.jsonl`` changed. If the repository's data folder
-    is not available (an installed package), the file is regenerated into a temporary directory.
+    re-ingests with ``replace`` when the demo records changed (see :func:`demo_file`).
     """
     from bfr_core.ingest import ingest
     from bfr_core.ingest.common import sha256_file
 
     store = Store(db_path)
-    source = DEMO_PATH
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    if not source.is_file():
-        tmp = tempfile.TemporaryDirectory(prefix="bfr-demo-")
-        source = write_demo(Path(tmp.name) / "demo.jsonl")
-    try:
-        existing = store.dataset(DATASET_ID)
-        if existing is None or existing["source_sha256"] != sha256_file(source):
-            ingest(store, "jsonl", source, name=DATASET_ID, replace=existing is not None, embed=embed,
-                   progress=progress)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+    source = demo_file()
+    existing = store.dataset(DATASET_ID)
+    if existing is None or existing["source_sha256"] != sha256_file(source):
+        ingest(store, "jsonl", source, name=DATASET_ID, replace=existing is not None, embed=embed,
+               progress=progress)
     return store
