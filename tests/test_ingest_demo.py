@@ -1,4 +1,4 @@
-"""The demo dataset: committed file in sync, shape, the BM25 trap, and ensure_demo_store."""
+"""The demo dataset: the generated file kept current, shape, the BM25 trap, and ensure_demo_store."""
 
 from __future__ import annotations
 
