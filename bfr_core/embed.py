@@ -285,12 +285,7 @@ class StaticEmbedder:
     def _load(self) -> tuple[np.ndarray, Any]:
         with self._lock:
             if self._tok is None:
-                from tokenizers import Tokenizer
-
-                tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
-                tok.no_truncation()  # the shipped tokenizer.json truncates and pads to 128
-                tok.no_padding()
-                self._tok = tok
+                self._tok = _tokenizer()
             if self._table is None:
                 self._table = _static_table(self.dims)
         return self._table, self._tok
@@ -319,7 +314,9 @@ class StaticEmbedder:
 
 
 @lru_cache(maxsize=1)
-def _counter() -> Any:
+def _tokenizer() -> Any:
+    """MiniLM's word-piece tokenizer, untruncated and unpadded (the shipped tokenizer.json
+    truncates and pads to 128); shared by the static model and :func:`token_counts`."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
@@ -332,7 +329,7 @@ def token_counts(texts: Sequence[str]) -> np.ndarray:
     """MiniLM word-piece tokens per text, [CLS] and [SEP] included (what a token cap counts)."""
     if not texts:
         return np.zeros(0, np.int64)
-    return np.fromiter((len(e.ids) for e in _counter().encode_batch(list(texts))), np.int64, len(texts))
+    return np.fromiter((len(e.ids) for e in _tokenizer().encode_batch(list(texts))), np.int64, len(texts))
 
 
 @dataclass
