@@ -22,6 +22,7 @@ from bfr_core.judges import answer as answer_role
 from bfr_core.judges import judge as judge_role
 from bfr_core.judges import suff_at_set
 from bfr_core.llm.base import LLM, LLMCallFailed
+from bfr_core.llm.cache import spent_ms
 from bfr_core.metrics import f1_score, locomo_f1
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Turn
@@ -62,6 +63,10 @@ class SuffPanel:
         return cls(llm, llm, llm, procedure_b="cite")
 
     @property
+    def clients(self) -> tuple[LLM, LLM, LLM]:
+        return self.judge_a, self.judge_b, self.adjudicator
+
+    @property
     def labels(self) -> list[str]:
         b = f"{self.judge_b.label} ({self.procedure_b} procedure)" if self.procedure_b != "reason" else self.judge_b.label
         return [self.judge_a.label, b, self.adjudicator.label]
@@ -74,12 +79,6 @@ def render_evidence(turns: Sequence[Turn]) -> list[str]:
         when = t.date.strftime("%d %B %Y") if t.date else "undated"
         out.append(f"({when}) {t.speaker}: {t.text}")
     return out
-
-
-def _spent_ms(llm: LLM, panel: SuffPanel) -> float:
-    """Wall time the distinct clients of this scoring pass have spent in calls (CachedLLM.elapsed_ms)."""
-    clients = {id(c): c for c in (llm, panel.judge_a, panel.judge_b, panel.adjudicator)}
-    return sum(float(getattr(c, "elapsed_ms", 0.0) or 0.0) for c in clients.values())
 
 
 def answer_f1(question: Question, prediction: str) -> float:
@@ -119,13 +118,13 @@ def score_answers(
         if judge:
             for _, arm, _, _, prev_judge, _ in group:
                 if answers[arm] is not None and prev_judge is None:
-                    start = _spent_ms(llm, panel)
+                    start = spent_ms(llm, *panel.clients)
                     label, error = None, None
                     try:
                         label = judge_role(llm, q.text, q.answer, answers[arm])
                     except LLMCallFailed as exc:
                         error = f"llm: {exc.reason}"
-                    cur.execute(UPDATE_JUDGE, [label, error, _spent_ms(llm, panel) - start, run_id, qid, arm])
+                    cur.execute(UPDATE_JUDGE, [label, error, spent_ms(llm, *panel.clients) - start, run_id, qid, arm])
         done += len(group)
         if progress:
             progress(done, len(todo), qid)
@@ -136,11 +135,11 @@ def _answer_and_suff(store: Store, cur: Any, run_id: str, dataset_id: str, q: Qu
                      evidence: Sequence[str], prev_answer: str | None, prev_suff: str | None, llm: LLM,
                      panel: SuffPanel, *, answer: bool, suff: bool) -> str | None:
     """One row's answer (and F1) and Suff@Set, written to the store; returns the answer."""
-    start = _spent_ms(llm, panel)
+    start = spent_ms(llm, *panel.clients)
     by_id = store.turns_by_id(dataset_id, list(evidence))
     texts = render_evidence([by_id[t] for t in evidence if t in by_id])
     # a small-context model: every role reads the same fitted snippets
-    fitted = fit_for([llm, panel.judge_a, panel.judge_b, panel.adjudicator], q.text, texts)
+    fitted = fit_for([llm, *panel.clients], q.text, texts)
     trimmed = sum(a != b for a, b in zip(texts, fitted, strict=True))
     texts = fitted
     values: dict[str, Any] = {"answer": prev_answer, "suff": prev_suff, "suff_detail": None, "error": None}
@@ -159,5 +158,5 @@ def _answer_and_suff(store: Store, cur: Any, run_id: str, dataset_id: str, q: Qu
         values["error"] = f"llm: {exc.reason}"
     f1 = answer_f1(q, values["answer"]) if values["answer"] is not None else None
     cur.execute(UPDATE_FIRST, [values["answer"], f1, values["suff"], values["suff_detail"], values["error"],
-                               _spent_ms(llm, panel) - start, run_id, q.question_id, arm])
+                               spent_ms(llm, *panel.clients) - start, run_id, q.question_id, arm])
     return values["answer"]

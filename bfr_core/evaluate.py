@@ -26,6 +26,7 @@ from typing import Any
 from bfr_core.config import Budget, Config
 from bfr_core.errors import BfrError
 from bfr_core.llm.base import LLMCallFailed
+from bfr_core.llm.cache import spent_ms
 from bfr_core.metrics import score_question
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Trace
@@ -117,11 +118,6 @@ def failed_row(run_id: str, q: Question, arm: str, budget: str, error: str) -> t
             s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error, None)
 
 
-def llm_elapsed_ms(llm: Any) -> float:
-    """Wall time an LLM client has spent in calls so far (``CachedLLM.elapsed_ms``; 0 without one)."""
-    return float(getattr(llm, "elapsed_ms", 0.0) or 0.0)
-
-
 def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
     rows = store.cursor().execute(
         "SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'ok'", [run_id]
@@ -164,7 +160,7 @@ def evaluate(
             prime(list(dict.fromkeys(q.text for q, _ in todo)))
         rows, traces = [], []
         for q, arm in todo:
-            llm_start = llm_elapsed_ms(llm)
+            llm_start = spent_ms(llm)
             try:
                 trace = run_query(views, q.query(), arm, dataset_id=spec.dataset_id,
                                   budget=budget or spec.budget or None, llm=llm, config=config, k=spec.k)
@@ -176,7 +172,7 @@ def evaluate(
             except Exception as exc:  # one question's failure must not end the run
                 rows.append(failed_row(run_id, q, arm, spec.budget, f"{type(exc).__name__}: {exc}"))
                 continue
-            rows.append(result_row(run_id, q, trace, llm_elapsed_ms(llm) - llm_start if llm is not None else None))
+            rows.append(result_row(run_id, q, trace, spent_ms(llm) - llm_start if llm is not None else None))
             traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
             if on_question is not None:
                 on_question(q, trace)

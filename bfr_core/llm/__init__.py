@@ -18,7 +18,7 @@ from bfr_core.llm.base import (
     ProviderError,
     Secret,
 )
-from bfr_core.llm.cache import CachedLLM, CallSummary, LLMCache, call_summary, export_calls
+from bfr_core.llm.cache import CachedLLM, CallSummary, LLMCache, call_summary, export_calls, spent_ms
 from bfr_core.llm.factory import api_key, make_llm, make_provider
 from bfr_core.llm.retry import RetryingLLM, RetryPolicy, complete_json, repair_json
 from bfr_core.llm.rules import RulesLLM
@@ -26,5 +26,5 @@ from bfr_core.llm.rules import RulesLLM
 __all__ = [
     "LLM", "CachedLLM", "CallSummary", "LLMCache", "LLMCallFailed", "LLMConfigError", "LLMError",
     "LLMRequest", "LLMResponse", "ProviderError", "RetryPolicy", "RetryingLLM", "RulesLLM", "Secret",
-    "api_key", "call_summary", "complete_json", "export_calls", "make_llm", "make_provider", "repair_json",
+    "api_key", "call_summary", "complete_json", "export_calls", "make_llm", "make_provider", "repair_json", "spent_ms",
 ]

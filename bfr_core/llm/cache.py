@@ -176,6 +176,13 @@ class CachedLLM:
         return resp
 
 
+def spent_ms(*clients: object) -> float:
+    """Wall time the distinct ``clients`` have spent in calls so far (``CachedLLM.elapsed_ms``; a
+    client without that counter, or None, adds 0). Take it before and after to time a piece of work."""
+    distinct = {id(c): c for c in clients if c is not None}
+    return sum(float(getattr(c, "elapsed_ms", 0.0) or 0.0) for c in distinct.values())
+
+
 def call_summary(store: Store, run_id: str | None) -> CallSummary:
     store.ensure(DDL)
     try:
