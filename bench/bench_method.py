@@ -88,7 +88,7 @@ def run_arms(store: Store, dataset: str, limit: int | None) -> tuple[dict[str, A
     out: dict[str, Any] = {}
     per_q: dict[str, list] = {}
     for arm in ARMS:
-        dense._query_vector.cache_clear()
+        dense.clear_query_cache()
         rows, lat = [], []
         for q in qs:
             views = scope_views(store, dataset, q.scope_id)

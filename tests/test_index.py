@@ -126,11 +126,11 @@ def test_default_spec_adds_the_short_model_to_the_dense_view(store, monkeypatch)
     base, short = BowEmbedder(), ShortOnlyEmbedder(BowEmbedder(), max_tokens=8)
     models = {embed.STATIC: base, embed.DenseSpec().short: short}
     monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
-    dense._query_vector.cache_clear()
+    dense.clear_query_cache()
     v = scope_views(store, "d", "h1")
     assert v.model is base and v.dense.short_model is short
     assert v.turn_vectors.shape == (5, 32)  # turn_vectors stay in the base space
     # "Caroline: Caroline baked bread with Melanie" is 9 word pieces with [CLS]/[SEP]: long.
     assert v.dense.short_mask.tolist() == [True, True, False, True, True]
     assert v.dense.search("shutter release ordered", 1)[0].turn_id == "s1_1"
-    dense._query_vector.cache_clear()
+    dense.clear_query_cache()

@@ -54,11 +54,11 @@ def test_query_vectors_of_registered_models_are_cached(monkeypatch):
     from bfr_core.views import dense
 
     monkeypatch.setattr(dense, "get_model", lambda model_id=None: model)
-    dense._query_vector.cache_clear()
+    dense.clear_query_cache()
     a = query_vector(model, "going up")
     b = query_vector(model, "going up")
     assert model.calls == 1 and a is b and not a.flags.writeable
-    dense._query_vector.cache_clear()
+    dense.clear_query_cache()
 
 
 def test_unregistered_models_are_not_cached():
@@ -120,11 +120,11 @@ def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
 
     m = Counting()
     monkeypatch.setattr(embed, "_model", lambda model_id: m)
-    dense._query_vector.cache_clear()
+    dense.clear_query_cache()
     dense.prime_queries(m, ["a", "b", "a"])
     assert m.calls == [["a", "b"]]  # one batch, each text once
     dense.query_vector(m, "a"), dense.query_vector(m, "b")
     assert m.calls == [["a", "b"]]  # served from the cache
     dense.query_vector(m, "c")
     assert m.calls[-1] == ["c"]
-    dense._query_vector.cache_clear()
+    dense.clear_query_cache()

@@ -51,12 +51,10 @@ def _query_vector(model_id: str, text: str) -> np.ndarray:
     return _remember((model_id, text), inner.encode([text])[0].copy())
 
 
-def _clear() -> None:
+def clear_query_cache() -> None:
+    """Forget every cached query vector (tests and benchmarks that swap models)."""
     with _QLOCK:
         _QCACHE.clear()
-
-
-_query_vector.cache_clear = _clear  # type: ignore[attr-defined]
 
 
 def _registered(model: Embedder) -> bool:
