@@ -60,12 +60,14 @@ def fit_snippets(texts: Sequence[str], question: str, budget: int,
     cut to a common character cap (lowered until the total fits), each keeping its sentences most
     like the question. Deterministic; the order and number of snippets never change."""
     texts = list(texts)
-    if budget <= 0 or measure("\n".join(texts)) <= budget:
+    joined = "\n".join(texts)
+    total = measure(joined)  # with a tokenizer as measure, the set is tokenised once here
+    if budget <= 0 or total <= budget:
         return texts
     cue = set(tokenize(question, stemmed=True))
     lengths = sorted(len(t) for t in texts)
     # water-filling on characters: the largest cap whose total fits the budget's character share
-    share = budget if measure is len else budget * len("\n".join(texts)) // max(1, measure("\n".join(texts)))
+    share = budget * len(joined) // max(1, total)
     cap, rest = lengths[-1], share
     for n_left, length in zip(range(len(lengths), 0, -1), lengths, strict=True):
         if length * n_left > rest:
