@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _client(spec: str, config: Any, store: Any) -> Any:
     """A cached client for ``PROVIDER[:MODEL]`` with the run's other LLM settings."""
-    from dataclasses import replace
-
     from bfr_core.llm.factory import make_llm
 
     provider, _, model = spec.partition(":")
@@ -56,8 +55,6 @@ def _panel(args: argparse.Namespace, config: Any, llm: Any, store: Any) -> Any:
     else:
         panel = SuffPanel(llm, _client(args.judge_b, config, store), llm)
     if args.adjudicator:
-        from dataclasses import replace
-
         panel = replace(panel, adjudicator=_client(args.adjudicator, config, store))
     return panel
 
