@@ -64,8 +64,8 @@ def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str) 
         if arm == ref:
             continue
         pairs = _paired_rows(rows, arm, ref)
-        tests = {key: mcnemar_exact(*_binary_pairs(pairs, key, pos)) if _binary_pairs(pairs, key, pos)[0] else None
-                 for key, pos, _ in BINARY}
+        outcomes = {key: _binary_pairs(pairs, key, pos) for key, pos, _ in BINARY}
+        tests = {key: mcnemar_exact(*both) if both[0] else None for key, both in outcomes.items()}
         if tests["gold_hit"] is None:
             continue
         f = [(a["f1"], b["f1"]) for a, b in pairs if a["f1"] is not None and b["f1"] is not None]
