@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bfr_core.config import Budget, Config
+from bfr_core.embed import default_spec
 from bfr_core.errors import BfrError
 from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.cache import spent_ms
@@ -31,7 +32,7 @@ from bfr_core.metrics import score_question
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Trace
 from bfr_core.sampling import stratified_sample
-from bfr_core.store import Store
+from bfr_core.store import Store, insert_columns, rows_to_columns
 
 RUNS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -56,11 +57,7 @@ RESULT_COLUMNS = (
     "gold_hit", "turn_hit", "er", "cer", "recall_any", "recall_all", "ndcg_any", "elapsed_ms",
     "status", "error", "llm_ms",
 )
-INSERT_RESULT = (
-    f"INSERT OR IGNORE INTO results ({', '.join(RESULT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in RESULT_COLUMNS)})"
-)
-INSERT_TRACE = "INSERT OR IGNORE INTO traces (run_id, question_id, arm, trace) VALUES (?, ?, ?, ?)"
+TRACE_COLUMNS = ("run_id", "question_id", "arm", "trace")
 OPTIONAL_KEYS = ("f1", "judge", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
@@ -125,6 +122,20 @@ def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
     return {(r[0], r[1]) for r in rows}
 
 
+def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: list[tuple[Any, ...]]) -> None:
+    """One transaction: this batch's rows replace failed rows of an earlier attempt at the same
+    (question, arm) pairs; finished pairs are never rewritten. Bulk inserts, not one per row."""
+    batch = {(r[1], r[2]) for r in rows}
+    with store.transaction() as tx:
+        earlier = tx.execute("SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'failed'",
+                             [run_id]).fetchall()
+        for question_id, arm in (p for p in earlier if p in batch):
+            tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
+                       [run_id, question_id, arm])
+        insert_columns(tx, "results", rows_to_columns(RESULT_COLUMNS, rows), or_ignore=True)
+        insert_columns(tx, "traces", rows_to_columns(TRACE_COLUMNS, traces), or_ignore=True)
+
+
 def evaluate(
     store: Store, spec: RunSpec, *, llm: Any = None, config: Config | None = None,
     progress: Progress | None = None, budget: Budget | None = None,
@@ -142,7 +153,7 @@ def evaluate(
         "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, spec.dataset_id, list(spec.arms), spec.budget, spec.k, spec.provider, len(questions),
-         json.dumps({"limit": spec.limit, "sample": spec.sample, "seed": spec.seed})],
+         json.dumps({"limit": spec.limit, "sample": spec.sample, "seed": spec.seed, "dense": default_spec().name})],
     )
     done = done_pairs(store, run_id)
     by_scope: dict[str, list[Question]] = defaultdict(list)
@@ -156,8 +167,8 @@ def evaluate(
             continue
         views = scope_views(store, spec.dataset_id, scope_id)
         prime = getattr(getattr(views, "dense", None), "prime", None)
-        if prime is not None:  # one batch encode of the scope's questions instead of one per question
-            prime(list(dict.fromkeys(q.text for q, _ in todo)))
+        if prime is not None:  # cached question vectors, or one batch encode instead of one per question
+            prime(list(dict.fromkeys(q.text for q, _ in todo)), store)
         rows, traces = [], []
         for q, arm in todo:
             llm_start = spent_ms(llm)
@@ -176,15 +187,7 @@ def evaluate(
             traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
             if on_question is not None:
                 on_question(q, trace)
-        with store.transaction() as tx:
-            # a failed row from an earlier attempt is replaced by this attempt's outcome
-            tx.executemany(
-                "DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ? AND status = 'failed'",
-                [[r[0], r[1], r[2]] for r in rows],
-            )
-            tx.executemany(INSERT_RESULT, rows)
-            if traces:
-                tx.executemany(INSERT_TRACE, traces)
+        write_batch(store, run_id, rows, traces)
         finished += len(todo)
         if progress:
             progress(finished, total, scope_id)

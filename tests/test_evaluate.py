@@ -106,3 +106,39 @@ def test_sampled_answer_run_accounts_calls_and_a_rerun_makes_none(db, tmp_path):
     other = tmp_path / "b.json"
     assert main([{"5": "6", str(out): str(other)}.get(a, a) for a in args]) == 0
     assert json.loads(other.read_text())["run_id"] != first["run_id"]  # another seed, another run
+
+
+def test_a_run_redone_from_the_call_cache_alone_makes_no_provider_call(tmp_path):
+    """Not only a resumed run: the whole run redone in a store that kept nothing but the call cache
+    hits the cache for every call and reproduces every row (the same question vectors, pools,
+    prompts and replies)."""
+    import shutil
+
+    import duckdb
+
+    src = tmp_path / "first.duckdb"
+    ensure_demo_store(src).close()
+    args = ["eval", "--db", str(src), "--dataset", "demo", "--arms", "mem0,fca-ms,bfr-mv", "--answer", "--judge",
+            "--suff", "--quiet", "--json", str(tmp_path / "first.json")]
+    assert main(args) == 0
+    first = json.loads((tmp_path / "first.json").read_text())
+    assert first["llm_calls"]["provider_calls"] > 0
+    query = "SELECT question_id, arm, evidence, answer, f1, judge, suff FROM results ORDER BY ALL"
+    with duckdb.connect(str(src)) as con:
+        rows = con.execute(query).fetchall()
+        con.execute("CHECKPOINT")
+    copy = tmp_path / "replay.duckdb"
+    shutil.copyfile(src, copy)
+    with duckdb.connect(str(copy)) as con:
+        for table in ("results", "traces", "runs", "llm_calls", "embeddings"):
+            con.execute(f"DELETE FROM {table}")  # vectors too: recomputed, they must come out the same
+    replay = [{str(src): str(copy), str(tmp_path / "first.json"): str(tmp_path / "replay.json")}.get(a, a) for a in args]
+    assert main(replay) == 0
+    again = json.loads((tmp_path / "replay.json").read_text())
+    assert again["llm_calls"]["provider_calls"] == 0 and again["llm_calls"]["cached"] == first["llm_calls"]["calls"]
+    with duckdb.connect(str(copy)) as con:
+        assert con.execute(query).fetchall() == rows
+
+    def scores(node):  # everything but the LLM wall time (cache hits take none)
+        return {k: scores(v) for k, v in node.items() if k != "llm_s_p50"} if isinstance(node, dict) else node
+    assert scores(again["arms"]) == scores(first["arms"])

@@ -44,6 +44,7 @@ def demo_with_items(path: Path) -> Store:
     cur.execute("INSERT INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options, finished) "
                 "VALUES ('rel-run', 'demo', ?, '', 10, 'offline rules', ?, '{}', current_timestamp)",
                 [list(arms), len(qs)])
+    rows = []
     for q in qs:
         turns = [t.turn_id for t in store.scope_turns("demo", q.scope_id)]
         for j, arm in enumerate(arms):
@@ -51,7 +52,8 @@ def demo_with_items(path: Path) -> Store:
             row = {c: None for c in evaluate.RESULT_COLUMNS}
             row.update(run_id="rel-run", question_id=q.question_id, arm=arm, budget="", qtype=q.qtype,
                        evidence=ev, set_size=len(ev), calls=1, gold_n=len(q.gold), status="ok")
-            cur.execute(evaluate.INSERT_RESULT, [row[c] for c in evaluate.RESULT_COLUMNS])
+            rows.append(tuple(row[c] for c in evaluate.RESULT_COLUMNS))
+    evaluate.write_batch(store, "rel-run", rows, [])
     labels.sync_queue(store)
     return store
 

@@ -116,17 +116,13 @@ def add_fake_run(store: Store, run_fn=fake_run, arms=("mem0", "bfr-mv"), run_id:
     cur.execute("INSERT INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options, finished) "
                 "VALUES (?, 'demo', ?, '', 10, 'offline rules', ?, '{}', current_timestamp)",
                 [run_id, list(arms), len(qs)])
-    from bfr_core.metrics import score_question
-
+    rows, traces = [], []
     for q in qs:
         for arm in arms:
             t = run_fn(store, "demo", q.question_id, arm)
-            row = {"run_id": run_id, "question_id": q.question_id, "arm": arm, "budget": t.budget,
-                   "qtype": q.qtype, "evidence": list(t.evidence), "set_size": len(t.evidence), "calls": t.calls,
-                   "gold_n": len(q.gold), **score_question(t.evidence, q.gold).as_dict(),
-                   "elapsed_ms": t.elapsed_ms, "status": "ok", "error": None, "llm_ms": None}
-            cur.execute(evaluate.INSERT_RESULT, [row[c] for c in evaluate.RESULT_COLUMNS])
-            cur.execute(evaluate.INSERT_TRACE, [run_id, q.question_id, arm, json.dumps(t.to_dict())])
+            rows.append(evaluate.result_row(run_id, q, t))
+            traces.append((run_id, q.question_id, arm, json.dumps(t.to_dict())))
+    evaluate.write_batch(store, run_id, rows, traces)
     # answer-level columns: mem0 wrong and "insufficient" on q1, bfr-mv right and "sufficient"
     detail = json.dumps({"label": "insufficient", "judge_labels": ["insufficient", "sufficient"],
                          "adjudicated": True, "reasons": ["", "", ""]})
