@@ -123,6 +123,8 @@ def scope_views(
     vectors = vectors_for_texts(store, model, texts, progress=progress)
     short = vectors_for_texts(store, short_model, texts, progress=progress) if short_model else None
     views = build_views(dataset_id, scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
+    # The scope's questions: their vectors cached at ingest go into the query LRU (nothing encoded).
+    views.dense.prime([q.text for q in store.questions(dataset_id, scope_id=scope_id)], store, encode=False)
     with _CACHE_LOCK:
         _CACHE[key] = views
         _CACHE.move_to_end(key)

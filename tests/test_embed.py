@@ -154,10 +154,10 @@ def test_bf16_autocast_stays_within_cosine_of_fp32(minilm):
 def test_bf16_detection_follows_the_override(monkeypatch):
     embed.cpu_has_bf16.cache_clear()
     monkeypatch.setenv("BFR_BF16", "0")
-    assert not embed.cpu_has_bf16() and embed.default_short_id() == "minilm-l6-v2@128-short"
+    assert not embed.cpu_has_bf16() and embed.default_short_id() == "minilm-l6-v2@160-short"
     embed.cpu_has_bf16.cache_clear()
     monkeypatch.setenv("BFR_BF16", "1")
-    assert embed.default_short_id() == "minilm-l6-v2-bf16@128-short"
+    assert embed.default_short_id() == "minilm-l6-v2-bf16@160-short"
     assert get_model(embed.default_short_id()).inner.bf16
     embed.cpu_has_bf16.cache_clear()
 
@@ -246,10 +246,14 @@ def test_short_only_encodes_short_texts_and_zeroes_long_ones():
 
 def test_default_spec_and_env_override(monkeypatch):
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
+    monkeypatch.delenv("BFR_DENSE_SHORT", raising=False)
     spec = default_spec()
-    assert spec == DenseSpec() and spec.short == embed.default_short_id() and spec.max_short == 128
-    assert spec.short in ("minilm-l6-v2@128-short", "minilm-l6-v2-bf16@128-short")
-    assert get_model(spec.short).model_id == spec.short
+    assert spec == DenseSpec() and spec.short == embed.default_short_id()
+    assert spec.short in ("minilm-l6-v2@160-short", "minilm-l6-v2-bf16@160-short")
+    assert get_model(spec.short).model_id == spec.short and get_model(spec.short).max_tokens == 160
+    monkeypatch.setenv("BFR_DENSE_SHORT", "minilm-l6-v2@128-short")  # replaying a run made at the old cap
+    assert default_spec().short == "minilm-l6-v2@128-short"
+    monkeypatch.delenv("BFR_DENSE_SHORT")
     monkeypatch.setenv("BFR_DENSE_MODEL", "minilm-l6-v2@256")
     assert default_spec() == DenseSpec(base="minilm-l6-v2@256", short=None)
     assert embed.default_model_id() == "minilm-l6-v2@256"
@@ -260,12 +264,33 @@ def test_default_spec_and_env_override(monkeypatch):
 def test_ensure_without_model_fills_every_model_of_the_spec(monkeypatch):
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     base, inner = CountingEmbedder(), CountingEmbedder()
+    inner.model_id = "inner@8"
     short = ShortOnlyEmbedder(inner, max_tokens=12)
     models = {embed.STATIC: base, embed.DenseSpec().short: short}
     monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
     store = Store()
     store.write_bundle(bundle())
-    assert ensure_embeddings(store, "toy") == 8  # 4 unique texts x 2 models
-    assert base.encoded == 4 and 0 < inner.encoded < 4  # the long texts were not sent to MiniLM
+    # 4 unique turn texts x 2 models, and the one question's query vector from each query encoder
+    assert ensure_embeddings(store, "toy") == 10
+    assert base.encoded == 5 and 1 < inner.encoded < 5  # the long turn texts were not sent to MiniLM
     assert ensure_embeddings(store, "toy") == 0  # zero rows count as cached: warm means no work
     assert cached_count(store, short.model_id) == 4
+    # the question is cached under the query encoder's id: MiniLM itself, not its short-text wrapper
+    assert embed.query_encoder(short) is inner and cached_count(store, inner.model_id) == 1
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_query_vectors_do_not_depend_on_what_they_are_encoded_with(bf16):
+    """Batched queries get exactly the vector each gets alone (grouping by token count pads nothing),
+    while a plain padded batch does not, so a query's vector never depends on the run's question mix."""
+    model = TransformerEmbedder(128, bf16=bf16)
+    texts = ["When did it arrive?", "How many days did the remote shutter release take to arrive after I ordered it?",
+             "Who adopted a puppy?", "What did Caroline research?", "Where?"]
+    alone = np.stack([model.encode([t])[0] for t in texts])
+    padded = model.encode(texts)
+    grouped, reverse = embed.encode_queries(model, texts), embed.encode_queries(model, texts[::-1])[::-1]
+    if bf16:  # bf16 rounding makes padding visible (~1e-3); batches without padding are exact
+        assert np.abs(padded - alone).max() > 1e-4
+        assert np.array_equal(grouped, alone) and np.array_equal(reverse, alone)
+    else:  # fp32 GEMMs of other shapes differ only in the last bits
+        assert np.abs(grouped - alone).max() < 1e-6 and np.abs(reverse - alone).max() < 1e-6

@@ -165,7 +165,7 @@ def shutter_store(tmp_path_factory):
 
 def test_b3c15d39_bfr_mv_retrieves_order_and_arrival(shutter_store):
     """Appendix B / Table 7: BFR-MV reaches both turns. (The paper's premise that Stage I alone misses
-    the arrival held with the static dense view and no longer does with the MiniLM@128-merged default;
+    the arrival held with the static dense view and no longer does with the MiniLM-merged default;
     like the top-10 premise below it is a property of the views, not a target, so it is not asserted.)"""
     from bfr_core.pipeline import run
 

@@ -128,3 +128,37 @@ def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
     dense.query_vector(m, "c")
     assert m.calls[-1] == ["c"]
     dense.clear_query_cache()
+
+
+def test_prime_reads_question_vectors_from_the_store_and_writes_new_ones(monkeypatch):
+    import numpy as np
+
+    from bfr_core import embed
+    from bfr_core.store import Store, text_hash
+    from bfr_core.views import dense
+
+    class Counting:
+        model_id, dim = "counting", 4
+
+        def __init__(self):
+            self.calls = []
+
+        def encode(self, texts, progress=None):
+            self.calls.append(list(texts))
+            return np.ones((len(texts), 4), np.float32) / 2
+
+    m = Counting()
+    monkeypatch.setattr(embed, "_model", lambda model_id: m)
+    store = Store()
+    store.ensure(embed.EMBEDDINGS_DDL)
+    cached = np.asarray([[1, 0, 0, 0]], np.float32)
+    embed.store_vectors(store, "counting", [text_hash("asked before")], cached)
+    dense.clear_query_cache()
+    dense.prime_queries(m, ["asked before", "new"], store, encode=False)
+    assert m.calls == []  # read back, nothing encoded; "new" is left for its first search
+    assert np.array_equal(dense.query_vector(m, "asked before"), cached[0]) and m.calls == []
+    dense.prime_queries(m, ["asked before", "new", "other"], store)
+    assert m.calls == [["new", "other"]]  # one batch of what the store lacked, then written to it
+    assert set(embed.cached_vectors(store, "counting", [text_hash("new"), text_hash("other")])) == {
+        text_hash("new"), text_hash("other")}
+    dense.clear_query_cache()
