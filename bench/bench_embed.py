@@ -3,8 +3,8 @@
 Variants (``bfr_core.embed.MODEL_IDS``): full MiniLM (``minilm-l6-v2@256``, the reference),
 MiniLM capped at 128 tokens, the same with int8 dynamic quantisation, the static model distilled
 from MiniLM (``m2v-minilm-l6-v2@256d``), and the default dense ranking ``embed.DenseSpec()``: the
-static model on every text plus MiniLM@128 on the texts that fit 128 tokens, merged by per-group
-z-scores (``views/dense.py``).
+static model on every text plus MiniLM on the texts that fit ``embed.SHORT_CAP`` (160) tokens,
+merged by per-group z-scores (``views/dense.py``).
 
 * throughput: a seeded random sample of LongMemEval dev50's unique turn texts (its length mix:
   ~half user turns of ~250 chars, half assistant turns of ~1,700), encoded from scratch; wall and
@@ -54,7 +54,7 @@ DATA = ROOT.parent / "shared" / "data"
 FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
 REFERENCE = "minilm-l6-v2@256"
 HAYSTACKS = 5  # LongMemEval haystacks opened cold for the "one haystack ready" target
-SPLIT = DenseSpec().name  # the default dense ranking: static base + MiniLM@128 on short texts
+SPLIT = DenseSpec().name  # the default dense ranking: static base + MiniLM on short texts
 SEED = 20260908
 FULL_S_FACTOR = 7  # full LongMemEval-S has ~7x dev50's unique turn texts (~175k)
 
@@ -319,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(v, quality["locomo"][v], quality["dev50"].get(v), quality["dev50_subset"][v], flush=True)
     quality["dev50_subset_questions"] = [q.question_id for q in subset]
     if REFERENCE in variants and DEFAULT_MODEL_ID in variants:
-        for cap in (64, 128, 256):
+        for cap in (64, 128, 160, 192, 256):
             name = f"split-minilm@{cap}+static (simulated)"
             quality["dev50"][name] = split_quality(store, "longmemeval", lme_qs, cap)
             quality["locomo"][name] = split_quality(store, "locomo", locomo_qs, cap)
