@@ -476,8 +476,9 @@ def ensure_embeddings(
     """Encode and cache every unique turn text of ``dataset_id`` not yet cached.
 
     Without ``model``: every model of :func:`default_spec` (the static base, then MiniLM on short
-    texts), and the question texts with each one's :func:`query_encoder`. Returns how many texts were encoded, summed over models (0 on a second call). Chunks
-    are committed as they are encoded, so an interrupted ingest resumes where it stopped.
+    texts), and the question texts with each one's :func:`query_encoder`. Returns how many texts
+    were encoded, summed over models (0 on a second call). Chunks are committed as they are
+    encoded, so an interrupted ingest resumes where it stopped.
     """
     if store.read_only:
         return 0
@@ -502,7 +503,7 @@ def encode_queries(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     component, enough to swap near-tied turns in a ranking and so change an LLM prompt downstream).
     Texts are therefore batched only with texts of the same token count, which pads nothing: each
     vector is the one the text gets alone (bit-identical under bf16 here; in fp32 the last bits may
-    differ, ~1e-8), at batch speed (~12x faster than one call per text on LoCoMo's questions)."""
+    differ, ~1e-7), at batch speed (~12x faster than one call per text on LoCoMo's questions)."""
     enc = query_encoder(model)
     texts = list(texts)
     if not isinstance(enc, TransformerEmbedder) or not texts:

@@ -167,7 +167,7 @@ def evaluate(
             continue
         views = scope_views(store, spec.dataset_id, scope_id)
         prime = getattr(getattr(views, "dense", None), "prime", None)
-        if prime is not None:  # cached question vectors, or one batch encode instead of one per question
+        if prime is not None:  # cached question vectors, else batched encoding instead of one call per question
             prime(list(dict.fromkeys(q.text for q, _ in todo)), store)
         rows, traces = [], []
         for q, arm in todo:

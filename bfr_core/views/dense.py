@@ -4,7 +4,7 @@ Covers: exact search (a matrix-vector product over the scope's ~500-700 L2-norma
 cosine = dot), the query encoded with the same embedder as the turns, and a process-wide LRU of
 query vectors keyed by (model id, text): Stage II and the baselines resubmit the same question.
 The LRU is primed with the question vectors the store caches (``embed.ensure_embeddings``), so a
-benchmark question never pays an encoding; a new cue pays one MiniLM call (~12 ms) the first time.
+benchmark question never pays an encoding; a new cue pays one MiniLM call (~10 ms) the first time.
 
 With a ``short`` companion (``embed.DenseSpec``, the default): turns whose text fits MiniLM's
 token cap are ranked by MiniLM cosine, the longer ones by the base (static) model's cosine, and the
@@ -75,8 +75,9 @@ def query_vector(model: Embedder, text: str) -> np.ndarray:
 def prime_queries(model: Embedder, texts: Sequence[str], store: Store | None = None, *,
                   encode: bool = True) -> None:
     """Put the vectors of queries about to be searched (a scope's questions) in the LRU: read back
-    from ``store`` where cached (ingest caches every question's), the rest encoded in one batch and
-    written to ``store`` (one call instead of one per question, ~10x less MiniLM time), or left
+    from ``store`` where cached (ingest caches every question's), the rest encoded in batches of
+    equal token count (``embed.encode_queries``: ~12x less MiniLM time than one call per question)
+    and written to ``store``, or left
     for the first search when ``encode`` is off (the encoder is then never loaded for them)."""
     if not _registered(model):
         return
