@@ -78,10 +78,10 @@ __all__ = [
 MINILM = "minilm-l6-v2"
 STATIC = "m2v-minilm-l6-v2@256d"
 # The variants bench/bench_embed.py measures. The id is the cache key, so variants never mix.
+SHORT_CAP = 160  # tokens: texts up to this long are ranked by MiniLM in the default DenseSpec
 MODEL_IDS: tuple[str, ...] = (f"{MINILM}@256", f"{MINILM}@128", f"{MINILM}-int8@128", f"{MINILM}-bf16@128", STATIC,
                               f"{MINILM}@128-short", f"{MINILM}-bf16@128-short",
-                              f"{MINILM}@160-short", f"{MINILM}-bf16@160-short")
-SHORT_CAP = 160  # tokens: texts up to this long are ranked by MiniLM in the default DenseSpec
+                              f"{MINILM}@{SHORT_CAP}-short", f"{MINILM}-bf16@{SHORT_CAP}-short")
 # The base of the default DenseSpec (the space of turn_vectors); see the module docstring.
 DEFAULT_MODEL_ID = STATIC
 
@@ -486,8 +486,9 @@ def ensure_embeddings(
         return _ensure_one(store, dataset_id, model, progress)
     spec = default_spec()
     models = [get_model(m) for m in [spec.base] + ([spec.short] if spec.short else [])]
+    questions = sorted({q.text for q in store.questions(dataset_id)})
     return (sum(_ensure_one(store, dataset_id, m, progress) for m in models)
-            + sum(_ensure_questions(store, dataset_id, m, progress) for m in models))
+            + sum(_ensure_questions(store, questions, m) for m in models))
 
 
 def query_encoder(model: Embedder) -> Embedder:
@@ -517,11 +518,10 @@ def encode_queries(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     return out
 
 
-def _ensure_questions(store: Store, dataset_id: str, model: Embedder, progress: Progress | None) -> int:
-    """Cache the query vectors of the dataset's question texts, so that a dense search for a
+def _ensure_questions(store: Store, texts: Sequence[str], model: Embedder) -> int:
+    """Cache the query vectors of a dataset's question ``texts``, so that a dense search for a
     benchmark question costs a lookup: no encoding, and no loading of the transformer at all."""
     enc = query_encoder(model)
-    texts = sorted({q.text for q in store.questions(dataset_id)})
     hashes = [text_hash(t) for t in texts]
     found = cached_vectors(store, enc.model_id, hashes)
     todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}

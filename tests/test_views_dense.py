@@ -102,23 +102,24 @@ def test_all_short_ranks_like_the_short_model_and_none_short_like_the_base():
         DenseView(TURNS, base, Fixed("b4@2", [0, 1]), none_short[:2], Fixed("s4@2", [1, 0]))
 
 
-def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
-    import numpy as np
+class CountingQueries:
+    """A registered-looking query encoder that records each batch it is asked to encode."""
 
+    model_id, dim = "counting", 4
+
+    def __init__(self):
+        self.calls = []
+
+    def encode(self, texts, progress=None):
+        self.calls.append(list(texts))
+        return np.ones((len(texts), 4), np.float32) / 2
+
+
+def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
     from bfr_core import embed
     from bfr_core.views import dense
 
-    class Counting:
-        model_id, dim = "counting", 4
-
-        def __init__(self):
-            self.calls = []
-
-        def encode(self, texts, progress=None):
-            self.calls.append(list(texts))
-            return np.ones((len(texts), 4), np.float32)
-
-    m = Counting()
+    m = CountingQueries()
     monkeypatch.setattr(embed, "_model", lambda model_id: m)
     dense.clear_query_cache()
     dense.prime_queries(m, ["a", "b", "a"])
@@ -131,26 +132,13 @@ def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
 
 
 def test_prime_reads_question_vectors_from_the_store_and_writes_new_ones(monkeypatch):
-    import numpy as np
-
     from bfr_core import embed
     from bfr_core.store import Store, text_hash
     from bfr_core.views import dense
 
-    class Counting:
-        model_id, dim = "counting", 4
-
-        def __init__(self):
-            self.calls = []
-
-        def encode(self, texts, progress=None):
-            self.calls.append(list(texts))
-            return np.ones((len(texts), 4), np.float32) / 2
-
-    m = Counting()
+    m = CountingQueries()
     monkeypatch.setattr(embed, "_model", lambda model_id: m)
     store = Store()
-    store.ensure(embed.EMBEDDINGS_DDL)
     cached = np.asarray([[1, 0, 0, 0]], np.float32)
     embed.store_vectors(store, "counting", [text_hash("asked before")], cached)
     dense.clear_query_cache()
