@@ -47,10 +47,6 @@ from bfr_core.report import report  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
-# The dense ranking this run was made with (before the default short-text cap moved to 160 tokens).
-# Pinned so that resuming or replaying the run ranks exactly as it did and hits the call cache;
-# LoCoMo's turns all fit 128 tokens, so the cap itself changes nothing here.
-os.environ.setdefault("BFR_DENSE_SHORT", "minilm-l6-v2-bf16@128-short")
 ARMS = ("mem0", "fca-ms", "bfr-mv", "bfr")
 
 
@@ -192,6 +188,18 @@ def contended(spec_rows: str) -> set[int]:
     return out
 
 
+def time_by_role(store: Store, run_id: str) -> dict[str, dict[str, float]]:
+    """Where the LLM time goes: per role, provider calls, their mean tokens in / out and seconds, and
+    the role's share of all provider-call time (cache hits cost nothing and are left out)."""
+    rows = store.cursor().execute(
+        "SELECT role, count(*), avg(tokens_in), avg(tokens_out), avg(latency_ms), sum(latency_ms) FROM llm_calls "
+        "WHERE run_id = ? AND NOT cached GROUP BY role ORDER BY sum(latency_ms) DESC", [run_id]).fetchall()
+    total = sum(r[5] for r in rows) or 1.0
+    return {role: {"provider_calls": n, "mean_tokens_in": round(tin), "mean_tokens_out": round(tout),
+                   "mean_s": round(ms / 1000, 1), "share_pct": round(100 * tot / total, 1)}
+            for role, n, tin, tout, ms, tot in rows}
+
+
 def write_outputs(store: Store, spec: RunSpec, args: argparse.Namespace, label: str, extra: dict[str, Any]) -> None:
     run_id, n_done, n_all = complete_run(store, spec.run_id)
     rows = load_results(store, run_id)
@@ -212,6 +220,7 @@ def write_outputs(store: Store, spec: RunSpec, args: argparse.Namespace, label: 
         "llm_wall_time_uncontended": timing(clean) | {"rows_excluded": sorted(skip)},
         "target_p50_s_per_question": 30,
         "calls": asdict(call_summary(store, spec.run_id)),
+        "time_by_role": time_by_role(store, spec.run_id),
         "suff": {"judge_agreement": round(sum(d["judge_labels"][0] == d["judge_labels"][1] for d in details)
                                           / max(1, len(details)) * 100, 1),
                  "adjudicated": sum(d["adjudicated"] for d in details),

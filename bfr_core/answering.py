@@ -95,8 +95,9 @@ def score_answers(
 
     Question by question (so an interrupted run leaves whole questions done): first the answer and
     Suff@Set of each arm's set (they read the same evidence, so a local model reuses its evaluated
-    snippets), then the judge for every arm (its long fixed preamble stays in the model's cache
-    from one call to the next). ``llm_ms`` accumulates each row's LLM wall time.
+    snippets; an arm whose set starts with another's, as FCA-MS's E0 starts BFR-MV's, reuses that
+    prefix from the local model's state cache), then the judge for every arm (its long fixed
+    preamble is evaluated once and reused). ``llm_ms`` accumulates each row's LLM wall time.
     """
     cur = store.cursor()
     dataset_id = cur.execute("SELECT dataset_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]

@@ -23,6 +23,9 @@ from bfr_core.text import tokenize
 
 ELLIPSIS = " … "
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A rendered snippet's "(date) speaker: " header (``answering.render_evidence``): always kept, so a
+# cut snippet still says who spoke and when.
+_HEADER = re.compile(r"^\([^()\n]{1,40}\) [^:\n]{1,40}: ")
 
 
 def sentences(text: str) -> list[str]:
@@ -30,9 +33,13 @@ def sentences(text: str) -> list[str]:
 
 
 def _trim(text: str, cue: set[str], cap: int) -> str:
-    """At most ``cap`` characters of ``text``: its sentences with the most cue words, in order."""
+    """At most ``cap`` characters of ``text``: its header, then its sentences with the most cue words,
+    in order."""
     if len(text) <= cap:
         return text
+    m = _HEADER.match(text)
+    if m and len(m.group(0)) < cap:
+        return m.group(0) + _trim(text[m.end():], cue, cap - len(m.group(0)))
     parts = sentences(text)
     scored = sorted(range(len(parts)),
                     key=lambda i: (-len(cue & set(tokenize(parts[i], stemmed=True))), i))

@@ -68,7 +68,7 @@ def _request(role: str, prompt: str, payload: dict[str, Any], schema: dict[str, 
              max_tokens: int = 256) -> LLMRequest:
     return LLMRequest(
         prompt=prompt, role=role, payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
-        json_mode=True, json_schema=json.dumps(schema, sort_keys=True), max_tokens=max_tokens,
+        json_mode=True, json_schema=json.dumps(schema), max_tokens=max_tokens,
     )
 
 
@@ -128,7 +128,8 @@ def decompose(llm: LLM, question: str) -> list[str]:
 
 # -- select --------------------------------------------------------------------------------------
 SELECT_PROMPT = """Pick the smallest set of memories that together supply every requirement of the \
-question. Use only the ids shown. For each requirement number, list the picked ids that supply it.
+question. Use only the ids shown. For each requirement number, list the ids (at most 3) of the picked \
+memories that supply it.
 
 Example
 Question: How many days after I adopted the kitten did I take her to the vet?
@@ -139,7 +140,7 @@ Memories:
 [m1] I adopted a kitten on March 3rd.
 [m2] Kittens need lots of sleep.
 [m3] Took her to the vet on March 10th.
-{"ids": ["m1", "m3"], "coverage": {"1": ["m1"], "2": ["m3"]}}
+{"coverage": {"1": ["m1"], "2": ["m3"]}}
 
 Question: {question}
 Requirements:
@@ -147,12 +148,16 @@ Requirements:
 Memories:
 {memories}
 Reply with JSON only."""
-SELECT_SCHEMA = {
-    "type": "object", "required": ["ids", "coverage"],
-    "properties": {"ids": {"type": "array", "items": {"type": "string"}},
-                   "coverage": {"type": "object", "additionalProperties": {"type": "array",
-                                                                           "items": {"type": "string"}}}},
-}
+MAX_PER_REQUIREMENT = 3
+
+
+def select_schema(n_requirements: int, aliases: Sequence[str]) -> dict[str, Any]:
+    """One list per requirement number, each of at most 3 of the shown ids: a grammar-constrained
+    model cannot invent ids or requirements, and its reply stays a few dozen tokens."""
+    ids = {"type": "array", "items": {"type": "string", "enum": list(aliases)}, "maxItems": MAX_PER_REQUIREMENT}
+    keys = [str(i) for i in range(1, n_requirements + 1)]
+    return {"type": "object", "required": ["coverage"], "properties": {"coverage": {
+        "type": "object", "required": keys, "properties": dict.fromkeys(keys, ids)}}}
 
 
 class Selection(NamedTuple):
@@ -183,23 +188,27 @@ def select_subset(llm: LLM, question: str, pool: Sequence[tuple[str, str]], *,
 
     def parse(obj: Any, raw: str) -> Selection:
         o = _obj(obj)
-        if not isinstance(o.get("ids"), list):
-            raise ValueError("expected an 'ids' list")
-        ids = list(dict.fromkeys(alias[str(a).strip()] for a in o["ids"] if str(a).strip() in alias))
-        cov_in = o.get("coverage") if isinstance(o.get("coverage"), dict) else {}
+        cov_in = o.get("coverage")
+        if not isinstance(cov_in, dict) and not isinstance(o.get("ids"), list):
+            raise ValueError("expected a 'coverage' object")
         cov: dict[str, list[str]] = {r: [] for r in reqs}
-        for k, v in cov_in.items():
+        for k, v in (cov_in or {}).items():
             m = re.search(r"\d+", str(k))
             if m and 1 <= int(m.group(0)) <= len(reqs) and isinstance(v, list):
                 picked = [alias[str(a).strip()] for a in v if str(a).strip() in alias]
-                cov[reqs[int(m.group(0)) - 1]] = [i for i in dict.fromkeys(picked) if i in ids]
-        return Selection(ids, cov)
+                cov[reqs[int(m.group(0)) - 1]] = list(dict.fromkeys(picked))
+        # the selection is the union of the coverage lists (a client may also list "ids" itself)
+        listed = o["ids"] if isinstance(o.get("ids"), list) else [a for v in cov.values() for a in v]
+        ids = list(dict.fromkeys(alias.get(str(a).strip(), str(a).strip()) for a in listed))
+        ids = [i for i in ids if i in alias.values()]
+        return Selection(ids, {r: [i for i in v if i in ids] for r, v in cov.items()})
 
     prompt = _fill(SELECT_PROMPT, question=question,
                    requirements="\n".join(f"{i}. {r}" for i, r in enumerate(reqs, 1)),
                    memories="\n".join(f"[{a}] {' '.join(t.split())}" for a, t in shown))
     payload = {"question": question, "requirements": reqs, "pool": [list(p) for p in shown]}
-    return complete_json(llm, _request("select", prompt, payload, SELECT_SCHEMA), parse)
+    schema = select_schema(len(reqs), list(alias))
+    return complete_json(llm, _request("select", prompt, payload, schema, max_tokens=160), parse)
 
 
 # -- choose_tool -----------------------------------------------------------------------------------
@@ -309,8 +318,11 @@ First, provide a short (one sentence) explanation of your reasoning, then finish
 WRONG. Do NOT include both CORRECT and WRONG in your response. Just return the label CORRECT or \
 WRONG in a json format with the key as “label”:
 {"label": "CORRECT"}"""
+# A grammar-constrained model emits the schema's properties in order: the reason first, as the
+# prompts ask, capped so that a runaway reason cannot spend the whole reply budget.
+REASON = {"type": "string", "maxLength": 200}
 JUDGE_SCHEMA = {"type": "object", "required": ["reason", "label"],
-                "properties": {"reason": {"type": "string"}, "label": {"type": "string", "enum": list(JUDGE_LABELS)}}}
+                "properties": {"reason": REASON, "label": {"type": "string", "enum": list(JUDGE_LABELS)}}}
 
 
 def judge(llm: LLM, question: str, gold: str, generated: str) -> str:
@@ -330,26 +342,24 @@ Task: Decide whether the evidence text supports the complete reference answer.
 - Label insufficient if a required fact, bridge, or temporal detail is missing.
 - Label uncertain only when the evidence does not permit a reliable decision.
 - Do not use outside knowledge beyond what is written in the evidence.
-{procedure}
 
 Example
 Snippets: [1] I adopted a kitten on March 3rd.
 Question: How many days after I adopted the kitten did I take her to the vet?
 Reference answer: 7 days
-{example}
+{"reason": "[1] gives the adoption date; no snippet gives the vet visit date.", "label": "insufficient"}
 
 Question: {question}
-Reference answer: {reference}
-Reply with JSON only.{disagreement}"""
+Reference answer: {reference}{disagreement}
+{procedure} Reply with JSON only."""
 # Two judging procedures over the same blinded input. With two different models both use "reason";
 # with one model (a local run) judge B uses "cite", so the two judgments are two readings rather
-# than one cached call, and the shared evidence prefix is still evaluated only once.
+# than one cached call. The procedure is the prompt's last line: both judges share everything
+# before it, so a local model evaluates the evidence and the instructions once for the pair.
 SUFF_PROCEDURES = {
-    "reason": ("Give a one-sentence reason, then the label.",
-               '{"reason": "The adoption date is there but the vet visit date is missing.", "label": "insufficient"}'),
-    "cite": ("In the reason, name the snippet number that states each part of the reference answer, or the "
-             "part no snippet states; then give the label.",
-             '{"reason": "[1] gives the adoption date; no snippet gives the vet visit date.", "label": "insufficient"}'),
+    "reason": "Give a one-sentence reason, then the label.",
+    "cite": "In the reason, name the snippet number that states each part of the reference answer, or the "
+            "part no snippet states; then give the label.",
 }
 ADJUDICATE_NOTE = """
 
@@ -358,7 +368,7 @@ Judge A: {label_a} ({reason_a})
 Judge B: {label_b} ({reason_b})
 Read the evidence yourself and give the final label."""
 SUFF_SCHEMA = {"type": "object", "required": ["reason", "label"],
-               "properties": {"reason": {"type": "string"}, "label": {"type": "string", "enum": list(SUFF_LABELS)}}}
+               "properties": {"reason": REASON, "label": {"type": "string", "enum": list(SUFF_LABELS)}}}
 
 # Record ids a caller may have left inside snippet texts: LoCoMo dia ids (conv-26:D3:7, D3:7),
 # LongMemEval turn/session ids (answer_4be1b6b4_2, 7f3e9a21_5), bracketed or "id:"-style prefixes.
@@ -397,10 +407,9 @@ class SuffResult:
 
 def _suff_call(llm: LLM, role: str, payload: dict[str, Any], disagreement: str = "",
                procedure: str = "reason") -> tuple[str, str]:
-    how, example = SUFF_PROCEDURES[procedure]
     prompt = _fill(SUFF_PROMPT, question=payload["question"], reference=payload["reference"],
-                   evidence=_numbered(payload["evidence"]), disagreement=disagreement, procedure=how,
-                   example=example)
+                   evidence=_numbered(payload["evidence"]), disagreement=disagreement,
+                   procedure=SUFF_PROCEDURES[procedure])
 
     def parse(obj: Any, raw: str) -> tuple[str, str]:
         label = _one_label(obj, raw, "label", SUFF_LABELS, case=False)

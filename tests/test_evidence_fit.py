@@ -29,6 +29,16 @@ def test_long_snippets_keep_the_sentences_nearest_the_question():
     assert fit_snippets(texts, QUESTION, 900) == fitted  # deterministic
 
 
+def test_a_cut_snippet_keeps_its_date_and_speaker_header():
+    """The rendered "(date) speaker: " header survives however the rest is cut: the answerer must
+    still know who said it (the user, not the assistant) and when."""
+    dated = "(01 March 2023) assistant: " + FILLER + "Your remote shutter release arrived on February 10th. " + FILLER
+    fitted = fit_snippets([dated, ORDER, FILLER], QUESTION, 600)
+    assert fitted[0].startswith("(01 March 2023) assistant: ") and "arrived on February 10th" in fitted[0]
+    assert len("\n".join(fitted)) <= 600
+    assert not fitted[2].startswith("(")  # text without a header is cut as before
+
+
 def test_an_exact_measure_such_as_a_token_count_is_respected():
     def measure(text: str) -> int:
         return len(text.split())

@@ -81,6 +81,20 @@ def test_select_maps_aliases_and_drops_invented_ids():
     assert "[m1] order text" in prompt and "conv-26" not in prompt  # short aliases only
 
 
+def test_select_reply_is_coverage_only_and_its_union_is_the_selection():
+    """The reply a model is asked for: one list of shown ids per requirement (at most 3, no invented
+    ids or requirement numbers, by schema); the selection is their union in requirement order."""
+    fake = Scripted('{"coverage": {"1": ["m3", "m1"], "2": ["m1", "m4"]}}')
+    pool = [("a", "t1"), ("b", "t2"), ("c", "t3")]
+    sel = judges.select_subset(fake, "Q?", pool, requirements=["order date", "arrival date"])
+    assert sel.ids == ["c", "a"] and sel.coverage == {"order date": ["c", "a"], "arrival date": ["a"]}
+    schema = json.loads(fake.requests[0].json_schema)
+    cov = schema["properties"]["coverage"]
+    assert cov["required"] == ["1", "2"] and set(cov["properties"]) == {"1", "2"}
+    assert cov["properties"]["1"]["items"]["enum"] == ["m1", "m2", "m3"] and cov["properties"]["1"]["maxItems"] == 3
+    assert '{"coverage": {"1": ["m1"], "2": ["m3"]}}' in fake.requests[0].prompt
+
+
 def test_select_with_empty_pool_and_default_requirements(rules):
     assert judges.select_subset(rules, SHUTTER, []).ids == []
     fake = Scripted('{"requirements": ["x"]}', '{"ids": [], "coverage": {}}')
@@ -115,6 +129,9 @@ def test_judge_uses_the_papers_prompt_and_reads_the_label():
     assert prompt.startswith("Your task is to label an answer to a question as 'CORRECT' or 'WRONG'.")
     assert "Gold answer: 5 days\nGenerated answer: five days" in prompt
     assert "Do NOT include both CORRECT and WRONG in your response." in prompt
+    # "First, provide a short explanation ..., then finish with CORRECT or WRONG": a grammar built from
+    # the schema emits properties in order, so the reason must come first
+    assert list(json.loads(fake.requests[0].json_schema)["properties"]) == ["reason", "label"]
     # a reply that is not JSON but names exactly one label is accepted; both labels are re-asked
     assert judges.judge(Scripted("The dates match, so CORRECT"), "q", "g", "a") == "CORRECT"
     twice = Scripted("CORRECT or WRONG?", '{"label": "WRONG"}')
@@ -166,8 +183,7 @@ def test_suff_failure_propagates_as_llm_call_failed():
 
 
 def test_prompts_stay_short_for_a_small_local_model():
-    suff = [judges._fill(judges.SUFF_PROMPT, procedure=how, example=example)
-            for how, example in judges.SUFF_PROCEDURES.values()]
+    suff = [judges._fill(judges.SUFF_PROMPT, procedure=how) for how in judges.SUFF_PROCEDURES.values()]
     for prompt in (judges.DECOMPOSE_PROMPT, judges.SELECT_PROMPT, judges.TOOL_PROMPT, judges.ANSWER_PROMPT,
                    judges.JUDGE_PROMPT, *suff):
         assert len(prompt.split()) < 300
@@ -189,5 +205,8 @@ def test_evidence_reading_prompts_share_the_evidence_prefix():
     prompts = [ans.requests[0].prompt, a.requests[0].prompt, b.requests[0].prompt, adj.requests[0].prompt]
     assert all(p.startswith(block) for p in prompts)
     assert a.requests[0].prompt != b.requests[0].prompt  # two procedures, so two calls, not one cached
+    # the judges differ only in the last line, so the pair shares instructions, example and question too
+    pa, pb = a.requests[0].prompt.splitlines(), b.requests[0].prompt.splitlines()
+    assert pa[:-1] == pb[:-1] and pa[-2] == "Reference answer: 5 days"
     assert "name the snippet number" in b.requests[0].prompt and "name the snippet" not in a.requests[0].prompt
     assert "(05 February 2023)" not in prompts[0]

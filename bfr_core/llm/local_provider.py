@@ -38,6 +38,12 @@ N_THREADS = 2  # the project's machines have two cores
 # adjudication note with two reasons, a re-ask suffix (together < 650 tokens) and the reply (<= 160).
 PROMPT_RESERVE = 800
 SEED = 20260908
+# Evaluated prompt prefixes kept in RAM (llama.cpp KV state, ~28 KB a token: a 2,500-token state is
+# ~70 MB). With it a prompt reuses the longest prefix any recent call evaluated, not only the last
+# call's: a set's evidence read for one arm serves an arm whose set starts the same way, and the
+# judge's fixed preamble is evaluated once per run instead of once per question. 2 GiB holds the ~15
+# states one LoCoMo question's four arms save (~0.7 GB), so the judge's state outlives a question.
+STATE_CACHE_BYTES = 2 << 30
 
 
 def model_dir() -> Path:
@@ -97,6 +103,22 @@ def resolve_model_path(model: str = "") -> Path:
     return assemble(cached)
 
 
+def prefix_state_cache(capacity_bytes: int):  # noqa: ANN201 - a llama_cpp cache, imported lazily
+    """llama-cpp-python's RAM prompt cache (longest-prefix lookup, LRU by KV bytes) without the logit
+    rows each saved state also carries (up to n_batch x vocabulary floats, ~300 MB, uncounted by the
+    capacity). Sampling happens in llama.cpp's sampler, so a restored state never reads them: one
+    shared zero row broadcasts into the logit buffer on restore."""
+    import numpy as np
+    from llama_cpp.llama_cache import LlamaRAMCache
+
+    class PrefixStateCache(LlamaRAMCache):
+        def __setitem__(self, key, value) -> None:  # noqa: ANN001 - llama_cpp's own signature
+            value.scores = np.zeros((1, value.scores.shape[-1]), dtype=np.single)
+            super().__setitem__(key, value)
+
+    return PrefixStateCache(capacity_bytes)
+
+
 class LocalLLM:
     """llama.cpp in this process. One model per instance, loaded on first use; calls serialised."""
 
@@ -126,6 +148,7 @@ class LocalLLM:
 
             self._llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                                 seed=SEED, verbose=False)
+            self._llama.set_cache(prefix_state_cache(STATE_CACHE_BYTES))
         return self._llama
 
     def count_tokens(self, text: str) -> int:
