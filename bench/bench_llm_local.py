@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     llm = llm.with_run(spec.run_id)
     extra: dict[str, Any] = {}
     if not args.summarise_only:
+        made_before = call_summary(store, spec.run_id).provider_calls
         load_avg = [os.getloadavg()]
         start = time.perf_counter()
         evaluate(store, spec, llm=llm, config=config,
@@ -117,10 +118,25 @@ def main(argv: list[str] | None = None) -> int:
         extra = {"wall_s": {"total": round(total_s, 1), "retrieval_incl_stage1_llm": round(retrieval_s, 1)},
                  "loadavg_start_end": [[round(x, 2) for x in la] for la in load_avg],
                  "rerun": {"provider_calls": rerun.provider_calls, "cached": rerun.cached}}
+        if call_summary(store, spec.run_id).provider_calls == made_before:
+            # nothing was left to run: this invocation's wall time says nothing of the run; keep the
+            # wall time and load measured when it ran (the previous output of the same run)
+            extra = {**carried_over(Path(args.out), spec.run_id), "rerun": extra["rerun"]}
     if args.replay:
         extra["replay"] = replay(store, spec, config)
     write_outputs(store, spec, args, llm.label, extra)
     return 0
+
+
+def carried_over(out: Path, run_id: str) -> dict[str, Any]:
+    """The run-time measurements of an earlier output of the same run (empty when there is none)."""
+    try:
+        previous = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if previous.get("run_id") != run_id:
+        return {}
+    return {k: previous[k] for k in ("wall_s", "loadavg_start_end") if k in previous}
 
 
 ANSWER_COLUMNS = ("evidence", "answer", "f1", "judge", "suff")
