@@ -72,7 +72,7 @@ __all__ = [
     "DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "StaticEmbedder", "TransformerEmbedder", "EMBEDDINGS_DDL",
     "DenseSpec", "ShortOnlyEmbedder", "cached_count", "cpu_has_bf16", "default_model_id", "default_short_id",
     "cached_vectors", "default_spec", "ensure_embeddings",
-    "encode_queries", "get_model", "query_encoder", "store_vectors", "token_counts", "vectors_for", "vectors_for_texts",
+    "encode_queries", "get_model", "query_encoder", "query_vectors", "store_vectors", "token_counts", "vectors_for", "vectors_for_texts",
 ]
 
 MINILM = "minilm-l6-v2"
@@ -518,16 +518,27 @@ def encode_queries(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     return out
 
 
+def query_vectors(store: Store | None, model: Embedder, texts: Sequence[str], *,
+                  encode: bool = True) -> tuple[dict[str, np.ndarray], int]:
+    """Query vectors from ``query_encoder(model)``, text -> vector: read back from ``store`` where it
+    caches them, the rest encoded (:func:`encode_queries`) and cached, or left out when ``encode`` is
+    off (the encoder is then never loaded). Also returns how many texts were encoded."""
+    enc_id = query_encoder(model).model_id
+    hashes = {t: text_hash(t) for t in dict.fromkeys(texts)}
+    found = cached_vectors(store, enc_id, list(hashes.values())) if store is not None else {}
+    todo = [t for t, h in hashes.items() if h not in found]
+    if todo and encode:
+        vecs = encode_queries(model, todo)
+        if store is not None:
+            store_vectors(store, enc_id, [hashes[t] for t in todo], vecs)
+        found.update(zip((hashes[t] for t in todo), vecs, strict=True))
+    return {t: found[h] for t, h in hashes.items() if h in found}, len(todo) if encode else 0
+
+
 def _ensure_questions(store: Store, texts: Sequence[str], model: Embedder) -> int:
     """Cache the query vectors of a dataset's question ``texts``, so that a dense search for a
     benchmark question costs a lookup: no encoding, and no loading of the transformer at all."""
-    enc = query_encoder(model)
-    hashes = [text_hash(t) for t in texts]
-    found = cached_vectors(store, enc.model_id, hashes)
-    todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
-    if todo:
-        store_vectors(store, enc.model_id, list(todo), encode_queries(model, list(todo.values())))
-    return len(todo)
+    return query_vectors(store, model, texts)[1]
 
 
 def _ensure_one(store: Store, dataset_id: str, model: Embedder, progress: Progress | None) -> int:

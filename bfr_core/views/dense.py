@@ -23,9 +23,9 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from bfr_core.embed import Embedder, cached_vectors, encode_queries, get_model, query_encoder, store_vectors
+from bfr_core.embed import Embedder, encode_queries, get_model, query_vectors
 from bfr_core.records import Hit, Turn
-from bfr_core.store import Store, text_hash
+from bfr_core.store import Store
 from bfr_core.views.common import top_hits
 
 _QMAX = 4096  # query vectors kept per process
@@ -74,29 +74,17 @@ def query_vector(model: Embedder, text: str) -> np.ndarray:
 
 def prime_queries(model: Embedder, texts: Sequence[str], store: Store | None = None, *,
                   encode: bool = True) -> None:
-    """Put the vectors of queries about to be searched (a scope's questions) in the LRU: read back
-    from ``store`` where cached (ingest caches every question's), the rest encoded in batches of
-    equal token count (``embed.encode_queries``: ~12x less MiniLM time than one call per question)
-    and written to ``store``, or left
-    for the first search when ``encode`` is off (the encoder is then never loaded for them)."""
+    """Put the vectors of queries about to be searched (a scope's questions) in the LRU, through
+    ``embed.query_vectors``: read back from ``store`` where cached (ingest caches every question's),
+    the rest encoded in batches of equal token count (~12x less MiniLM time than one call per
+    question) and written to ``store``, or left for the first search when ``encode`` is off."""
     if not _registered(model):
         return
     with _QLOCK:
         missing = [t for t in dict.fromkeys(texts) if (model.model_id, t) not in _QCACHE]
-    if not missing:
-        return
-    enc_id = query_encoder(model).model_id
-    hashes = {t: text_hash(t) for t in missing}
-    found = cached_vectors(store, enc_id, list(hashes.values())) if store is not None else {}
-    todo = [t for t in missing if hashes[t] not in found]
-    if todo and encode:
-        vecs = encode_queries(model, todo)
-        if store is not None:
-            store_vectors(store, enc_id, [hashes[t] for t in todo], vecs)
-        found.update(zip((hashes[t] for t in todo), vecs, strict=True))
-    for text in missing:
-        if hashes[text] in found:
-            _remember((model.model_id, text), found[hashes[text]].copy())
+    found, _ = query_vectors(store, model, missing, encode=encode)
+    for text, vec in found.items():
+        _remember((model.model_id, text), vec.copy())
 
 
 def _z(x: np.ndarray) -> np.ndarray:
