@@ -184,6 +184,7 @@ def select_subset(llm: LLM, question: str, pool: Sequence[tuple[str, str]], *,
     if not pool:
         return Selection([], {r: [] for r in reqs})
     alias = {f"m{i}": pid for i, (pid, _) in enumerate(pool, 1)}
+    pool_ids = set(alias.values())
     shown = [(a, text) for a, (_, text) in zip(alias, pool, strict=True)]
 
     def parse(obj: Any, raw: str) -> Selection:
@@ -200,7 +201,7 @@ def select_subset(llm: LLM, question: str, pool: Sequence[tuple[str, str]], *,
         # the selection is the union of the coverage lists (a client may also list "ids" itself)
         listed = o["ids"] if isinstance(o.get("ids"), list) else [a for v in cov.values() for a in v]
         ids = list(dict.fromkeys(alias.get(str(a).strip(), str(a).strip()) for a in listed))
-        ids = [i for i in ids if i in alias.values()]
+        ids = [i for i in ids if i in pool_ids]
         return Selection(ids, {r: [i for i in v if i in ids] for r, v in cov.items()})
 
     prompt = _fill(SELECT_PROMPT, question=question,
