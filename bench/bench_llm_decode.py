@@ -25,8 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core import judges  # noqa: E402
+from bfr_core.answering import render_evidence  # noqa: E402
+from bfr_core.ingest.locomo import load_locomo  # noqa: E402
 from bfr_core.llm.base import LLMRequest, LLMResponse  # noqa: E402
-from bfr_core.llm.local_provider import SEED, GreedyGrammar, LocalLLM, grammar_for, prefix_state_cache  # noqa: E402
+from bfr_core.llm.local_provider import LocalLLM, chat, prefix_state_cache  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
 N_QUESTIONS = 4
@@ -54,41 +56,24 @@ class Recorder:
 
 
 def role_requests() -> list[LLMRequest]:
-    conv = json.loads(DATA.read_text(encoding="utf-8"))[0]
-    turns = [t for k in sorted(k for k in conv["conversation"] if k.startswith("session_")
-                               and isinstance(conv["conversation"][k], list)) for t in conv["conversation"][k]]
-    snippets = [f"{t['speaker']}: {t['text']}" for t in turns[:N_TURNS]]
+    bundle = load_locomo(DATA)
+    scope = bundle.questions[0].scope_id  # the first conversation
+    snippets = render_evidence([t for t in bundle.turns if t.turn_id.startswith(f"{scope}:")][:N_TURNS])
     rec = Recorder()
-    for qa in [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)][:N_QUESTIONS]:
-        question, gold = qa["question"], str(qa["answer"])
-        judges.answer(rec, question, snippets)
-        judges.suff_at_set((rec, rec), rec, question, gold, snippets, procedure_b="cite")
-        judges.judge(rec, question, gold, "-")
-        reqs = judges.decompose(rec, question)
-        judges.select_subset(rec, question, [(f"t{i}", s) for i, s in enumerate(snippets[:12])], requirements=reqs)
+    for q in [q for q in bundle.questions if q.scope_id == scope and q.category in (1, 2, 3, 4)][:N_QUESTIONS]:
+        judges.answer(rec, q.text, snippets)
+        judges.suff_at_set((rec, rec), rec, q.text, q.answer, snippets, procedure_b="cite")
+        judges.judge(rec, q.text, q.answer, "-")
+        reqs = judges.decompose(rec, q.text)
+        judges.select_subset(rec, q.text, [(f"t{i}", s) for i, s in enumerate(snippets[:12])], requirements=reqs)
     return rec.requests
 
 
 def reply(llama: Any, request: LLMRequest, lazy: bool) -> tuple[str, int, float, int]:
-    kwargs: dict[str, Any] = {"messages": [{"role": "user", "content": request.prompt}], "temperature": 0.0,
-                              "max_tokens": request.max_tokens, "seed": SEED}
-    grammar = None
-    if lazy:
-        from llama_cpp import LogitsProcessorList
-
-        grammar = GreedyGrammar(llama._model.vocab, grammar_for(request), llama.n_vocab())
-        kwargs["logits_processor"] = LogitsProcessorList([grammar])
-    else:
-        kwargs["response_format"] = {"type": "json_object", "schema": json.loads(request.json_schema)}
     start = time.perf_counter()
-    try:
-        out = llama.create_chat_completion(**kwargs)
-    finally:
-        if grammar:
-            grammar.close()
+    out, full = chat(llama, request, lazy_grammar=lazy)
     secs = time.perf_counter() - start
-    return (out["choices"][0]["message"]["content"], out["usage"]["completion_tokens"], secs,
-            grammar.full_passes if grammar else 0)
+    return out["choices"][0]["message"]["content"], out["usage"]["completion_tokens"], secs, full
 
 
 def main() -> int:

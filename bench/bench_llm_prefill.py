@@ -2,7 +2,7 @@
 
 Prompt evaluation dominates the local model's answer-level time (``llm_local.json``: the answerer reads a
 40-turn set of ~2,300 tokens). This measures prompt tokens/s and generation tokens/s on a LoCoMo-shaped
-prompt of ~1,300 tokens for the shipped Q4_K_M GGUF and for Q4_0 and Q8_0 requantisations of it made
+prompt of ~1,600 tokens for the shipped Q4_K_M GGUF and for Q4_0 and Q8_0 requantisations of it made
 locally with llama.cpp's quantiser (nothing is downloaded; the requantised files go to a temporary
 directory and are deleted). Writes ``bench/out/llm_prefill.json``.
 
@@ -23,6 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bfr_core.ingest.locomo import load_locomo  # noqa: E402
 from bfr_core.llm.local_provider import N_THREADS, SEED, resolve_model_path  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
@@ -30,11 +31,9 @@ REPEATS = 2
 
 
 def prompt_text(n_turns: int = 40) -> str:
-    conv = json.loads(DATA.read_text(encoding="utf-8"))[0]["conversation"]
-    lines: list[str] = []
-    for key in sorted(k for k in conv if k.startswith("session_") and isinstance(conv[k], list)):
-        lines += [f"[{len(lines) + 1}] {t['speaker']}: {t['text']}" for t in conv[key]]
-    return ("Evidence snippets, in order:\n" + "\n".join(lines[:n_turns])
+    turns = load_locomo(DATA).turns[:n_turns]  # the first conversation's, in order
+    lines = [f"[{i}] {t.speaker}: {t.text}" for i, t in enumerate(turns, 1)]
+    return ("Evidence snippets, in order:\n" + "\n".join(lines)
             + "\n\nQuestion: When did Caroline go to the support group?\nReply with JSON only.")
 
 

@@ -74,47 +74,35 @@ def _local_model(client):
     return client
 
 
-def _cold(llama):
-    """The model with an empty context and no state cache: a reply then depends on its prompt only."""
-    llama.reset()
-    llama.cache = None
-
-
 def test_greedy_grammar_replies_token_for_token_as_response_format(local):
     """GreedyGrammar checks only the greedy token against the grammar: on a role's real request, and on
     one whose schema forces a label the prompt steers away from (so the grammar rejects the model's own
     tokens and the whole vocabulary is filtered), its reply is the one response_format gives."""
-    from llama_cpp import LogitsProcessorList
-
     from bfr_core.llm.base import LLMRequest
-    from bfr_core.llm.local_provider import GreedyGrammar, grammar_for
+    from bfr_core.llm.local_provider import chat
 
-    model = _local_model(local)
-    llama = model._load()
+    llama = _local_model(local)._load()
     saved = llama.cache
     forced = LLMRequest(prompt='Reply with JSON only: {"label": "yes"}', json_mode=True, max_tokens=24,
                         json_schema=json.dumps({"type": "object", "required": ["label"], "properties": {
                             "label": {"type": "string", "enum": ["zebra crossing"]}}}))
     role = judges._request("decompose", judges._fill(judges.DECOMPOSE_PROMPT, question=SHUTTER), {},
                            judges.DECOMPOSE_SCHEMA, max_tokens=160)
+    llama.cache = None  # with an empty context and no state cache a reply depends on its prompt only
     try:
         for request in (forced, role):
-            replies = []
+            replies, passes = [], []
             for lazy in (False, True):
-                _cold(llama)
-                model.lazy_grammar = lazy
-                replies.append(model.complete(request).text)
+                llama.reset()
+                out, full = chat(llama, request, lazy_grammar=lazy)
+                replies.append(out["choices"][0]["message"]["content"])
+                passes.append(full)
             assert replies[0] == replies[1], replies
+            if request is forced:
+                assert json.loads(replies[1]) == {"label": "zebra crossing"}
+                assert passes == [0, passes[1]] and passes[1] >= 1  # the model's own "yes" was rejected
         assert json.loads(replies[1])["requirements"]
-        _cold(llama)
-        grammar = GreedyGrammar(llama._model.vocab, grammar_for(forced), llama.n_vocab())
-        out = llama.create_chat_completion(messages=[{"role": "user", "content": forced.prompt}], temperature=0.0,
-                                           max_tokens=24, logits_processor=LogitsProcessorList([grammar]))
-        grammar.close()
-        assert json.loads(out["choices"][0]["message"]["content"]) == {"label": "zebra crossing"}
-        assert grammar.full_passes >= 1  # the model's own "yes" was rejected at least once
     finally:
-        model.lazy_grammar = True
         llama.set_cache(saved)
 
 

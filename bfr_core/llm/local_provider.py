@@ -165,36 +165,43 @@ class LocalLLM:
         return self.n_ctx - PROMPT_RESERVE, self.count_tokens
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        messages = [{"role": "system", "content": request.system}] if request.system else []
-        messages.append({"role": "user", "content": request.prompt})
-        kwargs: dict = {"messages": messages, "temperature": request.temperature,
-                        "max_tokens": request.max_tokens, "seed": SEED}
-        lazy = request.json_mode and request.temperature == 0 and self.lazy_grammar
-        if request.json_mode and not lazy:
-            fmt: dict = {"type": "json_object"}
-            if request.json_schema:
-                fmt["schema"] = json.loads(request.json_schema)
-            kwargs["response_format"] = fmt
         with self._lock:  # a llama.cpp context is not thread-safe
-            llama = self._load()
-            grammar = GreedyGrammar(llama._model.vocab, grammar_for(request), llama.n_vocab()) if lazy else None
-            if grammar:
-                from llama_cpp import LogitsProcessorList
-
-                kwargs["logits_processor"] = LogitsProcessorList([grammar])
-            try:
-                out = llama.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. the prompt exceeds n_ctx: retrying cannot help
-                raise ProviderError(f"local: {exc}") from None
-            finally:
-                if grammar:
-                    grammar.close()
+            out, _ = chat(self._load(), request, lazy_grammar=self.lazy_grammar)
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return LLMResponse(
             choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
             int(usage.get("completion_tokens", 0)), 0.0, truncated=choice.get("finish_reason") == "length",
         )
+
+
+def chat(llama, request: LLMRequest, *, lazy_grammar: bool = True) -> tuple[dict, int]:  # noqa: ANN001 - llama_cpp.Llama
+    """One chat completion of ``request`` on a loaded model, and how many steps filtered the whole
+    vocabulary through the grammar (0 without :class:`GreedyGrammar`). A JSON request at temperature 0
+    is decoded with :class:`GreedyGrammar` unless ``lazy_grammar`` is off; otherwise a JSON request
+    goes through llama-cpp-python's ``response_format`` (the same tokens, slower)."""
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages.append({"role": "user", "content": request.prompt})
+    kwargs: dict = {"messages": messages, "temperature": request.temperature,
+                    "max_tokens": request.max_tokens, "seed": SEED}
+    grammar = None
+    if request.json_mode and request.temperature == 0 and lazy_grammar:
+        from llama_cpp import LogitsProcessorList
+
+        grammar = GreedyGrammar(llama._model.vocab, grammar_for(request), llama.n_vocab())
+        kwargs["logits_processor"] = LogitsProcessorList([grammar])
+    elif request.json_mode:
+        fmt: dict = {"type": "json_object"}
+        if request.json_schema:
+            fmt["schema"] = json.loads(request.json_schema)
+        kwargs["response_format"] = fmt
+    try:
+        return llama.create_chat_completion(**kwargs), grammar.full_passes if grammar else 0
+    except ValueError as exc:  # e.g. the prompt exceeds n_ctx: retrying cannot help
+        raise ProviderError(f"local: {exc}") from None
+    finally:
+        if grammar:
+            grammar.close()
 
 
 class GreedyGrammar:
