@@ -122,6 +122,41 @@ def test_answer_accepts_json_or_a_bare_reply():
     assert "Do not invent entities" in fake.requests[0].prompt
 
 
+def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_focus_names():
+    noise = [f"I went hiking on day {i}" for i in range(7)]
+    texts = [noise[0], ORDER, *noise[1:5], ARRIVAL, *noise[5:]]  # 9 snippets: ORDER is [2], ARRIVAL [7]
+    fake = Scripted('{"snippets": [7, 2, 2, 99, 0]}', '{"answer": "5 days"}')
+    assert judges.answer(fake, SHUTTER, texts) == "5 days"
+    first, second = fake.requests
+    assert first.role == "focus" and first.prompt.startswith("Evidence snippets, in order:\n[1] I went hiking")
+    assert json.loads(first.json_schema)["properties"]["snippets"]["maxItems"] == judges.FOCUS_MAX
+    assert second.role == "answer" and "[1] I ordered" in second.prompt and "[2] it arrived" in second.prompt
+    assert "hiking" not in second.prompt  # out-of-range and repeated numbers dropped, evidence order kept
+    # a reply naming no snippet leaves the whole set to the answerer
+    none = Scripted('{"snippets": []}', '{"answer": "x"}')
+    judges.answer(none, SHUTTER, texts)
+    assert "hiking" in none.requests[1].prompt
+    # and so does a focus call that fails for good (a reply it cannot use, then the same after the re-ask)
+    broken = Scripted('{"answer": "5 days"}', '{"answer": "5 days"}', '{"answer": "y"}')
+    assert judges.answer(broken, SHUTTER, texts) == "y"
+    assert [r.role for r in broken.requests] == ["focus", "focus", "answer"]
+    assert "hiking" in broken.requests[2].prompt
+    # other questions, and small sets, go straight to the answerer
+    for question, evidence in (("What did I order?", texts), (SHUTTER, texts[:judges.FOCUS_FROM])):
+        direct = Scripted('{"answer": "x"}')
+        judges.answer(direct, question, evidence)
+        assert [r.role for r in direct.requests] == ["answer"]
+    assert judges.needs_focus("How long did Jon take to open his studio?", texts)
+    assert judges.needs_focus("How many weeks passed between the two adoptions?", texts)
+    assert not judges.needs_focus("How many dogs does Audrey have?", texts)
+
+
+def test_rules_focus_names_the_snippets_sharing_most_with_the_question(rules):
+    texts = ["I went hiking", ORDER, "lunch", ARRIVAL, "remote work"]
+    assert judges.focus(rules, SHUTTER, texts) == (1, 3, 4)
+    assert judges.focus(rules, "Why is the sky blue?", texts) == ()
+
+
 def test_judge_uses_the_papers_prompt_and_reads_the_label():
     fake = Scripted('{"reason": "Same interval.", "label": "CORRECT"}')
     assert judges.judge(fake, SHUTTER, "5 days", "five days") == "CORRECT"
@@ -185,7 +220,7 @@ def test_suff_failure_propagates_as_llm_call_failed():
 def test_prompts_stay_short_for_a_small_local_model():
     suff = [judges._fill(judges.SUFF_PROMPT, procedure=how) for how in judges.SUFF_PROCEDURES.values()]
     for prompt in (judges.DECOMPOSE_PROMPT, judges.SELECT_PROMPT, judges.TOOL_PROMPT, judges.ANSWER_PROMPT,
-                   judges.JUDGE_PROMPT, *suff):
+                   judges.FOCUS_PROMPT, judges.JUDGE_PROMPT, *suff):
         assert len(prompt.split()) < 300
         assert "{" in prompt and '"' in prompt  # one worked JSON example each
 

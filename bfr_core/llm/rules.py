@@ -13,6 +13,7 @@ are exercised identically):
 * ``answer``     extractive: the evidence sentence with the highest token overlap, narrowed to a
   date / number / name / place span by question type; interval questions compute the day count
   between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days").
+* ``focus``      the (at most 4) snippets sharing the most content tokens with the question.
 * ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
 * ``suff``       sufficient when every requirement is covered and the reference answer is found in
   (or, for intervals, computed from) the evidence; insufficient when neither; else uncertain.
@@ -464,6 +465,14 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     return _narrow(question, found[-best[1]])
 
 
+def focus(question: str, evidence: Sequence[str], most: int = 4) -> list[int]:
+    """1-based numbers of the (at most ``most``) snippets sharing the most content tokens with the
+    question, in evidence order; none share any -> empty."""
+    qt = toks(question)
+    overlap = sorted(((len(qt & toks(e)), -i) for i, e in enumerate(evidence)), reverse=True)
+    return sorted(1 - i for n, i in overlap[:most] if n)
+
+
 # -- judge -------------------------------------------------------------------------------------
 def f1(gold: str, generated: str) -> tuple[float, float]:
     """(token F1, gold-token recall) over stemmed content tokens."""
@@ -583,6 +592,7 @@ _HANDLERS = {
     "select": _select,
     "tool": lambda d: {"tool": tool(d["question"], d["evidence"], d["tools"])},
     "answer": lambda d: {"answer": answer(d["question"], d["evidence"])},
+    "focus": lambda d: {"snippets": focus(d["question"], d["evidence"])},
     "judge": _judge,
     "suff": _suff,
     "adjudicate": _suff,
