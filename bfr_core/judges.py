@@ -314,7 +314,7 @@ def focus(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[int, 
         if not isinstance(items, list):
             raise ValueError("expected a 'snippets' list")
         picked = [int(x) - 1 for x in items if isinstance(x, int | float | str) and str(x).strip().isdigit()]
-        return tuple(sorted({i for i in picked if 0 <= i < n}))[:FOCUS_MAX]
+        return tuple(sorted(list(dict.fromkeys(i for i in picked if 0 <= i < n))[:FOCUS_MAX]))
 
     schema = {"type": "object", "required": ["snippets"],
               "properties": {"snippets": {"type": "array", "maxItems": FOCUS_MAX,
@@ -324,18 +324,26 @@ def focus(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[int, 
     return complete_json(llm, _request("focus", prompt, payload, schema, max_tokens=40), parse)
 
 
-def answer(llm: LLM, question: str, evidence_texts: Sequence[str]) -> str:
-    """The extractive answerer (Appendix O) over ordered evidence snippets; on a time-span question over
-    a large set, over the snippets :func:`focus` names (the whole set when it names none or its call
-    fails: focusing is an aid, the answer is the call that must succeed)."""
-    if needs_focus(question, evidence_texts):
-        try:
-            cited = focus(llm, question, evidence_texts)
-        except LLMCallFailed as exc:
-            log.info("focus failed, answering from the whole set: %s", exc)
-            cited = ()
-        if cited:
-            evidence_texts = [evidence_texts[i] for i in cited]
+def focused(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[int, ...]:
+    """The positions :func:`focus` names on a time-span question over a large set; empty (read the whole
+    set) for any other question, when it names none, or when its call fails: focusing is an aid, the
+    answer is the call that must succeed."""
+    if not needs_focus(question, evidence_texts):
+        return ()
+    try:
+        return focus(llm, question, evidence_texts)
+    except LLMCallFailed as exc:
+        log.info("focus failed, answering from the whole set: %s", exc)
+        return ()
+
+
+def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = True) -> str:
+    """The extractive answerer (Appendix O) over ordered evidence snippets, or over the ones
+    :func:`focused` names. ``focus_first=False`` always reads the whole set (the answerer as the paper
+    has it; ``bench/bench_llm_focus.py`` compares the two)."""
+    cited = focused(llm, question, evidence_texts) if focus_first else ()
+    if cited:
+        evidence_texts = [evidence_texts[i] for i in cited]
 
     def parse(obj: Any, raw: str) -> str:
         if isinstance(obj, dict) and isinstance(obj.get("answer"), str | int | float):

@@ -125,6 +125,7 @@ def test_answer_accepts_json_or_a_bare_reply():
 def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_focus_names():
     noise = [f"I went hiking on day {i}" for i in range(7)]
     texts = [noise[0], ORDER, *noise[1:5], ARRIVAL, *noise[5:]]  # 9 snippets: ORDER is [2], ARRIVAL [7]
+    assert judges.focus(Scripted('{"snippets": [7, 9, 7, 99, 0, 3, 2]}'), SHUTTER, texts) == (1, 2, 6, 8)
     fake = Scripted('{"snippets": [7, 2, 2, 99, 0]}', '{"answer": "5 days"}')
     assert judges.answer(fake, SHUTTER, texts) == "5 days"
     first, second = fake.requests
@@ -141,6 +142,9 @@ def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_foc
     assert judges.answer(broken, SHUTTER, texts) == "y"
     assert [r.role for r in broken.requests] == ["focus", "focus", "answer"]
     assert "hiking" in broken.requests[2].prompt
+    plain = Scripted('{"answer": "x"}')
+    judges.answer(plain, SHUTTER, texts, focus_first=False)
+    assert [r.role for r in plain.requests] == ["answer"]
     # other questions, and small sets, go straight to the answerer
     for question, evidence in (("What did I order?", texts), (SHUTTER, texts[:judges.FOCUS_FROM])):
         direct = Scripted('{"answer": "x"}')

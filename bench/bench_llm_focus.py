@@ -1,0 +1,128 @@
+"""Focus before the answerer: time-span questions answered over BFR-MV's set with and without it.
+
+Which questions: every scoreable LoCoMo question and every LongMemEval dev50 question whose text asks
+for a time span (``judges.TIME_SPAN``: "how long", "how many days / weeks / ..."); the rule reads the
+question only. For each, BFR-MV's set (default budget, offline Stage I: the retrieval is not what is
+measured) is rendered and fitted as the answerer reads it, and the model answers twice:
+
+* ``whole set``: the answerer over all snippets (``judges.answer(..., focus_first=False)``, the paper's);
+* ``focus``: ``judges.focus`` names at most 4 snippets, the answerer reads those (what ships).
+
+Each answer gets stem F1 (the LoCoMo scorer for LoCoMo), "number match" (a number the gold answer gives,
+in digits or words, appears in the answer) and the Mem0-style judge's label from the same model.
+The whole-set answer runs first, so the focus call finds the set's prefix already evaluated: its
+seconds are the extra cost of focusing, not of reading the set.
+
+Writes ``bench/out/llm_focus.json``. Calls are cached in ``--db``: a rerun makes no call.
+
+    .venv/bin/python bench/bench_llm_focus.py                    # local model, ~30 min on 2 cores
+    .venv/bin/python bench/bench_llm_focus.py --provider rules   # offline rules, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bfr_core import judges  # noqa: E402
+from bfr_core.answering import answer_f1, render_evidence  # noqa: E402
+from bfr_core.config import LLMConfig  # noqa: E402
+from bfr_core.evidence_fit import fit_for  # noqa: E402
+from bfr_core.index import scope_views  # noqa: E402
+from bfr_core.ingest import ingest  # noqa: E402
+from bfr_core.llm import call_summary, make_llm  # noqa: E402
+from bfr_core.llm.rules import numbers  # noqa: E402
+from bfr_core.pipeline import run_query  # noqa: E402
+from bfr_core.progress import tqdm_progress  # noqa: E402
+from bfr_core.records import Question  # noqa: E402
+from bfr_core.store import Store  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+VARIANTS = ("whole set", "focus")
+
+
+def number_match(gold: str, generated: str) -> bool:
+    """A number the gold answer gives appears in the generated one (False when the gold gives none)."""
+    return bool(numbers(gold) & numbers(generated))
+
+
+def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
+    trace = run_query(scope_views(store, dataset, q.scope_id), q.query(), "bfr-mv", dataset_id=dataset)
+    by_id = store.turns_by_id(dataset, list(trace.evidence))
+    texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
+    row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "question": q.text,
+                           "gold": q.answer, "set_size": len(texts)}
+    for variant in VARIANTS:
+        start = time.perf_counter()
+        cited = judges.focused(llm, q.text, texts) if variant == "focus" else ()
+        generated = judges.answer(llm, q.text, [texts[i] for i in cited] if cited else texts, focus_first=False)
+        seconds = time.perf_counter() - start
+        row[variant] = {"answer": generated, "cited": [i + 1 for i in cited], "seconds": round(seconds, 1),
+                        "f1": round(answer_f1(q, generated), 3), "number_match": number_match(q.answer, generated),
+                        "judge": judges.judge(llm, q.text, q.answer, generated)}
+    return row
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(rows)}
+    for variant in VARIANTS:
+        vals = [r[variant] for r in rows]
+        out[variant] = {
+            "f1": round(100 * statistics.fmean(v["f1"] for v in vals), 1),
+            "number_match": round(100 * statistics.fmean(v["number_match"] for v in vals), 1),
+            "judge_correct": round(100 * statistics.fmean(v["judge"] == "CORRECT" for v in vals), 1),
+            "seconds_p50": round(statistics.median(v["seconds"] for v in vals), 1),
+        }
+    out["answers_differ"] = sum(r["whole set"]["answer"] != r["focus"]["answer"] for r in rows)
+    out["number_match_gained_lost"] = [
+        sum(r["focus"]["number_match"] and not r["whole set"]["number_match"] for r in rows),
+        sum(r["whole set"]["number_match"] and not r["focus"]["number_match"] for r in rows)]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "llm_focus.duckdb"))
+    ap.add_argument("--provider", default="local")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "llm_focus.json"))
+    args = ap.parse_args(argv)
+
+    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+    store = Store(args.db)
+    for name, src in SOURCES.items():
+        if store.dataset(name) is None:
+            ingest(store, name, src)
+    llm = make_llm(LLMConfig(provider=args.provider), store, run_id="bench-llm-focus")
+    todo = [(d, q) for d in SOURCES for q in store.questions(d, scoreable_only=True)
+            if judges.TIME_SPAN.search(q.text)]
+    progress = tqdm_progress("time-span questions, whole set and focus")
+    rows = []
+    start = time.perf_counter()
+    for i, (dataset, q) in enumerate(todo, 1):
+        rows.append(one(store, llm, dataset, q))
+        progress(i, len(todo), q.question_id)
+    calls = call_summary(store, "bench-llm-focus")
+    result = {
+        "benchmark": "llm_focus", "provider": llm.label, "arm": "bfr-mv", "rule": judges.TIME_SPAN.pattern,
+        "focus_from": judges.FOCUS_FROM, "focus_max": judges.FOCUS_MAX,
+        "wall_s": round(time.perf_counter() - start, 1),
+        "provider_calls": calls.provider_calls, "cached_calls": calls.cached,
+        "by_dataset": {d: summary([r for r in rows if r["dataset"] == d]) for d in SOURCES},
+        "all": summary(rows), "rows": rows,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps({k: result[k] for k in ("provider", "wall_s", "provider_calls", "by_dataset")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
