@@ -63,8 +63,8 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
                            "gold": q.answer, "set_size": len(texts)}
     for variant in VARIANTS:
         start = time.perf_counter()
-        cited = judges.focused(llm, q.text, texts) if variant == "focus" else ()
-        generated = judges.answer(llm, q.text, [texts[i] for i in cited] if cited else texts, focus_first=False)
+        generated, cited = judges.answer_with_focus(llm, q.text, texts) if variant == "focus" else \
+            (judges.answer(llm, q.text, texts, focus_first=False), ())
         seconds = time.perf_counter() - start
         row[variant] = {"answer": generated, "cited": [i + 1 for i in cited], "seconds": round(seconds, 1),
                         "f1": round(answer_f1(q, generated), 3), "number_match": number_match(q.answer, generated),

@@ -337,13 +337,25 @@ def focused(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[int
         return ()
 
 
+class Answer(NamedTuple):
+    text: str
+    focus: tuple[int, ...]  # positions (0-based) of the snippets the answerer read; () = all of them
+
+
+def answer_with_focus(llm: LLM, question: str, evidence_texts: Sequence[str]) -> Answer:
+    """The answer over the snippets :func:`focused` names (over all of them when it names none), with
+    the positions it read."""
+    cited = focused(llm, question, evidence_texts)
+    read = [evidence_texts[i] for i in cited] if cited else evidence_texts
+    return Answer(answer(llm, question, read, focus_first=False), cited)
+
+
 def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = True) -> str:
-    """The extractive answerer (Appendix O) over ordered evidence snippets, or over the ones
-    :func:`focused` names. ``focus_first=False`` always reads the whole set (the answerer as the paper
-    has it; ``bench/bench_llm_focus.py`` compares the two)."""
-    cited = focused(llm, question, evidence_texts) if focus_first else ()
-    if cited:
-        evidence_texts = [evidence_texts[i] for i in cited]
+    """The extractive answerer (Appendix O) over ordered evidence snippets, by default after
+    :func:`focused` (:func:`answer_with_focus`). ``focus_first=False`` always reads the whole set (the
+    answerer as the paper has it; ``bench/bench_llm_focus.py`` compares the two)."""
+    if focus_first:
+        return answer_with_focus(llm, question, evidence_texts).text
 
     def parse(obj: Any, raw: str) -> str:
         if isinstance(obj, dict) and isinstance(obj.get("answer"), str | int | float):
