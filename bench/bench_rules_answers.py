@@ -49,8 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     llm = make_llm(config.llm, store)
     spec = RunSpec("locomo", ARMS, provider=llm.label)
     with store.transaction() as tx:  # a fresh run: no earlier rows, no cached rules replies
+        tables = {r[0] for r in tx.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         for table in ("results", "traces", "runs", "llm_calls"):
-            tx.execute(f"DELETE FROM {table} WHERE run_id = ?", [spec.run_id])
+            if table in tables:
+                tx.execute(f"DELETE FROM {table} WHERE run_id = ?", [spec.run_id])
         tx.execute("DELETE FROM llm_cache WHERE provider = ?", [llm.provider])
     llm = llm.with_run(spec.run_id)
     start = time.perf_counter()
