@@ -5,8 +5,9 @@ for a time span (``judges.TIME_SPAN``: "how long", "how many days / weeks / ..."
 question only. For each, BFR-MV's set (default budget, offline Stage I: the retrieval is not what is
 measured) is rendered and fitted as the answerer reads it, and the model answers twice:
 
-* ``whole set``: the answerer over all snippets (``judges.answer(..., focus_first=False)``, the paper's);
-* ``focus``: ``judges.focus`` names at most 4 snippets, the answerer reads those (what ships).
+* ``whole set``: the answerer over all snippets (``judges.answer``, the paper's, the default);
+* ``focus``: ``judges.answer_with_focus``: ``judges.focus`` names at most 4 snippets, the answerer reads
+  those (opt-in: ``judges.answer(..., focus_first=True)``).
 
 Each answer gets stem F1 (the LoCoMo scorer for LoCoMo) and "number match" (a number the gold answer
 gives, in digits or words, appears in the answer). No LLM judge: the 1.5B judge is too lenient to tell
@@ -65,7 +66,7 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     for variant in VARIANTS:
         start = time.perf_counter()
         generated, cited = judges.answer_with_focus(llm, q.text, texts) if variant == "focus" else \
-            (judges.answer(llm, q.text, texts, focus_first=False), ())
+            (judges.answer(llm, q.text, texts), ())
         seconds = time.perf_counter() - start
         row[variant] = {"answer": generated, "cited": [i + 1 for i in cited], "seconds": round(seconds, 1),
                         "f1": round(answer_f1(q, generated), 3), "number_match": number_match(q.answer, generated)}

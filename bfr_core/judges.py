@@ -2,8 +2,8 @@
 
 Covers: ``decompose`` (question -> 1-5 requirements, Stage I's LLM path), ``select_subset``
 (minimum covering subset of a candidate pool), ``choose_tool`` (next retrieval action), ``answer``
-(the extractive answerer, Appendix O; on time-span questions over a large set it first asks ``focus``
-which snippets state the facts and answers from those), ``judge`` (the Mem0-style CORRECT/WRONG judge with the
+(the extractive answerer, Appendix O; opt-in: on time-span questions over a large set it first asks
+``focus`` which snippets state the facts and answers from those), ``judge`` (the Mem0-style CORRECT/WRONG judge with the
 paper's prompt, Appendix O) and ``suff_at_set`` (blinded LLM-Suff@Set: two judges, an adjudicator on
 disagreement; Appendix M). Does not cover: metrics (``metrics.py``), which records to judge.
 
@@ -279,11 +279,12 @@ Reply with JSON only."""
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
 
-# -- focus (before the answerer, on time-span questions) -------------------------------------------
+# -- focus (opt-in, before the answerer, on time-span questions) ----------------------------------
 # A time span is worked out from two facts that a large set scatters among many others: a 1.5B model
 # asked over 40 snippets answers with a date it read ("10 days" for February 5th -> 10th), and from the
-# two facts alone it subtracts. So on a time-span question over more than FOCUS_FROM snippets the
-# answerer first asks which snippets (at most FOCUS_MAX) state the facts, then answers from those.
+# two facts alone it subtracts. With focus, on a time-span question over more than FOCUS_FROM snippets
+# the answerer first asks which snippets (at most FOCUS_MAX) state the facts, then answers from those.
+# Measured on 46 time-span questions it loses more answers than it wins, so it is not the default.
 TIME_SPAN = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.I)
 FOCUS_FROM = 8
 FOCUS_MAX = 4
@@ -350,10 +351,10 @@ def answer_with_focus(llm: LLM, question: str, evidence_texts: Sequence[str]) ->
     return Answer(answer(llm, question, read, focus_first=False), cited)
 
 
-def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = True) -> str:
-    """The extractive answerer (Appendix O) over ordered evidence snippets, by default after
-    :func:`focused` (:func:`answer_with_focus`). ``focus_first=False`` always reads the whole set (the
-    answerer as the paper has it; ``bench/bench_llm_focus.py`` compares the two)."""
+def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = False) -> str:
+    """The extractive answerer (Appendix O) over ordered evidence snippets. ``focus_first=True`` answers
+    after :func:`focused` instead (:func:`answer_with_focus`); it is off by default because it measured
+    worse (``bench/bench_llm_focus.py``: on LoCoMo's time-span questions F1 38.3 -> 21.0)."""
     if focus_first:
         return answer_with_focus(llm, question, evidence_texts).text
 

@@ -91,5 +91,3 @@ if done:
     st.markdown(f"### {W.esc(ans.answer or ans.error)}")
     st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(ans.judge or '—')} · "
                f"reference: {W.esc(q.answer)}")
-    if ans.focus:
-        st.caption(W.esc(ans.focus_note([t.turn_id for t in final])))

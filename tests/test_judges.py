@@ -127,7 +127,7 @@ def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_foc
     texts = [noise[0], ORDER, *noise[1:5], ARRIVAL, *noise[5:]]  # 9 snippets: ORDER is [2], ARRIVAL [7]
     assert judges.focus(Scripted('{"snippets": [7, 9, 7, 99, 0, 3, 2]}'), SHUTTER, texts) == (1, 2, 6, 8)
     fake = Scripted('{"snippets": [7, 2, 2, 99, 0]}', '{"answer": "5 days"}')
-    assert judges.answer(fake, SHUTTER, texts) == "5 days"
+    assert judges.answer_with_focus(fake, SHUTTER, texts) == ("5 days", (1, 6))
     first, second = fake.requests
     assert first.role == "focus" and first.prompt.startswith("Evidence snippets, in order:\n[1] I went hiking")
     assert json.loads(first.json_schema)["properties"]["snippets"]["maxItems"] == judges.FOCUS_MAX
@@ -135,20 +135,20 @@ def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_foc
     assert "hiking" not in second.prompt  # out-of-range and repeated numbers dropped, evidence order kept
     # a reply naming no snippet leaves the whole set to the answerer
     none = Scripted('{"snippets": []}', '{"answer": "x"}')
-    judges.answer(none, SHUTTER, texts)
+    judges.answer(none, SHUTTER, texts, focus_first=True)
     assert "hiking" in none.requests[1].prompt
     # and so does a focus call that fails for good (a reply it cannot use, then the same after the re-ask)
     broken = Scripted('{"answer": "5 days"}', '{"answer": "5 days"}', '{"answer": "y"}')
-    assert judges.answer(broken, SHUTTER, texts) == "y"
+    assert judges.answer(broken, SHUTTER, texts, focus_first=True) == "y"
     assert [r.role for r in broken.requests] == ["focus", "focus", "answer"]
     assert "hiking" in broken.requests[2].prompt
     plain = Scripted('{"answer": "x"}')
-    judges.answer(plain, SHUTTER, texts, focus_first=False)
+    judges.answer(plain, SHUTTER, texts)  # off by default
     assert [r.role for r in plain.requests] == ["answer"]
     # other questions, and small sets, go straight to the answerer
     for question, evidence in (("What did I order?", texts), (SHUTTER, texts[:judges.FOCUS_FROM])):
         direct = Scripted('{"answer": "x"}')
-        judges.answer(direct, question, evidence)
+        judges.answer(direct, question, evidence, focus_first=True)
         assert [r.role for r in direct.requests] == ["answer"]
     assert judges.needs_focus("How long did Jon take to open his studio?", texts)
     assert judges.needs_focus("How many weeks passed between the two adoptions?", texts)

@@ -21,15 +21,6 @@ class Answered:
     judge: str | None  # CORRECT / WRONG, None when judging failed
     provider: str
     error: str = ""
-    focus: tuple[int, ...] = ()  # positions of the evidence turns the answerer read; () = all of them
-
-    def focus_note(self, turn_ids: Sequence[str]) -> str:
-        """A line saying which turns a focused answer was read from ("" when it read the whole set)."""
-        if not self.focus:
-            return ""
-        picked = ", ".join(turn_ids[i] for i in self.focus if i < len(turn_ids))
-        return (f"Time-span question: the answerer read only the {len(self.focus)} of {len(turn_ids)} turns "
-                f"the focus step named ({picked}).")
 
 
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
@@ -51,11 +42,11 @@ def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provid
     from bfr_core.evidence_fit import fit_for
 
     try:
-        text, focus = judges.answer_with_focus(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
+        text = judges.answer(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
     except BfrError as exc:
         return Answered("", None, provider, str(exc))
     try:
         verdict = judges.judge(llm, question.text, question.answer, text)
     except BfrError as exc:
-        return Answered(text, None, provider, str(exc), focus)
-    return Answered(text, verdict, provider, focus=focus)
+        return Answered(text, None, provider, str(exc))
+    return Answered(text, verdict, provider)
