@@ -175,7 +175,7 @@ def test_with_focus_the_local_model_answers_b3c15d39_from_the_bfr_mv_evidence(lo
 @pytest.mark.xfail(strict=False, reason="issue 5 target not met by the 1.5B model with the paper's answerer: "
                    "given the 40 fitted BFR-MV snippets it answers '10 days' (measured 2026-11-30). The "
                    "focus step (test above) answers 5 days here but loses more than it wins on 46 time-span "
-                   "questions (bench_llm_focus.json), so it is not the default")
+                   "questions (bench/out/llm_focus.json), so it is not the default")
 def test_local_model_answers_b3c15d39_from_the_bfr_mv_evidence(local, shutter):
     q, _, _, texts = shutter
     generated = judges.answer(local, q.text, texts)
