@@ -61,8 +61,8 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     trace = run_query(scope_views(store, dataset, q.scope_id), q.query(), "bfr-mv", dataset_id=dataset)
     by_id = store.turns_by_id(dataset, list(trace.evidence))
     texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
-    row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "question": q.text,
-                           "gold": q.answer, "set_size": len(texts)}
+    # ids only: question and answer texts stay in ../shared/data, never in a committed output
+    row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts)}
     for variant in VARIANTS:
         start = time.perf_counter()
         generated, cited = judges.answer_with_focus(llm, q.text, texts) if variant == "focus" else \
