@@ -153,9 +153,7 @@ def replay(store: Store, spec: RunSpec, config: Config) -> dict[str, Any]:
         copy = Path(tmp) / "replay.duckdb"
         shutil.copyfile(store.path, copy)
         scratch = Store(copy)
-        with scratch.transaction() as tx:
-            for table in ("results", "traces", "runs", "llm_calls"):
-                tx.execute(f"DELETE FROM {table}")
+        scratch.delete_runs()
         llm = make_llm(config.llm, scratch, run_id=spec.run_id)
         start = time.perf_counter()
         evaluate(scratch, spec, llm=llm, config=config)

@@ -48,11 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     config = Config()
     llm = make_llm(config.llm, store)
     spec = RunSpec("locomo", ARMS, provider=llm.label)
-    with store.transaction() as tx:  # a fresh run: no earlier rows, no cached rules replies
-        tables = {r[0] for r in tx.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        for table in ("results", "traces", "runs", "llm_calls"):
-            if table in tables:
-                tx.execute(f"DELETE FROM {table} WHERE run_id = ?", [spec.run_id])
+    store.delete_runs(spec.run_id)  # a fresh run: no earlier rows, no cached rules replies
+    with store.transaction() as tx:
         tx.execute("DELETE FROM llm_cache WHERE provider = ?", [llm.provider])
     llm = llm.with_run(spec.run_id)
     start = time.perf_counter()

@@ -2,9 +2,10 @@
 
 Covers: ``decompose`` (question -> 1-5 requirements, Stage I's LLM path), ``select_subset``
 (minimum covering subset of a candidate pool), ``choose_tool`` (next retrieval action), ``answer``
-(the extractive answerer, Appendix O; opt-in: on time-span questions over a large set it first asks
-``focus`` which snippets state the facts and answers from those), ``judge`` (the Mem0-style CORRECT/WRONG judge with the
-paper's prompt, Appendix O) and ``suff_at_set`` (blinded LLM-Suff@Set: two judges, an adjudicator on
+(the extractive answerer, Appendix O; on "how many days/weeks/... between two events" questions it
+first asks ``span`` for the two event dates and subtracts them itself; opt-in: on time-span questions
+over a large set it first asks ``focus`` which snippets state the facts), ``judge`` (the Mem0-style
+CORRECT/WRONG judge with the paper's prompt, Appendix O) and ``suff_at_set`` (blinded LLM-Suff@Set: two judges, an adjudicator on
 disagreement; Appendix M). Does not cover: metrics (``metrics.py``), which records to judge.
 
 Every role works with any :class:`~bfr_core.llm.base.LLM`, the "offline rules" backend included:
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 
 from bfr_core.llm.base import LLM, LLMCallFailed, LLMRequest
 from bfr_core.llm.retry import complete_json
+from bfr_core.llm.rules import day_gap, find_dates, span_text
 
 log = logging.getLogger(__name__)
 
@@ -338,9 +340,86 @@ def focused(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[int
         return ()
 
 
+# -- span (before the answerer, on questions for the time between two events) ----------------------
+# Program-aided: a 1.5B model reads the two dates but does not subtract them over a large set ("10
+# days" for February 5th -> 10th), so on a question for the days / weeks / months / years between two
+# events the model copies the two dates (SPAN_PROMPT) and the code subtracts them. Its "earlier" and
+# "later" come back swapped at times, so the gap is taken either way round (the shorter). A reply
+# without two readable, different dates, or a gap that rounds to 0 in the asked unit, falls back to
+# the extractive answer. "... ago" needs the question's own date, which the answerer is not given.
+# Measured (bench/bench_llm_timespan.py, local model, BFR-MV sets): on the 10 such questions of LoCoMo
+# and dev50, number match 3 -> 6 (none lost), F1 40.0 -> 48.3; the other 36 time-span questions keep
+# the extractive answer.
+SPAN_QUESTION = re.compile(r"\bhow many (day|week|month|year)s?\b(?!.*\bago\b).*"
+                           r"\b(between|after|before|since|take|took|passed|when|until)\b", re.I)
+SPAN_PROMPT = EVIDENCE_BLOCK + """The question below asks how much time passed between two events. Copy from \
+the snippets the date of the earlier event and the date of the later event.
+
+Example
+Snippets: [1] I adopted a kitten on March 3rd. [2] I love cats. [3] Took her to the vet on March 10th.
+Question: How many days after I adopted the kitten did I take her to the vet?
+{"earlier": "March 3rd", "later": "March 10th"}
+
+Question: {question}
+Reply with JSON only."""
+SPAN_SCHEMA = {"type": "object", "required": ["earlier", "later"],
+               "properties": {"earlier": {"type": "string"}, "later": {"type": "string"}}}
+
+
+def span_dates(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[str, str]:
+    """The dates of the question's two events as the model copies them from the snippets."""
+
+    def parse(obj: Any, raw: str) -> tuple[str, str]:
+        got = _obj(obj)
+        if not all(isinstance(got.get(k), str | int) for k in ("earlier", "later")):
+            raise ValueError("expected {\"earlier\": \"...\", \"later\": \"...\"}")
+        return str(got["earlier"]).strip(), str(got["later"]).strip()
+
+    prompt = _fill(SPAN_PROMPT, question=question, evidence=_numbered(evidence_texts))
+    payload = {"question": question, "evidence": list(evidence_texts)}
+    return complete_json(llm, _request("span", prompt, payload, SPAN_SCHEMA, max_tokens=40), parse)
+
+
+def span_answer(question: str, first: str, second: str) -> str | None:
+    """"N <unit>s" between two date texts on a :data:`SPAN_QUESTION` (the unit it asks for); None when
+    it is not one, a text holds no date, or the gap rounds to 0."""
+    m = SPAN_QUESTION.search(question)
+    a, b = find_dates(first), find_dates(second)
+    if not (m and a and b):
+        return None
+    days = min(abs(day_gap(a[0][1], b[0][1])), abs(day_gap(b[0][1], a[0][1])))
+    text = span_text(days, m.group(1).lower())
+    return None if text.startswith("0 ") else text
+
+
 class Answer(NamedTuple):
     text: str
-    focus: tuple[int, ...]  # positions (0-based) of the snippets the answerer read; () = all of them
+    focus: tuple[int, ...] = ()  # positions (0-based) of the snippets the answerer read; () = all of them
+    span: tuple[str, str] = ()  # the two dates the span step subtracted; () = an extractive answer
+
+    @property
+    def how(self) -> str:
+        """How the answer was reached, for a reader: empty for the extractive answer over the set."""
+        if self.span:
+            return f"computed: the time between {self.span[0]} and {self.span[1]}, dates read from the evidence"
+        if self.focus:
+            return "from snippets " + ", ".join(str(i + 1) for i in self.focus) + " (focus)"
+        return ""
+
+
+def spanned(llm: LLM, question: str, evidence_texts: Sequence[str]) -> Answer | None:
+    """The computed span on a :data:`SPAN_QUESTION`, with the dates it came from; None for any other
+    question, or when the dates do not give one, or the call fails for good: the extractive answer is
+    the fallback."""
+    if not evidence_texts or SPAN_QUESTION.search(question) is None:
+        return None
+    try:
+        dates = span_dates(llm, question, evidence_texts)
+    except LLMCallFailed as exc:
+        log.info("span failed, answering from the snippets: %s", exc)
+        return None
+    text = span_answer(question, *dates)
+    return Answer(text, (), dates) if text else None
 
 
 def answer_with_focus(llm: LLM, question: str, evidence_texts: Sequence[str]) -> Answer:
@@ -348,15 +427,31 @@ def answer_with_focus(llm: LLM, question: str, evidence_texts: Sequence[str]) ->
     the positions it read."""
     cited = focused(llm, question, evidence_texts)
     read = [evidence_texts[i] for i in cited] if cited else evidence_texts
-    return Answer(answer(llm, question, read, focus_first=False), cited)
+    return Answer(extractive(llm, question, read), cited)
 
 
-def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = False) -> str:
-    """The extractive answerer (Appendix O) over ordered evidence snippets. ``focus_first=True`` answers
-    after :func:`focused` instead (:func:`answer_with_focus`); it is off by default because it measured
-    worse (``bench/bench_llm_focus.py``: on LoCoMo's time-span questions F1 38.3 -> 21.0)."""
+def answered(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = False,
+             span_first: bool = True) -> Answer:
+    """The answer to ``question`` from ordered evidence snippets, with how it was reached: on a
+    question for the time between two events, the span :func:`spanned` computes from the dates the
+    model copies, when it gives one; else the paper's extractive answerer (:func:`extractive`;
+    ``span_first=False``: that alone). ``focus_first=True`` answers after :func:`focused` instead
+    (:func:`answer_with_focus`); it is off by default because it measured worse
+    (``bench/bench_llm_timespan.py``: on LoCoMo's time-span questions F1 38.3 -> 21.0)."""
     if focus_first:
-        return answer_with_focus(llm, question, evidence_texts).text
+        return answer_with_focus(llm, question, evidence_texts)
+    computed = spanned(llm, question, evidence_texts) if span_first else None
+    return computed or Answer(extractive(llm, question, evidence_texts))
+
+
+def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, focus_first: bool = False,
+           span_first: bool = True) -> str:
+    """The text of :func:`answered`."""
+    return answered(llm, question, evidence_texts, focus_first=focus_first, span_first=span_first).text
+
+
+def extractive(llm: LLM, question: str, evidence_texts: Sequence[str]) -> str:
+    """The paper's extractive answerer (Appendix O) over ordered evidence snippets."""
 
     def parse(obj: Any, raw: str) -> str:
         if isinstance(obj, dict) and isinstance(obj.get("answer"), str | int | float):

@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS gold (
 """
 
 DATA_TABLES = ("gold", "questions", "scope_sessions", "scopes", "turns", "sessions", "datasets")
+# What a run writes (tables other modules own: evaluate.py, llm/cache.py); ``delete_runs`` clears them.
+RUN_TABLES = ("results", "traces", "runs", "llm_calls")
 
 Q_SCOPE_TURNS = """
 SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, coalesce(ss.date, s.date), t.local_id
@@ -263,6 +265,14 @@ class Store:
         with self.transaction() as cur:
             for table in DATA_TABLES:
                 cur.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [dataset_id])
+
+    def delete_runs(self, run_id: str | None = None) -> None:
+        """Drop one run's rows (every run's when ``run_id`` is None) from the run tables that exist;
+        the call cache (``llm_cache``) is left alone."""
+        with self.transaction() as cur:
+            tables = {r[0] for r in cur.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            for table in (t for t in RUN_TABLES if t in tables):
+                cur.execute(f"DELETE FROM {table} WHERE ? IS NULL OR run_id = ?", [run_id, run_id])
 
     # -- reading --------------------------------------------------------------------------
     def datasets(self) -> list[dict[str, Any]]:

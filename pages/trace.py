@@ -102,6 +102,8 @@ if shown == len(trace.steps) and trace.steps:
         else:
             st.markdown(f"**Answer** ({W.esc(provider)}): {W.esc(result.answer)}  \n"
                         f"**Judge**: {W.esc(result.judge or 'not judged')} · reference: {W.esc(q.answer)}")
+            if result.how:
+                st.caption(W.esc(result.how))
     st.caption("Select a row to open the turn's whole session.")
     W.show_turns_table(W.turns_frame([{"turn_id": t} for t in trace.evidence], turns, gold=q.gold,
                                      show_gold=show_gold), key="trace_final", dataset_id=dataset)

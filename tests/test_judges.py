@@ -15,6 +15,7 @@ from bfr_core.store import Store
 SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
 ORDER = "I ordered a new remote shutter release online on February 5th"
 ARRIVAL = "it arrived on February 10th"
+ARRIVED = "How long did the remote shutter release take to arrive?"  # a time span, not "how many days"
 
 
 class Scripted:
@@ -113,11 +114,11 @@ def test_choose_tool_validates_against_the_offered_tools():
 
 
 def test_answer_accepts_json_or_a_bare_reply():
-    assert judges.answer(Scripted('{"answer": "5 days"}'), SHUTTER, [ORDER, ARRIVAL]) == "5 days"
-    assert judges.answer(Scripted('{"answer": 5}'), SHUTTER, [ORDER, ARRIVAL]) == "5"
-    assert judges.answer(Scripted("Five days."), SHUTTER, [ORDER]) == "Five days."
+    assert judges.answer(Scripted('{"answer": "5 days"}'), ARRIVED, [ORDER, ARRIVAL]) == "5 days"
+    assert judges.answer(Scripted('{"answer": 5}'), ARRIVED, [ORDER, ARRIVAL]) == "5"
+    assert judges.answer(Scripted("Five days."), ARRIVED, [ORDER]) == "Five days."
     fake = Scripted('{"answer": "x"}')
-    judges.answer(fake, SHUTTER, [ORDER, ARRIVAL])
+    judges.answer(fake, ARRIVED, [ORDER, ARRIVAL])
     assert "[1] I ordered" in fake.requests[0].prompt and "[2] it arrived" in fake.requests[0].prompt
     assert "Do not invent entities" in fake.requests[0].prompt
 
@@ -127,7 +128,8 @@ def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_foc
     texts = [noise[0], ORDER, *noise[1:5], ARRIVAL, *noise[5:]]  # 9 snippets: ORDER is [2], ARRIVAL [7]
     assert judges.focus(Scripted('{"snippets": [7, 9, 7, 99, 0, 3, 2]}'), SHUTTER, texts) == (1, 2, 6, 8)
     fake = Scripted('{"snippets": [7, 2, 2, 99, 0]}', '{"answer": "5 days"}')
-    assert judges.answer_with_focus(fake, SHUTTER, texts) == ("5 days", (1, 6))
+    got = judges.answer_with_focus(fake, SHUTTER, texts)
+    assert (got.text, got.focus, got.how) == ("5 days", (1, 6), "from snippets 2, 7 (focus)")
     first, second = fake.requests
     assert first.role == "focus" and first.prompt.startswith("Evidence snippets, in order:\n[1] I went hiking")
     assert json.loads(first.json_schema)["properties"]["snippets"]["maxItems"] == judges.FOCUS_MAX
@@ -143,7 +145,7 @@ def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_foc
     assert [r.role for r in broken.requests] == ["focus", "focus", "answer"]
     assert "hiking" in broken.requests[2].prompt
     plain = Scripted('{"answer": "x"}')
-    judges.answer(plain, SHUTTER, texts)  # off by default
+    judges.answer(plain, ARRIVED, texts)  # off by default
     assert [r.role for r in plain.requests] == ["answer"]
     # other questions, and small sets, go straight to the answerer
     for question, evidence in (("What did I order?", texts), (SHUTTER, texts[:judges.FOCUS_FROM])):
@@ -153,6 +155,44 @@ def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_foc
     assert judges.needs_focus("How long did Jon take to open his studio?", texts)
     assert judges.needs_focus("How many weeks passed between the two adoptions?", texts)
     assert not judges.needs_focus("How many dogs does Audrey have?", texts)
+
+
+def test_the_time_between_two_events_is_computed_from_the_dates_the_model_copies():
+    fake = Scripted('{"earlier": "February 10th", "later": "February 5th"}')  # swapped, as a 1.5B model may
+    got = judges.answered(fake, SHUTTER, [ORDER, ARRIVAL])
+    assert got == ("5 days", (), ("February 10th", "February 5th"))
+    assert got.how == "computed: the time between February 10th and February 5th, dates read from the evidence"
+    assert judges.answered(Scripted('{"answer": "x"}'), ARRIVED, [ORDER]).how == ""  # extractive
+    (request,) = fake.requests
+    assert request.role == "span" and request.prompt.startswith("Evidence snippets, in order:\n[1] I ordered")
+    assert json.loads(request.json_schema)["required"] == ["earlier", "later"]
+    weeks = "How many weeks passed between the bake sale and the charity run?"
+    assert judges.span_answer(weeks, "26 February 2023", "2023-03-21") == "3 weeks"
+    assert judges.span_answer(weeks, "December 28, 2022", "January 4") == "1 week"  # the year carried over
+    # no answer computed -> the extractive answerer: a date missing or unreadable, the same date
+    # twice, a gap that rounds to 0 in the unit asked, or a span call that fails for good
+    for reply in ('{"earlier": "3/20", "later": "3/27"}', '{"earlier": "March 15", "later": "March 15th"}',
+                  '{"earlier": "", "later": "March 15"}'):
+        fallback = Scripted(reply, '{"answer": "29 days"}')
+        assert judges.answer(fallback, SHUTTER, [ORDER, ARRIVAL]) == "29 days"
+        assert [r.role for r in fallback.requests] == ["span", "answer"]
+    assert judges.span_answer("How many years passed between the two moves?", "2023-04-02", "2023-08-04") is None
+    broken = Scripted('{"answer": "5 days"}', '{"answer": "5 days"}', '{"answer": "y"}')
+    assert judges.answer(broken, SHUTTER, [ORDER, ARRIVAL]) == "y"
+    assert [r.role for r in broken.requests] == ["span", "span", "answer"]
+    # other questions ("... ago" needs today's date; "how long" names no unit), and the paper's
+    # answerer alone, make the one answer call
+    for question, span_first in (("How many days ago did I order the remote shutter release?", True),
+                                 (ARRIVED, True), (SHUTTER, False)):
+        direct = Scripted('{"answer": "x"}')
+        judges.answer(direct, question, [ORDER, ARRIVAL], span_first=span_first)
+        assert [r.role for r in direct.requests] == ["answer"]
+
+
+def test_rules_span_gives_the_two_event_dates_the_rules_answer_subtracts(rules):
+    assert judges.span_dates(rules, SHUTTER, [ARRIVAL, ORDER]) == ("February 5", "February 10")
+    assert judges.answer(rules, SHUTTER, [ARRIVAL, "I love photography", ORDER]) == "5 days"
+    assert judges.span_dates(rules, SHUTTER, ["I love photography"]) == ("", "")
 
 
 def test_rules_focus_names_the_snippets_sharing_most_with_the_question(rules):
@@ -224,7 +264,7 @@ def test_suff_failure_propagates_as_llm_call_failed():
 def test_prompts_stay_short_for_a_small_local_model():
     suff = [judges._fill(judges.SUFF_PROMPT, procedure=how) for how in judges.SUFF_PROCEDURES.values()]
     for prompt in (judges.DECOMPOSE_PROMPT, judges.SELECT_PROMPT, judges.TOOL_PROMPT, judges.ANSWER_PROMPT,
-                   judges.FOCUS_PROMPT, judges.JUDGE_PROMPT, *suff):
+                   judges.FOCUS_PROMPT, judges.SPAN_PROMPT, judges.JUDGE_PROMPT, *suff):
         assert len(prompt.split()) < 300
         assert "{" in prompt and '"' in prompt  # one worked JSON example each
 

@@ -113,6 +113,18 @@ def test_select_greedy_cover_and_tool_choice():
     assert R.tool(SHUTTER, [], ["session"]) == "session"
 
 
+def test_span_gives_the_event_dates_answer_subtracts_as_text_find_dates_reads_back():
+    assert R.span(SHUTTER, [ARRIVAL, ORDER]) == ("February 5", "February 10")
+    weeks = "How many weeks passed between my move to Denver and my first marathon?"
+    dates = R.span(weeks, ["I moved to Denver on 2023-03-01.", "My first marathon was on 2023-04-12."])
+    assert dates == ("2023-03-01", "2023-04-12")
+    assert [R.find_dates(d)[0][1] for d in dates] == [(2023, 3, 1), (2023, 4, 12)]
+    assert R.span(SHUTTER, ["I love photography"]) == ("", "")
+    assert R.span("What camera do I use?", [ORDER, ARRIVAL]) == ("", "")  # not an interval question
+    assert [R.span_text(d, u) for d, u in ((5, "day"), (42, "week"), (40, "month"), (400, "year"))] == [
+        "5 days", "6 weeks", "1 month", "1 year"]
+
+
 def test_rules_backend_speaks_json_and_is_deterministic():
     llm = R.RulesLLM()
     assert llm.label == "offline rules" and llm.provider == "rules"

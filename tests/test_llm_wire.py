@@ -47,7 +47,7 @@ def client(server: WireServer, provider: str, *, retries: int = 3, timeout: floa
 def test_request_shape_and_parsed_reply(server, provider):
     server.reply = '{"answer": "5 days"}'
     llm, _ = client(server, provider)
-    assert judges.answer(llm, SHUTTER, EVIDENCE) == "5 days"
+    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
     (seen,) = server.seen
     body = seen.body
     assert body["model"] == "wire-model"
@@ -96,18 +96,18 @@ def test_gives_up_after_retries_and_a_rerun_tries_again(server, provider):
     server.fail_next("500", "500")
     llm, waits = client(server, provider, retries=1)
     with pytest.raises(LLMCallFailed) as err:
-        judges.answer(llm, SHUTTER, EVIDENCE)
+        judges.extractive(llm, SHUTTER, EVIDENCE)
     assert "HTTP 500" in err.value.reason and len(server.seen) == 2 and len(waits) == 1
     server.reply = '{"answer": "5 days"}'
-    assert judges.answer(llm, SHUTTER, EVIDENCE) == "5 days"  # failures were not cached
-    assert judges.answer(llm, SHUTTER, EVIDENCE) == "5 days" and len(server.seen) == 3  # now it is
+    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"  # failures were not cached
+    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days" and len(server.seen) == 3  # now it is
 
 
 def test_timeout_is_retried_then_fails_with_reason(server, provider):
     server.fail_next("delay", "delay")  # held for 30 s or until the server stops: always times out
     llm, waits = client(server, provider, retries=1, timeout=0.5)
     with pytest.raises(LLMCallFailed, match="timed out"):
-        judges.answer(llm, SHUTTER, EVIDENCE)
+        judges.extractive(llm, SHUTTER, EVIDENCE)
     assert len(waits) == 1
 
 
@@ -116,7 +116,7 @@ def test_timeout_then_success(server, provider):
     server.fail_next("delay")
     # 1 s is ample for a loopback reply; spare retries absorb a badly overloaded machine
     llm, _ = client(server, provider, retries=4, timeout=1.0)
-    assert judges.answer(llm, SHUTTER, EVIDENCE) == "5 days"
+    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
 
 
 @pytest.mark.parametrize("fault", ["malformed", "truncated"])
@@ -124,7 +124,7 @@ def test_broken_response_bodies_are_retried(server, provider, fault):
     server.reply = '{"answer": "5 days"}'
     server.fail_next(fault)
     llm, waits = client(server, provider)
-    assert judges.answer(llm, SHUTTER, EVIDENCE) == "5 days"
+    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
     assert len(server.seen) == 2 and len(waits) == 1
 
 

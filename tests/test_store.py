@@ -84,3 +84,20 @@ def test_read_only_store_refuses_writes(tmp_path):
     assert ro.counts("toy")["turns"] == 3
     with pytest.raises(StoreError, match="read-only"):
         ro.write_bundle(bundle("other"))
+
+
+def test_delete_runs_drops_one_run_or_all_from_the_run_tables_that_exist():
+    store = Store()
+    cur = store.cursor()
+    cur.execute("CREATE TABLE results (run_id VARCHAR, question_id VARCHAR)")
+    cur.execute("CREATE TABLE runs (run_id VARCHAR)")
+    cur.execute("CREATE TABLE llm_cache (run_id VARCHAR)")  # not a run table: kept
+    for table in ("results", "runs", "llm_cache"):
+        cur.execute(f"INSERT INTO {table} (run_id) VALUES ('a'), ('b')")
+    store.delete_runs("a")  # traces and llm_calls do not exist here: skipped, not an error
+    assert cur.execute("SELECT run_id FROM results").fetchall() == [("b",)]
+    assert cur.execute("SELECT run_id FROM runs").fetchall() == [("b",)]
+    store.delete_runs()
+    assert cur.execute("SELECT count(*) FROM results").fetchone() == (0,)
+    assert cur.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    assert cur.execute("SELECT count(*) FROM llm_cache").fetchone() == (2,)

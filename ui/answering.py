@@ -21,6 +21,7 @@ class Answered:
     judge: str | None  # CORRECT / WRONG, None when judging failed
     provider: str
     error: str = ""
+    how: str = ""  # judges.Answer.how: "computed: ..." when the span step gave the answer; "" extractive
 
 
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
@@ -42,11 +43,11 @@ def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provid
     from bfr_core.evidence_fit import fit_for
 
     try:
-        text = judges.answer(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
+        got = judges.answered(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
     except BfrError as exc:
         return Answered("", None, provider, str(exc))
     try:
-        verdict = judges.judge(llm, question.text, question.answer, text)
+        verdict = judges.judge(llm, question.text, question.answer, got.text)
     except BfrError as exc:
-        return Answered(text, None, provider, str(exc))
-    return Answered(text, verdict, provider)
+        return Answered(got.text, None, provider, str(exc), got.how)
+    return Answered(got.text, verdict, provider, how=got.how)

@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bfr_core.llm.base import LLMConfigError, LLMRequest, LLMResponse, ProviderError
 
@@ -223,10 +224,9 @@ class GreedyGrammar:
         if not self._sampler:
             raise ProviderError("local: llama.cpp rejected the grammar of the JSON schema")
         self._one = (llama_cpp.llama_token_data * 1)()
-        self._all = (llama_cpp.llama_token_data * n_vocab)()
-        self._all_view = np.ctypeslib.as_array(self._all).view(
-            np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True))
-        self._all_view["id"] = np.arange(n_vocab, dtype=np.intc)
+        self._n_vocab = n_vocab
+        self._all: Any = None  # the whole vocabulary (~2 MB), built on the first rejected greedy token
+        self._all_view: Any = None
         self._seen: int | None = None
         self.full_passes = 0  # steps whose greedy token the grammar rejected
 
@@ -246,6 +246,12 @@ class GreedyGrammar:
         if self._np.isfinite(self._one[0].logit):
             return scores
         self.full_passes += 1
+        if self._all is None:
+            self._all = (self._api.llama_token_data * self._n_vocab)()
+            self._all_view = self._np.ctypeslib.as_array(self._all).view(
+                self._np.dtype([("id", self._np.intc), ("logit", self._np.single), ("p", self._np.single)],
+                               align=True))
+            self._all_view["id"] = self._np.arange(self._n_vocab, dtype=self._np.intc)
         self._all_view["logit"] = scores
         self._apply(self._all, len(self._all_view))
         return self._all_view["logit"].copy()

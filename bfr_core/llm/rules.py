@@ -14,6 +14,7 @@ are exercised identically):
   date / number / name / place span by question type; interval questions compute the day count
   between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days").
 * ``focus``      the (at most 4) snippets sharing the most content tokens with the question.
+* ``span``       the two event dates ``answer`` would subtract on an interval question.
 * ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
 * ``suff``       sufficient when every requirement is covered and the reference answer is found in
   (or, for intervals, computed from) the evidence; insufficient when neither; else uncertain.
@@ -395,11 +396,10 @@ def _event_score(req: tuple[set[str], set[str], bool], unit: Unit) -> float:
     return score - (2.0 if _PLANNED.search(unit.text) else 0.0)
 
 
-def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
-    """"N days" (or weeks/months/years, as asked) between the question's two events, when the
-    evidence dates both; None otherwise."""
-    unit_m = _UNIT.search(question)
-    if not unit_m:
+def interval_dates(question: str, evidence: Sequence[str]) -> tuple[Ymd, Ymd] | None:
+    """The dates of the question's two events on an interval question, when the evidence dates
+    both; None otherwise."""
+    if not _UNIT.search(question):
         return None
     reqs = decompose(question)
     dated = [u for u in units(evidence) if u.dates]
@@ -421,11 +421,39 @@ def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
         if len(all_dates) < 2:
             return None
         picked = sorted(all_dates[:2], key=lambda ymd: (ymd[0] or 0, ymd[1], ymd[2]))
-    days = abs(day_gap(picked[0], picked[1]))
-    unit = (unit_m.group(1) or "day").lower()
-    per = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}[unit]
-    n = round(days / per)
+    return picked[0], picked[1]
+
+
+def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
+    """"N days" (or weeks/months/years, as asked) between the question's two events, when the
+    evidence dates both; None otherwise."""
+    unit_m = _UNIT.search(question)
+    picked = interval_dates(question, evidence)
+    if not unit_m or picked is None:
+        return None
+    return span_text(abs(day_gap(picked[0], picked[1])), (unit_m.group(1) or "day").lower())
+
+
+UNIT_DAYS = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}
+
+
+def span_text(days: int, unit: str) -> str:
+    """``days`` in ``unit`` (day / week / month / year), rounded: "5 days", "1 week"."""
+    n = round(days / UNIT_DAYS[unit])
     return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
+def _date_text(ymd: Ymd) -> str:
+    """A date as ``find_dates`` reads it back: ISO with a year, else "February 5"."""
+    if ymd[0] is None:
+        return f"{date(2000, ymd[1], ymd[2]):%B} {ymd[2]}"
+    return date(ymd[0], ymd[1], ymd[2]).isoformat()
+
+
+def span(question: str, evidence: Sequence[str]) -> tuple[str, str]:
+    """The two event dates :func:`interval_dates` picks, as text; empty when it picks none."""
+    picked = interval_dates(question, evidence)
+    return (_date_text(picked[0]), _date_text(picked[1])) if picked else ("", "")
 
 
 def _narrow(question: str, unit: Unit) -> str:
@@ -449,6 +477,13 @@ def _narrow(question: str, unit: Unit) -> str:
     return sentence.strip()
 
 
+def by_overlap(question: str, texts: Sequence[str]) -> list[tuple[int, int]]:
+    """(content tokens shared with the question, position) for every text, most shared first, ties by
+    position."""
+    qt = toks(question)
+    return sorted(((len(qt & toks(t)), i) for i, t in enumerate(texts)), key=lambda x: (-x[0], x[1]))
+
+
 def answer(question: str, evidence: Sequence[str]) -> str:
     """Extractive answer: a computed interval, else the best-overlap sentence (narrowed by type)."""
     texts = [e for e in evidence if e and e.strip()]
@@ -457,20 +492,15 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     computed = interval_answer(question, texts)
     if computed:
         return computed
-    qt = toks(question)
     found = units(texts)
-    best = max((len(qt & toks(u.text)), -i) for i, u in enumerate(found))
-    if best[0] == 0:
-        return NOT_FOUND
-    return _narrow(question, found[-best[1]])
+    shared, best = by_overlap(question, [u.text for u in found])[0]
+    return _narrow(question, found[best]) if shared else NOT_FOUND
 
 
 def focus(question: str, evidence: Sequence[str], most: int = 4) -> list[int]:
     """1-based numbers of the (at most ``most``) snippets sharing the most content tokens with the
     question, in evidence order; none share any -> empty."""
-    qt = toks(question)
-    overlap = sorted(((len(qt & toks(e)), -i) for i, e in enumerate(evidence)), reverse=True)
-    return sorted(1 - i for n, i in overlap[:most] if n)
+    return sorted(i + 1 for shared, i in by_overlap(question, evidence)[:most] if shared)
 
 
 # -- judge -------------------------------------------------------------------------------------
@@ -593,6 +623,7 @@ _HANDLERS = {
     "tool": lambda d: {"tool": tool(d["question"], d["evidence"], d["tools"])},
     "answer": lambda d: {"answer": answer(d["question"], d["evidence"])},
     "focus": lambda d: {"snippets": focus(d["question"], d["evidence"])},
+    "span": lambda d: dict(zip(("earlier", "later"), span(d["question"], d["evidence"]), strict=True)),
     "judge": _judge,
     "suff": _suff,
     "adjudicate": _suff,

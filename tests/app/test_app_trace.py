@@ -42,6 +42,8 @@ def test_run_all_shows_lattice_final_set_and_answer(app_db):
     assert len(at.get("plotly_chart")) >= 4
     assert "Answer" in body and "Judge" in body
     assert "gold held: 2/2" in body
+    # q1 asks for the days between two events: the answer is computed, and the page says from what
+    assert "the time between" in body and "dates read from the evidence" in body
 
 
 def test_gold_toggle_hides_gold_marks(app_db):

@@ -1,24 +1,30 @@
-"""Focus before the answerer: time-span questions answered over BFR-MV's set with and without it.
+"""Time-span questions over BFR-MV's set: the paper's answerer, the span step (default) and focus.
 
 Which questions: every scoreable LoCoMo question and every LongMemEval dev50 question whose text asks
 for a time span (``judges.TIME_SPAN``: "how long", "how many days / weeks / ..."); the rule reads the
 question only. For each, BFR-MV's set (default budget, offline Stage I: the retrieval is not what is
-measured) is rendered and fitted as the answerer reads it, and the model answers twice:
+measured) is rendered and fitted as the answerer reads it, and the model answers three ways:
 
-* ``whole set``: the answerer over all snippets (``judges.answer``, the paper's, the default);
+* ``whole set``: the paper's extractive answerer over all snippets alone
+  (``judges.answer(..., span_first=False)``);
+* ``span``: the default answerer: on a question for the time between two events
+  (``judges.SPAN_QUESTION``, a subset) the model copies the two event dates and the code subtracts
+  them (``judges.spanned``), falling back to the answerer; elsewhere the same as ``whole set``;
 * ``focus``: ``judges.answer_with_focus``: ``judges.focus`` names at most 4 snippets, the answerer reads
   those (opt-in: ``judges.answer(..., focus_first=True)``).
 
 Each answer gets stem F1 (the LoCoMo scorer for LoCoMo) and "number match" (a number the gold answer
 gives, in digits or words, appears in the answer). No LLM judge: the 1.5B judge is too lenient to tell
-the two apart (``llm_local.json``).
-The whole-set answer runs first, so the focus call finds the set's prefix already evaluated: its
-seconds are the extra cost of focusing, not of reading the set.
+the variants apart (``llm_local.json``). The summary is given over all questions and over the
+``SPAN_QUESTION`` subset (where ``span`` differs from ``whole set``).
+The whole-set answer runs first, so the later calls find the set's prefix already evaluated: their
+seconds are the extra cost of the step, not of reading the set.
 
-Writes ``bench/out/llm_focus.json``. Calls are cached in ``--db``: a rerun makes no call.
+Writes ``bench/out/llm_timespan.json`` (question ids only: no question or answer text). Calls are
+cached in ``--db``: a rerun makes no call.
 
-    .venv/bin/python bench/bench_llm_focus.py                    # local model, ~30 min on 2 cores
-    .venv/bin/python bench/bench_llm_focus.py --provider rules   # offline rules, seconds
+    .venv/bin/python bench/bench_llm_timespan.py                    # local model, ~40 min on 2 cores
+    .venv/bin/python bench/bench_llm_timespan.py --provider rules   # offline rules, seconds
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ from bfr_core.store import Store  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
-VARIANTS = ("whole set", "focus")
+VARIANTS = ("whole set", "span", "focus")
 
 
 def number_match(gold: str, generated: str) -> bool:
@@ -62,11 +68,13 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     by_id = store.turns_by_id(dataset, list(trace.evidence))
     texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
     # ids only: question and answer texts stay in ../shared/data, never in a committed output
-    row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts)}
+    row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts),
+                           "span_question": judges.SPAN_QUESTION.search(q.text) is not None}
     for variant in VARIANTS:
         start = time.perf_counter()
-        generated, cited = judges.answer_with_focus(llm, q.text, texts) if variant == "focus" else \
-            (judges.answer(llm, q.text, texts), ())
+        got = judges.answer_with_focus(llm, q.text, texts) if variant == "focus" else \
+            judges.answered(llm, q.text, texts, span_first=variant == "span")
+        generated, cited = got.text, got.focus
         seconds = time.perf_counter() - start
         row[variant] = {"answer": generated, "cited": [i + 1 for i in cited], "seconds": round(seconds, 1),
                         "f1": round(answer_f1(q, generated), 3), "number_match": number_match(q.answer, generated)}
@@ -82,18 +90,19 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "number_match": round(100 * statistics.fmean(v["number_match"] for v in vals), 1),
             "seconds_p50": round(statistics.median(v["seconds"] for v in vals), 1),
         }
-    out["answers_differ"] = sum(r["whole set"]["answer"] != r["focus"]["answer"] for r in rows)
-    out["number_match_gained_lost"] = [
-        sum(r["focus"]["number_match"] and not r["whole set"]["number_match"] for r in rows),
-        sum(r["whole set"]["number_match"] and not r["focus"]["number_match"] for r in rows)]
+    for variant in VARIANTS[1:]:  # against the paper's answerer
+        out[variant]["answers_differ"] = sum(r["whole set"]["answer"] != r[variant]["answer"] for r in rows)
+        out[variant]["number_match_gained_lost"] = [
+            sum(r[variant]["number_match"] and not r["whole set"]["number_match"] for r in rows),
+            sum(r["whole set"]["number_match"] and not r[variant]["number_match"] for r in rows)]
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "llm_focus.duckdb"))
+    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "llm_timespan.duckdb"))
     ap.add_argument("--provider", default="local")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "llm_focus.json"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "llm_timespan.json"))
     args = ap.parse_args(argv)
 
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
@@ -101,26 +110,27 @@ def main(argv: list[str] | None = None) -> int:
     for name, src in SOURCES.items():
         if store.dataset(name) is None:
             ingest(store, name, src)
-    llm = make_llm(LLMConfig(provider=args.provider), store, run_id="bench-llm-focus")
+    llm = make_llm(LLMConfig(provider=args.provider), store, run_id="bench-llm-timespan")
     todo = [(d, q) for d in SOURCES for q in store.questions(d, scoreable_only=True)
             if judges.TIME_SPAN.search(q.text)]
-    progress = tqdm_progress("time-span questions, whole set and focus")
+    progress = tqdm_progress("time-span questions: whole set, span, focus")
     rows = []
     start = time.perf_counter()
     for i, (dataset, q) in enumerate(todo, 1):
         rows.append(one(store, llm, dataset, q))
         progress(i, len(todo), q.question_id)
-    calls = call_summary(store, "bench-llm-focus")
+    calls = call_summary(store, "bench-llm-timespan")
     result = {
-        "benchmark": "llm_focus", "provider": llm.label, "arm": "bfr-mv", "rule": judges.TIME_SPAN.pattern,
-        "focus_from": judges.FOCUS_FROM, "focus_max": judges.FOCUS_MAX,
+        "benchmark": "llm_timespan", "provider": llm.label, "arm": "bfr-mv", "rule": judges.TIME_SPAN.pattern,
+        "span_rule": judges.SPAN_QUESTION.pattern, "focus_from": judges.FOCUS_FROM, "focus_max": judges.FOCUS_MAX,
         "wall_s": round(time.perf_counter() - start, 1),
         "provider_calls": calls.provider_calls, "cached_calls": calls.cached,
         "by_dataset": {d: summary([r for r in rows if r["dataset"] == d]) for d in SOURCES},
-        "all": summary(rows), "rows": rows,
+        "all": summary(rows), "span_questions": summary([r for r in rows if r["span_question"]]), "rows": rows,
     }
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps({k: result[k] for k in ("provider", "wall_s", "provider_calls", "by_dataset")}, indent=1))
+    print(json.dumps({k: result[k] for k in ("provider", "wall_s", "provider_calls", "all", "span_questions")},
+                     indent=1))
     return 0
 
 
