@@ -90,4 +90,4 @@ if done:
         f"{len(trace.evidence)} turns after {trace.calls} retrieval calls.")
     st.markdown(f"### {W.esc(ans.answer or ans.error)}")
     st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(ans.judge or '—')} · "
-               f"reference: {W.esc(q.answer)}")
+               f"reference: {W.esc(q.answer)}" + (f"  \n{W.esc(ans.how)}" if ans.how else ""))

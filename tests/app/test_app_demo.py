@@ -29,6 +29,7 @@ def test_run_all_ends_with_both_evidence_turns_held(app_db):
     expected = judges.answer(RulesLLM(), q.text, render_evidence([turns[t] for t in final]))
     assert any(m.value.startswith("### ") and expected.split()[0] in m.value for m in at.markdown), body
     assert "answered by **offline rules**" in body
+    assert "dates read from the evidence" in body  # the interval was computed, and the page says so
 
 
 def test_next_step_on_the_demo(app_db):
