@@ -395,7 +395,7 @@ def span_answer(question: str, first: str, second: str) -> str | None:
 class Answer(NamedTuple):
     text: str
     focus: tuple[int, ...] = ()  # positions (0-based) of the snippets the answerer read; () = all of them
-    span: tuple[str, str] = ()  # the two dates the span step subtracted; () = an extractive answer
+    span: tuple[str, ...] = ()  # the two dates the span step subtracted; () = an extractive answer
 
     @property
     def how(self) -> str:
