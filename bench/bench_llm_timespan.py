@@ -20,8 +20,10 @@ the variants apart (``llm_local.json``). The summary is given over all questions
 The whole-set answer runs first, so the later calls find the set's prefix already evaluated: their
 seconds are the extra cost of the step, not of reading the set.
 
-Writes ``bench/out/llm_timespan.json`` (question ids only: no question or answer text). Calls are
-cached in ``--db``: a rerun makes no call.
+Writes the summary to ``bench/out/llm_timespan.json`` (committed: counts and scores, no per-question
+rows) and the per-question rows (ids, the model's answers, scores, seconds) to
+``bench/out/cache/llm_timespan_rows.json`` beside the call cache (not committed: the answers quote the
+benchmark, which stays in ../shared/data). Calls are cached in ``--db``: a rerun makes no call.
 
     .venv/bin/python bench/bench_llm_timespan.py                    # local model, ~40 min on 2 cores
     .venv/bin/python bench/bench_llm_timespan.py --provider rules   # offline rules, seconds
@@ -67,7 +69,6 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     trace = run_query(scope_views(store, dataset, q.scope_id), q.query(), "bfr-mv", dataset_id=dataset)
     by_id = store.turns_by_id(dataset, list(trace.evidence))
     texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
-    # ids only: question and answer texts stay in ../shared/data, never in a committed output
     row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts),
                            "span_question": judges.SPAN_QUESTION.search(q.text) is not None}
     for variant in VARIANTS:
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "llm_timespan.duckdb"))
     ap.add_argument("--provider", default="local")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "llm_timespan.json"))
+    ap.add_argument("--rows", default=str(ROOT / "bench" / "out" / "cache" / "llm_timespan_rows.json"))
     args = ap.parse_args(argv)
 
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
@@ -126,9 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": round(time.perf_counter() - start, 1),
         "provider_calls": calls.provider_calls, "cached_calls": calls.cached,
         "by_dataset": {d: summary([r for r in rows if r["dataset"] == d]) for d in SOURCES},
-        "all": summary(rows), "span_questions": summary([r for r in rows if r["span_question"]]), "rows": rows,
+        "all": summary(rows), "span_questions": summary([r for r in rows if r["span_question"]]),
     }
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(args.rows).write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({k: result[k] for k in ("provider", "wall_s", "provider_calls", "all", "span_questions")},
                      indent=1))
     return 0
