@@ -5,8 +5,9 @@ Covers: ``decompose`` (question -> 1-5 requirements, Stage I's LLM path), ``sele
 (the extractive answerer, Appendix O; on "how many days/weeks/... between two events" questions it
 first asks ``span`` for the two event dates and subtracts them itself; opt-in: on time-span questions
 over a large set it first asks ``focus`` which snippets state the facts), ``judge`` (the Mem0-style
-CORRECT/WRONG judge with the paper's prompt, Appendix O) and ``suff_at_set`` (blinded LLM-Suff@Set: two judges, an adjudicator on
-disagreement; Appendix M). Does not cover: metrics (``metrics.py``), which records to judge.
+CORRECT/WRONG judge with the paper's prompt, Appendix O) and ``suff_at_set`` (blinded LLM-Suff@Set:
+two judges, an adjudicator on disagreement; Appendix M). Does not cover: metrics (``metrics.py``),
+which records to judge.
 
 Every role works with any :class:`~bfr_core.llm.base.LLM`, the "offline rules" backend included:
 the request carries the rendered prompt for a model and the same inputs as JSON for the rules.
