@@ -5,7 +5,7 @@
 1. Start: spawn ``streamlit run app.py`` against a copy of the demo store and time until headless
    Chromium shows the Home page's last section ("Pages"). Median of 3 starts; the store exists
    already. A fresh clone first builds it (``ensure_demo_store``, with embeddings when
-   bfr_core.embed is there), timed separately as ``first_start_build_demo_store_s``.
+   bfr_core.retrieval.embed is there), timed separately as ``first_start_build_demo_store_s``.
 2. Failures: a synthetic store with 1,536 questions x 8 arms of results. Times the pivot query
    (cache miss), each filter on the pivoted frame, and whole Failures-page reruns in AppTest after
    a filter change (the number a user feels, minus the browser's drawing).
@@ -54,7 +54,7 @@ def time_first_start(tmp: Path) -> float:
     from bfr_core.ingest.demo import ensure_demo_store
 
     t0 = time.perf_counter()
-    ensure_demo_store(db).close()  # as the app does: with embeddings when bfr_core.embed is there
+    ensure_demo_store(db).close()  # as the app does: with embeddings when bfr_core.retrieval.embed is there
     return round(time.perf_counter() - t0, 3)
 
 
@@ -62,7 +62,7 @@ def synthetic_store(path: Path) -> str:
     """1,536 questions x 8 arms of finished results (random but plausible metrics)."""
     rng = random.Random(7)
     s = Store(path)
-    from bfr_core import evaluate
+    from bfr_core.evaluation import evaluate
 
     evaluate.ensure_schema(s)
     cur = s.cursor()

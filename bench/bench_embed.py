@@ -1,6 +1,6 @@
 """Embedding variants: throughput and retrieval quality; the speed targets. Writes bench/out/embed.json.
 
-Variants (``bfr_core.embed.MODEL_IDS``): full MiniLM (``minilm-l6-v2@256``, the reference),
+Variants (``bfr_core.retrieval.embed.MODEL_IDS``): full MiniLM (``minilm-l6-v2@256``, the reference),
 MiniLM capped at 128 tokens, the same with int8 dynamic quantisation, the static model distilled
 from MiniLM (``m2v-minilm-l6-v2@256d``), and the default dense ranking ``embed.DenseSpec()``: the
 static model on every text plus MiniLM on the texts that fit ``embed.SHORT_CAP`` (160) tokens,
@@ -44,11 +44,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.embed import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model, vectors_for_texts  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
+from bfr_core.retrieval.embed import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model, vectors_for_texts  # noqa: E402
+from bfr_core.retrieval.views.common import index_text  # noqa: E402
+from bfr_core.retrieval.views.dense import DenseView  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
-from bfr_core.views.common import index_text  # noqa: E402
-from bfr_core.views.dense import DenseView  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
@@ -143,7 +143,7 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
     """
     from tokenizers import Tokenizer
 
-    from bfr_core.embed import _minilm_path
+    from bfr_core.retrieval.embed import _minilm_path
 
     tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
     tok.no_truncation()
@@ -209,7 +209,7 @@ from bfr_core.ingest import ingest
 from bfr_core.store import Store
 s = Store({db!r})
 r = ingest(s, {kind!r}, {path!r}, replace={replace}, embed=True)
-from bfr_core.embed import cached_count
+from bfr_core.retrieval.embed import cached_count
 print(json.dumps({{"ingest_s": round(time.perf_counter() - t, 2), "turns": r.turns,
     "cached_vectors": cached_count(s), "cpu_s": round(resource.getrusage(resource.RUSAGE_SELF).ru_utime
     + resource.getrusage(resource.RUSAGE_SELF).ru_stime, 2)}}))
@@ -218,8 +218,8 @@ OPEN = """
 import json, time
 t = time.perf_counter()
 from bfr_core.store import Store
-from bfr_core.embed import ensure_embeddings
-from bfr_core.index import scope_views
+from bfr_core.retrieval.embed import ensure_embeddings
+from bfr_core.retrieval.scope import scope_views
 s = Store({db!r})
 n = ensure_embeddings(s, {kind!r})
 scope = s.questions({kind!r})[0].scope_id
@@ -233,7 +233,7 @@ from bfr_core.store import Store
 s = Store({db!r})
 q = s.questions("longmemeval")[{qi}]
 t = time.perf_counter()
-from bfr_core.index import scope_views
+from bfr_core.retrieval.scope import scope_views
 v = scope_views(s, "longmemeval", q.scope_id)
 hits = v.dense.search(q.text, 10)
 ready = time.perf_counter() - t

@@ -6,7 +6,7 @@
 * LoCoMo only: ``bfr eval --arms mem0,amem`` over all scoreable questions on the warm store, in a
   new process (start-up and model loading included).
 
-Runs with or without ``bfr_core.embed`` (written separately): the JSON says which. Usage::
+Runs with or without ``bfr_core.retrieval.embed`` (written separately): the JSON says which. Usage::
 
     .venv/bin/python bench/bench_ingest.py [--repeats 3] [--no-embed] [--out bench/out/ingest.json]
 """
@@ -79,7 +79,7 @@ def bench_one(kind: str, path: Path, repeats: int, embed: bool, workdir: Path) -
 
 def _dense_name() -> str:
     try:
-        from bfr_core.embed import default_spec
+        from bfr_core.retrieval.embed import default_spec
     except ImportError:
         return "none"
     return default_spec().name
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"warm {row['warm']['min_s']:.2f}s  ({row['turns']:,} turns)", file=sys.stderr)
     out = {
         "benchmark": "ingest", "embed_module_present": have_embed, "embed_requested": args.embed,
-        "embeddings": "computed/cached by bfr_core.embed" if have_embed and args.embed else "skipped",
+        "embeddings": "computed/cached by bfr_core.retrieval.embed" if have_embed and args.embed else "skipped",
         "python": platform.python_version(), "machine": platform.machine(), "repeats": args.repeats,
         "dense": _dense_name(), "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "results": results,

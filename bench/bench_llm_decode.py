@@ -24,11 +24,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core import judges  # noqa: E402
-from bfr_core.answering import render_evidence  # noqa: E402
+from bfr_core.evaluation.answers import render_evidence  # noqa: E402
 from bfr_core.ingest.locomo import load_locomo  # noqa: E402
 from bfr_core.llm.base import LLMRequest, LLMResponse  # noqa: E402
 from bfr_core.llm.local_provider import LocalLLM, chat, prefix_state_cache  # noqa: E402
+from bfr_core.roles import answer_judge, answerer, decomposer, selector, sufficiency  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
 N_QUESTIONS = 4
@@ -61,11 +61,11 @@ def role_requests() -> list[LLMRequest]:
     snippets = render_evidence([t for t in bundle.turns if t.turn_id.startswith(f"{scope}:")][:N_TURNS])
     rec = Recorder()
     for q in [q for q in bundle.questions if q.scope_id == scope and q.category in (1, 2, 3, 4)][:N_QUESTIONS]:
-        judges.answer(rec, q.text, snippets)
-        judges.suff_at_set((rec, rec), rec, q.text, q.answer, snippets, procedure_b="cite")
-        judges.judge(rec, q.text, q.answer, "-")
-        reqs = judges.decompose(rec, q.text)
-        judges.select_subset(rec, q.text, [(f"t{i}", s) for i, s in enumerate(snippets[:12])], requirements=reqs)
+        answerer.answer(rec, q.text, snippets)
+        sufficiency.suff_at_set((rec, rec), rec, q.text, q.answer, snippets, procedure_b="cite")
+        answer_judge.judge(rec, q.text, q.answer, "-")
+        reqs = decomposer.decompose(rec, q.text)
+        selector.select_subset(rec, q.text, [(f"t{i}", s) for i, s in enumerate(snippets[:12])], requirements=reqs)
     return rec.requests
 
 

@@ -1,11 +1,11 @@
 """Answer-level evaluation on the real local model: 50 LoCoMo questions, four arms, paired tests.
 
 What it runs (issue 5's target): a fixed seeded sample of ``--n`` LoCoMo questions stratified by
-category (``bfr_core.sampling``), the arms ``mem0, fca-ms, bfr-mv, bfr`` at their default operating
+category (``bfr_core.evaluation.sampling``), the arms ``mem0, fca-ms, bfr-mv, bfr`` at their default operating
 points, with the local model (llama-cpp-python, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 2 threads) in
 every LLM role: Stage I decomposition and subset selection (fca-ms, bfr-mv; decomposition also in
 bfr), the extractive answerer, the Mem0-style judge and blinded LLM-Suff@Set (two judges, the
-second with the "cite" procedure, and an adjudicator; see ``bfr_core.answering.SuffPanel.single``).
+second with the "cite" procedure, and an adjudicator; see ``bfr_core.evaluation.answers.SuffPanel.single``).
 
 Writes ``bench/out/llm_local.json`` (the DESIGN.md section 4 contract plus LLM wall time per
 question and per arm, call and token counts) and ``bench/out/llm_local.md`` (``bfr report``'s
@@ -37,13 +37,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.answering import SuffPanel, score_answers  # noqa: E402
 from bfr_core.config import Config, LLMConfig  # noqa: E402
-from bfr_core.evaluate import RunSpec, evaluate, load_results, summarize  # noqa: E402
+from bfr_core.evaluation.answers import SuffPanel, score_answers  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, evaluate, load_results, summarize  # noqa: E402
+from bfr_core.evaluation.report import report  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
-from bfr_core.report import report  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo10.json"

@@ -1,17 +1,19 @@
-"""Time-span questions over BFR-MV's set: the paper's answerer, the span step (default) and focus.
+"""Time-span questions over BFR-MV's set: the paper's answerer and the span step (default).
 
 Which questions: every scoreable LoCoMo question and every LongMemEval dev50 question whose text asks
-for a time span (``judges.TIME_SPAN``: "how long", "how many days / weeks / ..."); the rule reads the
+for a time span (``answerer.TIME_SPAN``: "how long", "how many days / weeks / ..."); the rule reads the
 question only. For each, BFR-MV's set (default budget, offline Stage I: the retrieval is not what is
-measured) is rendered and fitted as the answerer reads it, and the model answers three ways:
+measured) is rendered and fitted as the answerer reads it, and the model answers two ways:
 
 * ``whole set``: the paper's extractive answerer over all snippets alone
-  (``judges.answer(..., span_first=False)``);
+  (``answerer.answer(..., span_first=False)``);
 * ``span``: the default answerer: on a question for the time between two events
-  (``judges.SPAN_QUESTION``, a subset) the model copies the two event dates and the code subtracts
-  them (``judges.spanned``), falling back to the answerer; elsewhere the same as ``whole set``;
-* ``focus``: ``judges.answer_with_focus``: ``judges.focus`` names at most 4 snippets, the answerer reads
-  those (opt-in: ``judges.answer(..., focus_first=True)``).
+  (``answerer.SPAN_QUESTION``, a subset) the model copies the two event dates and the code subtracts
+  them (``answerer.spanned``), falling back to the answerer; elsewhere the same as ``whole set``.
+
+A third way, "focus" (the model names at most 4 snippets and the answerer reads those), was measured
+here and removed from the product: LoCoMo F1 38.3 -> 21.0 (the committed ``llm_timespan.json`` still
+holds its figures from that run).
 
 Each answer gets stem F1 (the LoCoMo scorer for LoCoMo) and "number match" (a number the gold answer
 gives, in digits or words, appears in the answer). No LLM judge: the 1.5B judge is too lenient to tell
@@ -42,22 +44,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core import judges  # noqa: E402
-from bfr_core.answering import answer_f1, render_evidence  # noqa: E402
 from bfr_core.config import LLMConfig  # noqa: E402
-from bfr_core.evidence_fit import fit_for  # noqa: E402
-from bfr_core.index import scope_views  # noqa: E402
+from bfr_core.evaluation.answers import answer_f1  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.llm.rules import numbers  # noqa: E402
 from bfr_core.pipeline import run_query  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
+from bfr_core.retrieval.scope import scope_views  # noqa: E402
+from bfr_core.roles import answerer  # noqa: E402
+from bfr_core.roles.fit import fit_for  # noqa: E402
+from bfr_core.roles.snippets import render as render_evidence  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
-VARIANTS = ("whole set", "span", "focus")
+VARIANTS = ("whole set", "span")
 
 
 def number_match(gold: str, generated: str) -> bool:
@@ -70,14 +73,12 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     by_id = store.turns_by_id(dataset, list(trace.evidence))
     texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
     row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts),
-                           "span_question": judges.SPAN_QUESTION.search(q.text) is not None}
+                           "span_question": answerer.SPAN_QUESTION.search(q.text) is not None}
     for variant in VARIANTS:
         start = time.perf_counter()
-        got = judges.answer_with_focus(llm, q.text, texts) if variant == "focus" else \
-            judges.answered(llm, q.text, texts, span_first=variant == "span")
-        generated, cited = got.text, got.focus
+        generated = answerer.answered(llm, q.text, texts, span_first=variant == "span").text
         seconds = time.perf_counter() - start
-        row[variant] = {"answer": generated, "cited": [i + 1 for i in cited], "seconds": round(seconds, 1),
+        row[variant] = {"answer": generated, "seconds": round(seconds, 1),
                         "f1": round(answer_f1(q, generated), 3), "number_match": number_match(q.answer, generated)}
     return row
 
@@ -114,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             ingest(store, name, src)
     llm = make_llm(LLMConfig(provider=args.provider), store, run_id="bench-llm-timespan")
     todo = [(d, q) for d in SOURCES for q in store.questions(d, scoreable_only=True)
-            if judges.TIME_SPAN.search(q.text)]
-    progress = tqdm_progress("time-span questions: whole set, span, focus")
+            if answerer.TIME_SPAN.search(q.text)]
+    progress = tqdm_progress("time-span questions: whole set, span")
     rows = []
     start = time.perf_counter()
     for i, (dataset, q) in enumerate(todo, 1):
@@ -123,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         progress(i, len(todo), q.question_id)
     calls = call_summary(store, "bench-llm-timespan")
     result = {
-        "benchmark": "llm_timespan", "provider": llm.label, "arm": "bfr-mv", "rule": judges.TIME_SPAN.pattern,
-        "span_rule": judges.SPAN_QUESTION.pattern, "focus_from": judges.FOCUS_FROM, "focus_max": judges.FOCUS_MAX,
+        "benchmark": "llm_timespan", "provider": llm.label, "arm": "bfr-mv", "rule": answerer.TIME_SPAN.pattern,
+        "span_rule": answerer.SPAN_QUESTION.pattern,
         "wall_s": round(time.perf_counter() - start, 1),
         "provider_calls": calls.provider_calls, "cached_calls": calls.cached,
         "by_dataset": {d: summary([r for r in rows if r["dataset"] == d]) for d in SOURCES},

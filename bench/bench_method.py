@@ -5,7 +5,7 @@ Writes ``bench/out/method.json`` with
 * LoCoMo (all scoreable questions, 1,536): Gold Hit, ER, CER, mean realized calls and set size, and
   p50 / p90 latency per question on a warm store, for mem0, amem, com, mragent-flat, fca-ms (C0),
   bfr-text (C3) and bfr-mv (C6), plus Gold Hit by question type;
-* the budget grid C0..C9 for bfr-text and bfr-mv (``bfr_core.sweep``): realized calls and set size
+* the budget grid C0..C9 for bfr-text and bfr-mv (``bfr_core.evaluation.sweep``): realized calls and set size
   beside the paper's Table 16, and Gold Hit / ER / CER at every point;
 * LongMemEval dev50: Turn Hit (over all 50 questions, unannotated ones counting as misses, as in the
   paper) and recall_all (over questions with gold turns) per arm, and the b3c15d39 check;
@@ -34,8 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core import metrics  # noqa: E402
-from bfr_core.budgets import PAPER_TABLE16  # noqa: E402
+from bfr_core.evaluation import metrics  # noqa: E402
+from bfr_core.method.budgets import PAPER_TABLE16  # noqa: E402
 from bfr_core.pipeline import run_query  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
@@ -70,8 +70,8 @@ def open_store(path: Path) -> Store:
 
 def warm(store: Store, dataset: str, scope_ids: Sequence[str]) -> None:
     """Build each scope's views, entity index and Stage I term caches before anything is timed."""
-    from bfr_core.index import scope_views
-    from bfr_core.stage1 import idf
+    from bfr_core.method.stage1 import idf
+    from bfr_core.retrieval.scope import scope_views
 
     for sid in dict.fromkeys(scope_ids):
         views = scope_views(store, dataset, sid)
@@ -80,8 +80,8 @@ def warm(store: Store, dataset: str, scope_ids: Sequence[str]) -> None:
 
 
 def run_arms(store: Store, dataset: str, limit: int | None) -> tuple[dict[str, Any], dict[str, list]]:
-    from bfr_core.index import scope_views
-    from bfr_core.views import dense
+    from bfr_core.retrieval.scope import scope_views
+    from bfr_core.retrieval.views import dense
 
     qs = store.questions(dataset, scoreable_only=True)[:limit]
     warm(store, dataset, [q.scope_id for q in qs])
@@ -139,7 +139,7 @@ def main() -> int:
     loc, _ = run_arms(store, "locomo", args.limit)
     result["locomo"] = loc
     if not args.skip_grid:
-        from bfr_core.sweep import sweep
+        from bfr_core.evaluation.sweep import sweep
 
         grid = sweep(store, "locomo", limit=args.limit)
         result["grid"] = [{k: p[k] for k in ("arm", "budget", "budget_def", "calls", "paper_calls", "size",

@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core import ours  # noqa: E402
-from bfr_core.budgets import budget_for  # noqa: E402
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
-from bfr_core.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.method import ours  # noqa: E402
+from bfr_core.method.budgets import budget_for  # noqa: E402
 from bfr_core.pipeline import ArmContext, run_query  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
@@ -90,14 +90,14 @@ def questions(store: Store, dataset: str) -> list[Question]:
 
 
 class Views:
-    """scope_views per scope, fetched once (the LRU in bfr_core.index holds 64 scopes)."""
+    """scope_views per scope, fetched once (the LRU in bfr_core.retrieval.scope holds 64 scopes)."""
 
     def __init__(self, store: Store, dataset: str) -> None:
         self.store, self.dataset = store, dataset
         self._seen: dict = {}
 
     def __call__(self, scope_id: str):
-        from bfr_core.index import scope_views
+        from bfr_core.retrieval.scope import scope_views
 
         if scope_id not in self._seen:
             self._seen[scope_id] = scope_views(self.store, self.dataset, scope_id)

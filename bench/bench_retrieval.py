@@ -29,13 +29,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.embed import cached_count, default_spec  # noqa: E402
-from bfr_core.index import scope_views  # noqa: E402
-from bfr_core.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
+from bfr_core.retrieval.embed import cached_count, default_spec  # noqa: E402
+from bfr_core.retrieval.scope import scope_views  # noqa: E402
+from bfr_core.retrieval.views.bm25 import BM25View  # noqa: E402
+from bfr_core.retrieval.views.hybrid import rrf  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
-from bfr_core.views.bm25 import BM25View  # noqa: E402
-from bfr_core.views.hybrid import rrf  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _all_cached(store: Store, dataset: str) -> bool:
-    from bfr_core.embed import EMBEDDINGS_DDL, Q_MISSING
+    from bfr_core.retrieval.embed import EMBEDDINGS_DDL, Q_MISSING
 
     store.ensure(EMBEDDINGS_DDL)
     return not store.cursor().execute(Q_MISSING, [dataset, REFERENCE]).fetchall()

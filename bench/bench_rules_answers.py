@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.answering import score_answers  # noqa: E402
 from bfr_core.config import Config  # noqa: E402
-from bfr_core.evaluate import RunSpec, evaluate, summarize  # noqa: E402
+from bfr_core.evaluation.answers import score_answers  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.store import Store  # noqa: E402

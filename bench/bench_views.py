@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.embed import default_spec  # noqa: E402
-from bfr_core.index import clear_cache, scope_views  # noqa: E402
+from bfr_core.retrieval.embed import default_spec  # noqa: E402
+from bfr_core.retrieval.scope import clear_cache, scope_views  # noqa: E402
+from bfr_core.retrieval.views.dense import clear_query_cache  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
-from bfr_core.views.dense import clear_query_cache  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
@@ -99,8 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--per-dataset", type=int, default=300, help="questions timed per dataset")
     args = ap.parse_args(argv)
     store = Store(args.db)
-    from bfr_core.embed import ensure_embeddings
     from bfr_core.ingest import ingest
+    from bfr_core.retrieval.embed import ensure_embeddings
 
     for kind, path in FILES.items():
         if store.dataset(kind) is None:

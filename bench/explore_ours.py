@@ -3,7 +3,7 @@
 Standalone on purpose: it reads ``locomo10.json`` (and the LongMemEval dev50 sample) through the
 pure ingest loaders, builds per-scope BM25 (rank_bm25 over ``bfr_core.text.tokenize``) and MiniLM
 embeddings itself (cached under ``bench/out/`` so reruns are instant), and never touches the store,
-``bfr_core.index`` or the Stage I / II modules. Every variant below is a function
+``bfr_core.retrieval.scope`` or the Stage I / II modules. Every variant below is a function
 ``(QCase, size) -> ordered turn positions`` that reads only the question text (and date) and the
 scope's turns; gold ids are used only by the scorer.
 
@@ -67,13 +67,13 @@ def model():
     return _MODEL
 
 
-DENSE = {"model": "minilm"}  # "minilm" (the transformer) or "static" (bfr_core.embed's distilled default)
+DENSE = {"model": "minilm"}  # "minilm" (the transformer) or "static" (bfr_core.retrieval.embed's distilled default)
 
 
 def encode_now(texts: Sequence[str]) -> np.ndarray:
     """Uncached encoding with the selected dense model (a handful of cue texts)."""
     if DENSE["model"] == "static":
-        from bfr_core.embed import get_model
+        from bfr_core.retrieval.embed import get_model
 
         return get_model("m2v-minilm-l6-v2@256d").encode(list(texts))
     return model().encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
@@ -89,7 +89,7 @@ def embed(texts: Sequence[str], name: str) -> np.ndarray:
     OUT.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     if DENSE["model"] == "static":
-        from bfr_core.embed import get_model
+        from bfr_core.retrieval.embed import get_model
 
         v = get_model("m2v-minilm-l6-v2@256d").encode(list(texts))
     else:
@@ -405,7 +405,7 @@ def date_windows(text: str, qdate: datetime | None) -> list[tuple[datetime, date
     import calendar
     from datetime import timedelta
 
-    from bfr_core.requirements import parse_dates
+    from bfr_core.method.requirements import parse_dates
 
     out = []
     for _, (y, m, d) in parse_dates(text):
@@ -464,7 +464,7 @@ def requirement_scores(c: QCase) -> list[np.ndarray]:
     hit = _REQ_CACHE.get(c.q.question_id)
     if hit is not None:
         return hit
-    from bfr_core.requirements import decompose_rules
+    from bfr_core.method.requirements import decompose_rules
 
     reqs = [r for r in decompose_rules(c.q.text) if r.kind not in ("entity", "constraint")]
     out = []
@@ -509,7 +509,7 @@ def base_scores(c: QCase, r: Recipe) -> np.ndarray:
 
 def select_req(c: QCase, s: np.ndarray, k: int, r: Recipe) -> list[int]:
     """Top of s, then for each requirement still uncovered (lexical test) its own best turns."""
-    from bfr_core.requirements import covers_lexically, decompose_rules
+    from bfr_core.method.requirements import covers_lexically, decompose_rules
 
     reqs = [q for q in decompose_rules(c.q.text) if r.req_all or q.kind not in ("entity", "constraint")]
     rscores = requirement_scores(c)
@@ -539,8 +539,8 @@ def select_req(c: QCase, s: np.ndarray, k: int, r: Recipe) -> list[int]:
 
 def select_cover(c: QCase, s: np.ndarray, k: int, r: Recipe) -> list[int]:
     """FCA-MS style: the minimum lexical requirement cover of the top pool first, then by score."""
-    from bfr_core.requirements import covers_lexically, decompose_rules
-    from bfr_core.stage1 import coverage_order, min_cover
+    from bfr_core.method.requirements import covers_lexically, decompose_rules
+    from bfr_core.method.stage1 import coverage_order, min_cover
 
     reqs = decompose_rules(c.q.text)
     ranked = [int(i) for i in order(s)]

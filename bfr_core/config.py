@@ -1,7 +1,7 @@
 """Settings as frozen dataclasses, with the paper's defaults; loadable from a TOML file.
 
 Covers retrieval pool sizes (Appendix E), the completion budget (Section 4.3) and the LLM role
-settings. The budget grid C0..C9 lives in ``bfr_core.budgets``.
+settings. The budget grid C0..C9 lives in ``bfr_core.method.budgets``.
 """
 
 from __future__ import annotations

@@ -1,33 +1,53 @@
-"""The one entry point: run(question, arm, budget, provider) -> Trace.
+"""The one entry point: run(question, arm, budget, provider) -> Trace, and the arm registry.
 
 The app, the CLI and the benchmarks all call :func:`run` (or :func:`run_query` when they already
 hold the views), so nothing is computed twice in two places. The question's gold ids never reach
-the arm: it receives ``question.query()``.
+the arm: it receives ``question.query()``. :data:`ARMS` names each arm's function directly.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bfr_core.arms import DEFAULT_BUDGET, resolve
+from bfr_core.baselines.com import com
+from bfr_core.baselines.mragent import mragent_flat
+from bfr_core.baselines.topk import amem, mem0
 from bfr_core.config import Budget, Config
+from bfr_core.errors import BfrError
+from bfr_core.method.arms import DEFAULT_BUDGET, ArmContext, ArmFn
+from bfr_core.method.budgets import budget_for
+from bfr_core.method.ours import bfr
+from bfr_core.method.stage1 import fca_ms
+from bfr_core.method.stage2 import bfr_mv, bfr_text
 from bfr_core.records import Query, Trace
 
 if TYPE_CHECKING:
-    from bfr_core.index import ScopeViews
+    from bfr_core.retrieval.scope import ScopeViews
     from bfr_core.store import Store
 
+__all__ = ["ARMS", "DEFAULT_BUDGET", "ArmContext", "arm_names", "resolve", "resolve_budget", "run", "run_query"]
 
-@dataclass(frozen=True)
-class ArmContext:
-    views: ScopeViews  # every view over the question's scope, plus its turns
-    config: Config = field(default_factory=Config)
-    budget: Budget = field(default_factory=Budget)
-    budget_name: str = ""
-    llm: Any = None  # a bfr_core.llm LLM, or None for the offline rules path
-    k: int = 10  # top-k cutoff for the one-shot arms
+ARMS: dict[str, ArmFn] = {
+    "mem0": mem0,  # BM25 top-k over turns
+    "amem": amem,  # dense MiniLM top-k over turns
+    "com": com,  # CoM*: anchors, chains by relevance and consistency, blocking
+    "mragent-flat": mragent_flat,  # tool-choosing policy over flat views
+    "fca-ms": fca_ms,  # Stage I only (C0)
+    "bfr-text": bfr_text,  # Stage I + text completion (C3)
+    "bfr-mv": bfr_mv,  # Stage I + multi-view completion (C6)
+    "bfr": bfr,  # our own arm (beyond the paper)
+}
+
+
+def arm_names() -> list[str]:
+    return list(ARMS)
+
+
+def resolve(name: str) -> ArmFn:
+    if name not in ARMS:
+        raise BfrError(f"unknown arm '{name}'; choose from {', '.join(ARMS)}")
+    return ARMS[name]
 
 
 def provider_label(llm: Any) -> str:
@@ -38,8 +58,6 @@ def provider_label(llm: Any) -> str:
 
 def resolve_budget(arm: str, budget: str | Budget | None) -> tuple[str, Budget]:
     """A budget name from the grid (C0..C9), an explicit Budget, or the arm's default."""
-    from bfr_core.budgets import budget_for
-
     if isinstance(budget, Budget):
         return "custom", budget
     name = budget or DEFAULT_BUDGET.get(arm, "")
@@ -63,7 +81,7 @@ def run(
     store: Store, dataset_id: str, question_id: str, arm: str, *, budget: str | Budget | None = None,
     llm: Any = None, config: Config | None = None, k: int | None = None,
 ) -> Trace:
-    from bfr_core.index import scope_views
+    from bfr_core.retrieval.scope import scope_views  # loads the embedding stack only when used
 
     question = store.question(dataset_id, question_id)
     views = scope_views(store, dataset_id, question.scope_id)

@@ -8,9 +8,9 @@ button shortcuts; they do not fire while the cursor is in the note box).
 
 import streamlit as st
 
-from bfr_core import labels as L
 from bfr_core import plots
 from bfr_core.errors import BfrError
+from bfr_core.evaluation import labels as L
 from ui import resources as R
 from ui import widgets as W
 

@@ -7,8 +7,8 @@ eval run) preselect the question, so the Failures page can link here.
 import streamlit as st
 
 from bfr_core import pipeline, plots
-from bfr_core.arms import DEFAULT_BUDGET, arm_names
-from bfr_core.evaluate import load_trace
+from bfr_core.evaluation.evaluate import load_trace
+from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W

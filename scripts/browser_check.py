@@ -46,7 +46,7 @@ def pipeline_available() -> bool:
 
     sys.path.insert(0, str(ROOT))
     try:
-        for name in ("bfr_core.index", "bfr_core.budgets", "bfr_core.baselines", "bfr_core.stage2"):
+        for name in ("bfr_core.retrieval.scope", "bfr_core.method.budgets", "bfr_core.baselines.topk", "bfr_core.method.stage2"):
             importlib.import_module(name)
     except ImportError:
         return False
@@ -69,12 +69,12 @@ def build_store(target: Path, *, fake: bool = False) -> dict:
 
         info["run"] = conftest.add_fake_run(store)
     else:
-        from bfr_core import evaluate
+        from bfr_core.evaluation import evaluate
 
         try:
             info["run"] = evaluate.evaluate(store, evaluate.RunSpec("demo", EVAL_ARMS))
-            from bfr_core.answering import score_answers
             from bfr_core.config import LLMConfig
+            from bfr_core.evaluation.answers import score_answers
             from bfr_core.llm.factory import make_llm
 
             llm = make_llm(LLMConfig(provider="rules"), store)

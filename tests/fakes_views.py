@@ -1,4 +1,4 @@
-"""A small, fast stand-in for ``bfr_core.index.ScopeViews`` with the same attribute names.
+"""A small, fast stand-in for ``bfr_core.retrieval.scope.ScopeViews`` with the same attribute names.
 
 Dense vectors are hashed bags of stemmed words (deterministic, no model); BM25 is plain Okapi;
 entity = turns naming the cue or spoken by it; session = turns of the anchor's session by distance.

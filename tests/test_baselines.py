@@ -6,10 +6,9 @@ import json
 
 import numpy as np
 
-from bfr_core.arms import resolve
-from bfr_core.index import build_views
-from bfr_core.pipeline import run_query
+from bfr_core.pipeline import resolve, run_query
 from bfr_core.records import Query, Scope, Turn
+from bfr_core.retrieval.scope import build_views
 
 TURNS = tuple(Turn(f"t{i}", "s", i, "user", text) for i, text in enumerate([
     "I ordered a remote shutter release online", "the weather was nice", "my tripod is old",
@@ -35,7 +34,7 @@ def views():
 
 
 def test_registry_points_here():
-    from bfr_core import baselines
+    from bfr_core.baselines import topk as baselines
 
     assert resolve("mem0") is baselines.mem0 and resolve("amem") is baselines.amem
 

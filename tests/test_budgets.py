@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from fakes_views import big_rows, make_views
 
-from bfr_core import budgets
 from bfr_core.config import Budget, Config
 from bfr_core.errors import BfrError
+from bfr_core.method import budgets
+from bfr_core.method.stage2 import MV, TEXT, complete
 from bfr_core.pipeline import ArmContext, resolve_budget
 from bfr_core.records import Query
-from bfr_core.stage2 import MV, TEXT, complete
 
 BIG = make_views(big_rows())
 

@@ -194,10 +194,10 @@ def test_missing_file_creates_no_store(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_embed_hook_is_called_when_module_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
-    fake = types.ModuleType("bfr_core.embed")
-    fake.__spec__ = importlib.machinery.ModuleSpec("bfr_core.embed", None)
+    fake = types.ModuleType("bfr_core.retrieval.embed")
+    fake.__spec__ = importlib.machinery.ModuleSpec("bfr_core.retrieval.embed", None)
     fake.ensure_embeddings = lambda store, dataset_id, progress=None: calls.append((dataset_id, progress))
-    monkeypatch.setitem(sys.modules, "bfr_core.embed", fake)
+    monkeypatch.setitem(sys.modules, "bfr_core.retrieval.embed", fake)
     assert embed_available()
     store = Store(tmp_path / "e.duckdb")
     report = ingest(store, "jsonl", DEMO_PATH, name="d1")

@@ -6,7 +6,7 @@ import json
 
 from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
-from bfr_core import com
+from bfr_core.baselines import com
 from bfr_core.pipeline import run_query
 from bfr_core.records import Query
 

@@ -1,4 +1,4 @@
-"""bfr_core.embed: the Protocol, the static model's pooling, the DuckDB cache (encode once per text).
+"""bfr_core.retrieval.embed: the Protocol, the static model's pooling, the DuckDB cache (encode once per text).
 
 The real MiniLM is loaded once per session (module fixture) and only encodes a few dozen texts.
 The static model is exercised with a small table distilled from the first vocabulary ids, so the
@@ -12,8 +12,9 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from bfr_core import embed
-from bfr_core.embed import (
+from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+from bfr_core.retrieval import embed
+from bfr_core.retrieval.embed import (
     DenseSpec,
     EmbedError,
     ShortOnlyEmbedder,
@@ -27,9 +28,8 @@ from bfr_core.embed import (
     vectors_for,
     vectors_for_texts,
 )
-from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+from bfr_core.retrieval.views.common import index_text
 from bfr_core.store import Store, text_hash
-from bfr_core.views.common import index_text
 
 TEXTS = [
     "I ordered a new remote shutter release online today.",

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from bfr_core import evaluate as ev
 from bfr_core.cli import main
+from bfr_core.evaluation import evaluate as ev
 from bfr_core.ingest.demo import ensure_demo_store
 from bfr_core.llm.base import LLMCallFailed
 
@@ -56,10 +56,9 @@ def test_rerun_resumes_without_duplicates_and_identical_summary(db):
 
 def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     import bfr_core.pipeline as pl
-    from bfr_core import arms
     from bfr_core.store import Store
 
-    mem0 = arms.resolve("mem0")
+    mem0 = pl.resolve("mem0")
 
     def broken(ctx, query):
         if query.question_id.endswith("1"):

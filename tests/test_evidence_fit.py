@@ -1,9 +1,9 @@
-"""Fitting an evidence set into a small context (bfr_core.evidence_fit)."""
+"""Fitting an evidence set into a small context (bfr_core.roles.fit)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bfr_core.evidence_fit import ELLIPSIS, fit_snippets, prompt_budget
+from bfr_core.roles.fit import ELLIPSIS, fit_snippets, prompt_budget
 
 QUESTION = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
 FILLER = "Tripods come in many sizes and the carbon ones weigh less than aluminium ones. " * 12

@@ -7,7 +7,7 @@ import random
 import concepts as concepts_pkg
 import pytest
 
-from bfr_core import fca
+from bfr_core.method import fca
 
 # Ganter & Wille, "Formal Concept Analysis" (1999), Fig. 1.1: living beings and water.
 LIVING_OBJECTS = ["leech", "bream", "frog", "dog", "spike-weed", "reed", "bean", "maize"]

@@ -1,4 +1,4 @@
-"""bfr_core.index: ScopeViews attributes, alignment, the LRU, lazy encoding of uncached scopes."""
+"""bfr_core.retrieval.scope: ScopeViews attributes, alignment, the LRU, lazy encoding of uncached scopes."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from bfr_core import index as idx
-from bfr_core.embed import ensure_embeddings
-from bfr_core.index import ScopeViews, clear_cache, scope_views
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+from bfr_core.retrieval import scope as idx
+from bfr_core.retrieval.embed import ensure_embeddings
+from bfr_core.retrieval.scope import ScopeViews, clear_cache, scope_views
+from bfr_core.retrieval.views.base import View
 from bfr_core.store import Store
-from bfr_core.views.base import View
 
 TEXTS = ["I ordered a remote shutter release", "Nice, which brand?", "It arrived today from Boston",
          "Great, enjoy it", "Caroline baked bread with Melanie"]
@@ -118,9 +118,9 @@ def test_unknown_scope_raises(store):
 
 
 def test_default_spec_adds_the_short_model_to_the_dense_view(store, monkeypatch):
-    from bfr_core import embed
-    from bfr_core.embed import ShortOnlyEmbedder
-    from bfr_core.views import dense
+    from bfr_core.retrieval import embed
+    from bfr_core.retrieval.embed import ShortOnlyEmbedder
+    from bfr_core.retrieval.views import dense
 
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     base, short = BowEmbedder(), ShortOnlyEmbedder(BowEmbedder(), max_tokens=8)

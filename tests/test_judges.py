@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from bfr_core import judges
 from bfr_core.config import LLMConfig
 from bfr_core.llm import LLMCallFailed, LLMRequest, LLMResponse, RulesLLM, make_llm
+from bfr_core.roles import answer_judge, answerer, decomposer, prompting, selector, sufficiency, tool_chooser
 from bfr_core.store import Store
 
 SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
@@ -37,27 +37,27 @@ def rules():
 
 
 def test_rules_end_to_end_on_the_shutter_question(rules):
-    reqs = judges.decompose(rules, SHUTTER)
+    reqs = decomposer.decompose(rules, SHUTTER)
     assert len(reqs) >= 2
     pool = [("lme_1", "I love photography"), ("lme_2", ORDER), ("lme_3", ARRIVAL), ("lme_4", "I sold my tripod")]
-    sel = judges.select_subset(rules, SHUTTER, pool, requirements=reqs)
+    sel = selector.select_subset(rules, SHUTTER, pool, requirements=reqs)
     ids, coverage = sel  # unpacks as the (ids, coverage) pair
     assert ids == ["lme_2", "lme_3"] and sel.covered_fraction == 1.0
     assert coverage == {reqs[0]: ["lme_2"], reqs[1]: ["lme_3"]}
-    assert judges.choose_tool(rules, SHUTTER, [ORDER], ["text", "entity", "session"]) == "session"
-    assert judges.answer(rules, SHUTTER, [ORDER, ARRIVAL]) == "5 days"
-    assert judges.judge(rules, SHUTTER, "5 days", "5 days") == "CORRECT"
-    assert judges.judge(rules, SHUTTER, "5 days", "It took about a week") == "WRONG"
-    full = judges.suff_at_set((rules, rules), rules, SHUTTER, "5 days", [ORDER, ARRIVAL])
+    assert tool_chooser.choose_tool(rules, SHUTTER, [ORDER], ["text", "entity", "session"]) == "session"
+    assert answerer.answer(rules, SHUTTER, [ORDER, ARRIVAL]) == "5 days"
+    assert answer_judge.judge(rules, SHUTTER, "5 days", "5 days") == "CORRECT"
+    assert answer_judge.judge(rules, SHUTTER, "5 days", "It took about a week") == "WRONG"
+    full = sufficiency.suff_at_set((rules, rules), rules, SHUTTER, "5 days", [ORDER, ARRIVAL])
     assert (full.label, full.judge_labels, full.adjudicated, full.sufficient) == (
         "sufficient", ("sufficient", "sufficient"), False, True)
-    half = judges.suff_at_set((rules, rules), rules, SHUTTER, "5 days", [ORDER])
+    half = sufficiency.suff_at_set((rules, rules), rules, SHUTTER, "5 days", [ORDER])
     assert half.label == "insufficient" and half.sufficient is False
 
 
 def test_decompose_prompt_and_parsing():
     fake = Scripted('{"requirements": ["date ordered", "date ordered", " date received ", "", "a", "b", "c", "d"]}')
-    assert judges.decompose(fake, SHUTTER) == ["date ordered", "date received", "a", "b", "c"]
+    assert decomposer.decompose(fake, SHUTTER) == ["date ordered", "date received", "a", "b", "c"]
     req = fake.requests[0]
     assert req.role == "decompose" and req.json_mode and SHUTTER in req.prompt
     assert '{"requirements": [' in req.prompt  # the worked example survives formatting
@@ -68,14 +68,14 @@ def test_decompose_prompt_and_parsing():
 def test_decompose_reasks_on_empty_list_then_fails():
     fake = Scripted('{"requirements": []}')
     with pytest.raises(LLMCallFailed, match="no requirements"):
-        judges.decompose(fake, SHUTTER)
+        decomposer.decompose(fake, SHUTTER)
     assert len(fake.requests) == 2
 
 
 def test_select_maps_aliases_and_drops_invented_ids():
     fake = Scripted('{"ids": ["m3", "m9", "m1", "m3"], "coverage": {"1": ["m1", "m9"], "req 2": ["m3"], "7": ["m1"]}}')
     pool = [("conv-26:D1:3", "order text"), ("conv-26:D1:4", "noise"), ("conv-26:D2:1", "arrival text")]
-    sel = judges.select_subset(fake, "Q?", pool, requirements=["order date", "arrival date"])
+    sel = selector.select_subset(fake, "Q?", pool, requirements=["order date", "arrival date"])
     assert sel.ids == ["conv-26:D2:1", "conv-26:D1:3"]
     assert sel.coverage == {"order date": ["conv-26:D1:3"], "arrival date": ["conv-26:D2:1"]}
     prompt = fake.requests[0].prompt
@@ -87,7 +87,7 @@ def test_select_reply_is_coverage_only_and_its_union_is_the_selection():
     ids or requirement numbers, by schema); the selection is their union in requirement order."""
     fake = Scripted('{"coverage": {"1": ["m3", "m1"], "2": ["m1", "m4"]}}')
     pool = [("a", "t1"), ("b", "t2"), ("c", "t3")]
-    sel = judges.select_subset(fake, "Q?", pool, requirements=["order date", "arrival date"])
+    sel = selector.select_subset(fake, "Q?", pool, requirements=["order date", "arrival date"])
     assert sel.ids == ["c", "a"] and sel.coverage == {"order date": ["c", "a"], "arrival date": ["a"]}
     schema = json.loads(fake.requests[0].json_schema)
     cov = schema["properties"]["coverage"]
@@ -97,113 +97,73 @@ def test_select_reply_is_coverage_only_and_its_union_is_the_selection():
 
 
 def test_select_with_empty_pool_and_default_requirements(rules):
-    assert judges.select_subset(rules, SHUTTER, []).ids == []
+    assert selector.select_subset(rules, SHUTTER, []).ids == []
     fake = Scripted('{"requirements": ["x"]}', '{"ids": [], "coverage": {}}')
-    sel = judges.select_subset(fake, "Q?", [("a", "t")])
+    sel = selector.select_subset(fake, "Q?", [("a", "t")])
     assert sel == ([], {"x": []}) and sel.covered_fraction == 0.0
     assert [r.role for r in fake.requests] == ["decompose", "select"]
 
 
 def test_choose_tool_validates_against_the_offered_tools():
     fake = Scripted('{"tool": "Session"}')
-    assert judges.choose_tool(fake, "Q?", ["e1"], {"text": "search", "session": "neighbours"}) == "session"
+    assert tool_chooser.choose_tool(fake, "Q?", ["e1"], {"text": "search", "session": "neighbours"}) == "session"
     assert "- session: neighbours" in fake.requests[0].prompt
     bad = Scripted('{"tool": "web_search"}', '{"tool": "text"}')
-    assert judges.choose_tool(bad, "Q?", [], ["text", "entity"]) == "text"
+    assert tool_chooser.choose_tool(bad, "Q?", [], ["text", "entity"]) == "text"
     assert "web_search" not in bad.requests[1].prompt.split("Your previous reply")[0]
 
 
 def test_answer_accepts_json_or_a_bare_reply():
-    assert judges.answer(Scripted('{"answer": "5 days"}'), ARRIVED, [ORDER, ARRIVAL]) == "5 days"
-    assert judges.answer(Scripted('{"answer": 5}'), ARRIVED, [ORDER, ARRIVAL]) == "5"
-    assert judges.answer(Scripted("Five days."), ARRIVED, [ORDER]) == "Five days."
+    assert answerer.answer(Scripted('{"answer": "5 days"}'), ARRIVED, [ORDER, ARRIVAL]) == "5 days"
+    assert answerer.answer(Scripted('{"answer": 5}'), ARRIVED, [ORDER, ARRIVAL]) == "5"
+    assert answerer.answer(Scripted("Five days."), ARRIVED, [ORDER]) == "Five days."
     fake = Scripted('{"answer": "x"}')
-    judges.answer(fake, ARRIVED, [ORDER, ARRIVAL])
+    answerer.answer(fake, ARRIVED, [ORDER, ARRIVAL])
     assert "[1] I ordered" in fake.requests[0].prompt and "[2] it arrived" in fake.requests[0].prompt
     assert "Do not invent entities" in fake.requests[0].prompt
 
 
-def test_time_span_questions_over_a_large_set_are_answered_from_the_snippets_focus_names():
-    noise = [f"I went hiking on day {i}" for i in range(7)]
-    texts = [noise[0], ORDER, *noise[1:5], ARRIVAL, *noise[5:]]  # 9 snippets: ORDER is [2], ARRIVAL [7]
-    assert judges.focus(Scripted('{"snippets": [7, 9, 7, 99, 0, 3, 2]}'), SHUTTER, texts) == (1, 2, 6, 8)
-    fake = Scripted('{"snippets": [7, 2, 2, 99, 0]}', '{"answer": "5 days"}')
-    got = judges.answer_with_focus(fake, SHUTTER, texts)
-    assert (got.text, got.focus, got.how) == ("5 days", (1, 6), "from snippets 2, 7 (focus)")
-    first, second = fake.requests
-    assert first.role == "focus" and first.prompt.startswith("Evidence snippets, in order:\n[1] I went hiking")
-    assert json.loads(first.json_schema)["properties"]["snippets"]["maxItems"] == judges.FOCUS_MAX
-    assert second.role == "answer" and "[1] I ordered" in second.prompt and "[2] it arrived" in second.prompt
-    assert "hiking" not in second.prompt  # out-of-range and repeated numbers dropped, evidence order kept
-    # a reply naming no snippet leaves the whole set to the answerer
-    none = Scripted('{"snippets": []}', '{"answer": "x"}')
-    judges.answer(none, SHUTTER, texts, focus_first=True)
-    assert "hiking" in none.requests[1].prompt
-    # and so does a focus call that fails for good (a reply it cannot use, then the same after the re-ask)
-    broken = Scripted('{"answer": "5 days"}', '{"answer": "5 days"}', '{"answer": "y"}')
-    assert judges.answer(broken, SHUTTER, texts, focus_first=True) == "y"
-    assert [r.role for r in broken.requests] == ["focus", "focus", "answer"]
-    assert "hiking" in broken.requests[2].prompt
-    plain = Scripted('{"answer": "x"}')
-    judges.answer(plain, ARRIVED, texts)  # off by default
-    assert [r.role for r in plain.requests] == ["answer"]
-    # other questions, and small sets, go straight to the answerer
-    for question, evidence in (("What did I order?", texts), (SHUTTER, texts[:judges.FOCUS_FROM])):
-        direct = Scripted('{"answer": "x"}')
-        judges.answer(direct, question, evidence, focus_first=True)
-        assert [r.role for r in direct.requests] == ["answer"]
-    assert judges.needs_focus("How long did Jon take to open his studio?", texts)
-    assert judges.needs_focus("How many weeks passed between the two adoptions?", texts)
-    assert not judges.needs_focus("How many dogs does Audrey have?", texts)
-
-
 def test_the_time_between_two_events_is_computed_from_the_dates_the_model_copies():
     fake = Scripted('{"earlier": "February 10th", "later": "February 5th"}')  # swapped, as a 1.5B model may
-    got = judges.answered(fake, SHUTTER, [ORDER, ARRIVAL])
-    assert got == ("5 days", (), ("February 10th", "February 5th"))
+    got = answerer.answered(fake, SHUTTER, [ORDER, ARRIVAL])
+    assert got == ("5 days", ("February 10th", "February 5th"))
     assert got.how == "computed: the time between February 10th and February 5th, dates read from the evidence"
-    assert judges.answered(Scripted('{"answer": "x"}'), ARRIVED, [ORDER]).how == ""  # extractive
+    assert answerer.answered(Scripted('{"answer": "x"}'), ARRIVED, [ORDER]).how == ""  # extractive
     (request,) = fake.requests
     assert request.role == "span" and request.prompt.startswith("Evidence snippets, in order:\n[1] I ordered")
     assert json.loads(request.json_schema)["required"] == ["earlier", "later"]
     weeks = "How many weeks passed between the bake sale and the charity run?"
-    assert judges.span_answer(weeks, "26 February 2023", "2023-03-21") == "3 weeks"
-    assert judges.span_answer(weeks, "December 28, 2022", "January 4") == "1 week"  # the year carried over
+    assert answerer.span_answer(weeks, "26 February 2023", "2023-03-21") == "3 weeks"
+    assert answerer.span_answer(weeks, "December 28, 2022", "January 4") == "1 week"  # the year carried over
     # no answer computed -> the extractive answerer: a date missing or unreadable, the same date
     # twice, a gap that rounds to 0 in the unit asked, or a span call that fails for good
     for reply in ('{"earlier": "3/20", "later": "3/27"}', '{"earlier": "March 15", "later": "March 15th"}',
                   '{"earlier": "", "later": "March 15"}'):
         fallback = Scripted(reply, '{"answer": "29 days"}')
-        assert judges.answer(fallback, SHUTTER, [ORDER, ARRIVAL]) == "29 days"
+        assert answerer.answer(fallback, SHUTTER, [ORDER, ARRIVAL]) == "29 days"
         assert [r.role for r in fallback.requests] == ["span", "answer"]
-    assert judges.span_answer("How many years passed between the two moves?", "2023-04-02", "2023-08-04") is None
+    assert answerer.span_answer("How many years passed between the two moves?", "2023-04-02", "2023-08-04") is None
     broken = Scripted('{"answer": "5 days"}', '{"answer": "5 days"}', '{"answer": "y"}')
-    assert judges.answer(broken, SHUTTER, [ORDER, ARRIVAL]) == "y"
+    assert answerer.answer(broken, SHUTTER, [ORDER, ARRIVAL]) == "y"
     assert [r.role for r in broken.requests] == ["span", "span", "answer"]
     # other questions ("... ago" needs today's date; "how long" names no unit), and the paper's
     # answerer alone, make the one answer call
     for question, span_first in (("How many days ago did I order the remote shutter release?", True),
                                  (ARRIVED, True), (SHUTTER, False)):
         direct = Scripted('{"answer": "x"}')
-        judges.answer(direct, question, [ORDER, ARRIVAL], span_first=span_first)
+        answerer.answer(direct, question, [ORDER, ARRIVAL], span_first=span_first)
         assert [r.role for r in direct.requests] == ["answer"]
 
 
 def test_rules_span_gives_the_two_event_dates_the_rules_answer_subtracts(rules):
-    assert judges.span_dates(rules, SHUTTER, [ARRIVAL, ORDER]) == ("February 5", "February 10")
-    assert judges.answer(rules, SHUTTER, [ARRIVAL, "I love photography", ORDER]) == "5 days"
-    assert judges.span_dates(rules, SHUTTER, ["I love photography"]) == ("", "")
-
-
-def test_rules_focus_names_the_snippets_sharing_most_with_the_question(rules):
-    texts = ["I went hiking", ORDER, "lunch", ARRIVAL, "remote work"]
-    assert judges.focus(rules, SHUTTER, texts) == (1, 3, 4)
-    assert judges.focus(rules, "Why is the sky blue?", texts) == ()
+    assert answerer.span_dates(rules, SHUTTER, [ARRIVAL, ORDER]) == ("February 5", "February 10")
+    assert answerer.answer(rules, SHUTTER, [ARRIVAL, "I love photography", ORDER]) == "5 days"
+    assert answerer.span_dates(rules, SHUTTER, ["I love photography"]) == ("", "")
 
 
 def test_judge_uses_the_papers_prompt_and_reads_the_label():
     fake = Scripted('{"reason": "Same interval.", "label": "CORRECT"}')
-    assert judges.judge(fake, SHUTTER, "5 days", "five days") == "CORRECT"
+    assert answer_judge.judge(fake, SHUTTER, "5 days", "five days") == "CORRECT"
     prompt = fake.requests[0].prompt
     assert prompt.startswith("Your task is to label an answer to a question as 'CORRECT' or 'WRONG'.")
     assert "Gold answer: 5 days\nGenerated answer: five days" in prompt
@@ -212,9 +172,9 @@ def test_judge_uses_the_papers_prompt_and_reads_the_label():
     # the schema emits properties in order, so the reason must come first
     assert list(json.loads(fake.requests[0].json_schema)["properties"]) == ["reason", "label"]
     # a reply that is not JSON but names exactly one label is accepted; both labels are re-asked
-    assert judges.judge(Scripted("The dates match, so CORRECT"), "q", "g", "a") == "CORRECT"
+    assert answer_judge.judge(Scripted("The dates match, so CORRECT"), "q", "g", "a") == "CORRECT"
     twice = Scripted("CORRECT or WRONG?", '{"label": "WRONG"}')
-    assert judges.judge(twice, "q", "g", "a") == "WRONG" and len(twice.requests) == 2
+    assert answer_judge.judge(twice, "q", "g", "a") == "WRONG" and len(twice.requests) == 2
 
 
 def test_suff_is_blinded():
@@ -223,8 +183,8 @@ def test_suff_is_blinded():
     adj = Scripted('{"label": "insufficient"}')
     snippets = ["[conv-26:D1:3] " + ORDER, "D1:4: " + ARRIVAL, "answer_4be1b6b4_2: I like film cameras",
                 "7f3e9a21_5 - more text", ARRIVAL]
-    res = judges.suff_at_set((a, b), adj, SHUTTER, "5 days", snippets)
-    assert res == judges.SuffResult("sufficient", ("sufficient", "sufficient"), False, ("both dates", "both dates"))
+    res = sufficiency.suff_at_set((a, b), adj, SHUTTER, "5 days", snippets)
+    assert res == sufficiency.SuffResult("sufficient", ("sufficient", "sufficient"), False, ("both dates", "both dates"))
     assert adj.requests == []  # no disagreement, no adjudicator call
     prompt = a.requests[0].prompt
     assert prompt == b.requests[0].prompt
@@ -245,26 +205,26 @@ def test_suff_disagreement_goes_to_the_adjudicator():
     a = Scripted('{"reason": "has both dates", "label": "sufficient"}')
     b = Scripted('{"reason": "arrival date unclear", "label": "uncertain"}')
     adj = Scripted('{"reason": "both dates are given", "label": "sufficient"}')
-    res = judges.suff_at_set((a, b), adj, SHUTTER, "5 days", [ORDER, ARRIVAL])
+    res = sufficiency.suff_at_set((a, b), adj, SHUTTER, "5 days", [ORDER, ARRIVAL])
     assert (res.label, res.judge_labels, res.adjudicated) == ("sufficient", ("sufficient", "uncertain"), True)
     assert res.reasons == ("has both dates", "arrival date unclear", "both dates are given")
     (req,) = adj.requests
     assert req.role == "adjudicate"
     assert "Judge A: sufficient (has both dates)" in req.prompt and "Judge B: uncertain" in req.prompt
-    uncertain = judges.suff_at_set((Scripted('{"label": "uncertain"}'), Scripted('{"label": "Uncertain"}')),
+    uncertain = sufficiency.suff_at_set((Scripted('{"label": "uncertain"}'), Scripted('{"label": "Uncertain"}')),
                                    adj, SHUTTER, "5 days", [ORDER])
     assert uncertain.label == "uncertain" and uncertain.sufficient is None
 
 
 def test_suff_failure_propagates_as_llm_call_failed():
     with pytest.raises(LLMCallFailed):
-        judges.suff_at_set((Scripted("??"), Scripted("??")), RulesLLM(), SHUTTER, "5 days", [ORDER])
+        sufficiency.suff_at_set((Scripted("??"), Scripted("??")), RulesLLM(), SHUTTER, "5 days", [ORDER])
 
 
 def test_prompts_stay_short_for_a_small_local_model():
-    suff = [judges._fill(judges.SUFF_PROMPT, procedure=how) for how in judges.SUFF_PROCEDURES.values()]
-    for prompt in (judges.DECOMPOSE_PROMPT, judges.SELECT_PROMPT, judges.TOOL_PROMPT, judges.ANSWER_PROMPT,
-                   judges.FOCUS_PROMPT, judges.SPAN_PROMPT, judges.JUDGE_PROMPT, *suff):
+    suff = [prompting.fill(sufficiency.SUFF_PROMPT, procedure=how) for how in sufficiency.SUFF_PROCEDURES.values()]
+    for prompt in (decomposer.DECOMPOSE_PROMPT, selector.SELECT_PROMPT, tool_chooser.TOOL_PROMPT, answerer.ANSWER_PROMPT,
+                   answerer.SPAN_PROMPT, answer_judge.JUDGE_PROMPT, *suff):
         assert len(prompt.split()) < 300
         assert "{" in prompt and '"' in prompt  # one worked JSON example each
 
@@ -276,8 +236,8 @@ def test_evidence_reading_prompts_share_the_evidence_prefix():
              "(10 February 2023) assistant: Enjoy it"]
     ans, a, b, adj = Scripted('{"answer": "5 days"}'), Scripted('{"label": "sufficient"}'), \
         Scripted('{"label": "insufficient"}'), Scripted('{"label": "sufficient"}')
-    judges.answer(ans, SHUTTER, dated)
-    res = judges.suff_at_set((a, b), adj, SHUTTER, "5 days", dated, procedure_b="cite")
+    answerer.answer(ans, SHUTTER, dated)
+    res = sufficiency.suff_at_set((a, b), adj, SHUTTER, "5 days", dated, procedure_b="cite")
     assert res.adjudicated and res.label == "sufficient"
     block = ("Evidence snippets, in order:\n05 February 2023:\n[1] user: " + ORDER + "\n10 February 2023:\n"
              "[2] user: " + ARRIVAL + "\n[3] assistant: Enjoy it\n\n")

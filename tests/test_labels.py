@@ -1,4 +1,4 @@
-"""bfr_core.labels: queue from finished runs (deduplicated by evidence), blinding, history,
+"""bfr_core.evaluation.labels: queue from finished runs (deduplicated by evidence), blinding, history,
 judges' labels, agreement, export, and the ``bfr label-export`` command."""
 
 import csv
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bfr_core import evaluate, labels
 from bfr_core.cli import main
+from bfr_core.evaluation import evaluate, labels
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 from bfr_core.store import Store
 

@@ -7,7 +7,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bfr_core import judges
 from bfr_core.config import LLMConfig
 from bfr_core.llm import (
     CachedLLM,
@@ -22,6 +21,7 @@ from bfr_core.llm import (
     export_calls,
     make_llm,
 )
+from bfr_core.roles import answer_judge, answerer, decomposer, selector, sufficiency, tool_chooser
 from bfr_core.store import Store
 
 SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
@@ -42,13 +42,13 @@ class CountingRules(RulesLLM):
 
 
 def _pipeline(llm) -> tuple:
-    reqs = judges.decompose(llm, SHUTTER)
-    sel = judges.select_subset(llm, SHUTTER, [("t1", "I love photography"), ("t2", EVIDENCE[0]),
+    reqs = decomposer.decompose(llm, SHUTTER)
+    sel = selector.select_subset(llm, SHUTTER, [("t1", "I love photography"), ("t2", EVIDENCE[0]),
                                               ("t3", EVIDENCE[1])], requirements=reqs)
-    tool = judges.choose_tool(llm, SHUTTER, EVIDENCE[:1], ["text", "entity", "session", "stop"])
-    ans = judges.extractive(llm, SHUTTER, EVIDENCE)
-    verdict = judges.judge(llm, SHUTTER, "5 days", ans)
-    suff = judges.suff_at_set((llm, llm), llm, SHUTTER, "5 days", EVIDENCE)
+    tool = tool_chooser.choose_tool(llm, SHUTTER, EVIDENCE[:1], ["text", "entity", "session", "stop"])
+    ans = answerer.extractive(llm, SHUTTER, EVIDENCE)
+    verdict = answer_judge.judge(llm, SHUTTER, "5 days", ans)
+    suff = sufficiency.suff_at_set((llm, llm), llm, SHUTTER, "5 days", EVIDENCE)
     return reqs, sel, tool, ans, verdict, suff
 
 
@@ -71,10 +71,10 @@ def test_cache_survives_reopening_the_store(tmp_path):
     path = tmp_path / "c.duckdb"
     store = Store(path)
     fake = CountingRules()
-    ans = judges.extractive(make_llm(LLMConfig(), store, provider=fake), SHUTTER, EVIDENCE)
+    ans = answerer.extractive(make_llm(LLMConfig(), store, provider=fake), SHUTTER, EVIDENCE)
     store.close()
     store = Store(path)
-    again = judges.extractive(make_llm(LLMConfig(), store, provider=fake), SHUTTER, EVIDENCE)
+    again = answerer.extractive(make_llm(LLMConfig(), store, provider=fake), SHUTTER, EVIDENCE)
     assert (ans, again, fake.calls) == ("5 days", "5 days", 1)
     row = store.cursor().execute(
         "SELECT provider, model, temperature, length(prompt_sha256), tokens_in > 0, created IS NOT NULL "
@@ -115,10 +115,10 @@ def test_failures_are_logged_not_cached_and_a_rerun_retries_them():
     cfg = LLMConfig(provider="openai", max_retries=1)
     llm = make_llm(cfg, store, run_id="r", provider=flaky, sleep=lambda s: None)
     with pytest.raises(LLMCallFailed) as err:
-        judges.extractive(llm, SHUTTER, EVIDENCE)
+        answerer.extractive(llm, SHUTTER, EVIDENCE)
     assert "503" in err.value.reason and "2 attempts" in err.value.reason
     assert store.cursor().execute("SELECT count(*) FROM llm_cache").fetchone() == (0,)
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"  # attempt 3 fails, 4 succeeds
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days"  # attempt 3 fails, 4 succeeds
     summary = call_summary(store, "r")
     assert (summary.calls, summary.failed, summary.provider_calls, summary.attempts) == (2, 1, 1, 4)
     assert summary.cost_usd == pytest.approx(0.001)
@@ -132,20 +132,20 @@ def test_concurrent_identical_calls_pay_once():
     fake = CountingRules()
     llm = make_llm(LLMConfig(concurrency=4), store, provider=fake)
     with ThreadPoolExecutor(8) as pool:
-        answers = list(pool.map(lambda _: judges.extractive(llm, SHUTTER, EVIDENCE), range(16)))
+        answers = list(pool.map(lambda _: answerer.extractive(llm, SHUTTER, EVIDENCE), range(16)))
     assert set(answers) == {"5 days"} and fake.calls == 1
 
 
 def test_read_only_store_serves_hits_and_writes_nothing(tmp_path):
     path = tmp_path / "ro.duckdb"
     store = Store(path)
-    judges.extractive(make_llm(LLMConfig(), store), SHUTTER, EVIDENCE)
+    answerer.extractive(make_llm(LLMConfig(), store), SHUTTER, EVIDENCE)
     store.close()
     ro = Store(path, read_only=True)
     fake = CountingRules()
     llm = CachedLLM(fake, LLMCache(ro))
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days" and fake.calls == 0
-    assert judges.extractive(llm, SHUTTER, EVIDENCE[:1]) and fake.calls == 1  # a miss: asked, not stored
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days" and fake.calls == 0
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE[:1]) and fake.calls == 1  # a miss: asked, not stored
 
 
 def test_retry_policy_is_passed_through_and_labels_survive_wrapping():

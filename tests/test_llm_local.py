@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bfr_core import judges
 from bfr_core.config import LLMConfig
-from bfr_core.evidence_fit import prompt_budget
 from bfr_core.llm import LLMConfigError, call_summary, make_llm
+from bfr_core.roles import answer_judge, answerer, decomposer, prompting
+from bfr_core.roles.fit import prompt_budget
 from bfr_core.store import Store
 
 pytestmark = pytest.mark.localllm
@@ -36,14 +36,14 @@ def local():
 
 
 def test_local_model_on_the_shutter_question(local):
-    reqs = judges.decompose(local, SHUTTER)
+    reqs = decomposer.decompose(local, SHUTTER)
     assert 2 <= len(reqs) <= 5, reqs
-    generated = judges.answer(local, SHUTTER, EVIDENCE)
+    generated = answerer.answer(local, SHUTTER, EVIDENCE)
     assert "5" in generated or "five" in generated.lower(), generated
-    assert judges.judge(local, SHUTTER, "5 days", generated) == "CORRECT"
+    assert answer_judge.judge(local, SHUTTER, "5 days", generated) == "CORRECT"
     # a rerun is served from the cache
     before = call_summary(local.cache.store, "local").provider_calls
-    assert judges.answer(local, SHUTTER, EVIDENCE) == generated
+    assert answerer.answer(local, SHUTTER, EVIDENCE) == generated
     assert call_summary(local.cache.store, "local").provider_calls == before
 
 
@@ -86,8 +86,8 @@ def test_greedy_grammar_replies_token_for_token_as_response_format(local):
     forced = LLMRequest(prompt='Reply with JSON only: {"label": "yes"}', json_mode=True, max_tokens=24,
                         json_schema=json.dumps({"type": "object", "required": ["label"], "properties": {
                             "label": {"type": "string", "enum": ["zebra crossing"]}}}))
-    role = judges._request("decompose", judges._fill(judges.DECOMPOSE_PROMPT, question=SHUTTER), {},
-                           judges.DECOMPOSE_SCHEMA, max_tokens=160)
+    role = prompting.build_request("decompose", prompting.fill(decomposer.DECOMPOSE_PROMPT, question=SHUTTER), {},
+                           decomposer.DECOMPOSE_SCHEMA, max_tokens=160)
     llama.cache = None  # with an empty context and no state cache a reply depends on its prompt only
     try:
         for request in (forced, role):
@@ -112,7 +112,7 @@ def test_grammar_for_is_the_schema_grammar_or_plain_json():
     from bfr_core.llm.base import LLMRequest
     from bfr_core.llm.local_provider import grammar_for
 
-    schema = json.dumps(judges.JUDGE_SCHEMA)
+    schema = json.dumps(answer_judge.JUDGE_SCHEMA)
     assert grammar_for(LLMRequest(prompt="", json_mode=True, json_schema=schema)) == \
         llama_grammar.json_schema_to_gbnf(schema)
     assert grammar_for(LLMRequest(prompt="", json_mode=True)) == llama_grammar.JSON_GBNF
@@ -128,10 +128,10 @@ def shutter(local, tmp_path_factory):
     """b3c15d39 with BFR-MV's evidence, fitted to the local model's 4,096-token context."""
     if not LME.exists():
         pytest.skip("LongMemEval dev50 file not present")
-    from bfr_core.answering import render_evidence
-    from bfr_core.evidence_fit import fit_snippets
     from bfr_core.ingest.longmemeval import load_longmemeval
     from bfr_core.pipeline import run
+    from bfr_core.roles.fit import fit_snippets
+    from bfr_core.roles.snippets import render as render_evidence
 
     tmp = tmp_path_factory.mktemp("shutter")
     with gzip.open(LME, "rt", encoding="utf-8") as fh:
@@ -149,7 +149,7 @@ def shutter(local, tmp_path_factory):
 
 def test_b3c15d39_bfr_mv_evidence_fits_the_local_context_with_both_dates(local, shutter):
     q, trace, full, texts = shutter
-    assert len(judges.decompose(local, q.text)) >= 2
+    assert len(decomposer.decompose(local, q.text)) >= 2
     assert {"answer_05d808e6_1_11", "answer_05d808e6_2_1"} <= set(trace.evidence)
     assert len(texts) == len(trace.evidence) == 40
     budget, count = prompt_budget([local])
@@ -159,18 +159,6 @@ def test_b3c15d39_bfr_mv_evidence_fits_the_local_context_with_both_dates(local, 
     assert "remote shutter release that arrived on February 10th" in joined
 
 
-def test_with_focus_the_local_model_answers_b3c15d39_from_the_bfr_mv_evidence(local, shutter):
-    """The opt-in focus step: the model names the snippets with both dates and answers 5 days from them."""
-    q, _, _, texts = shutter
-    assert judges.needs_focus(q.text, texts)
-    cited = judges.focus(local, q.text, texts)
-    assert 2 <= len(cited) <= judges.FOCUS_MAX
-    joined = "\n".join(texts[i] for i in cited)
-    assert "February 5th" in joined and "February 10th" in joined, joined
-    generated = judges.answer(local, q.text, texts, focus_first=True)
-    assert "5" in generated or "five" in generated.lower(), generated
-    assert judges.judge(local, q.text, q.answer, generated) == "CORRECT"
-
 
 def test_local_model_answers_b3c15d39_from_the_bfr_mv_evidence(local, shutter):
     """The default answerer over the 40 fitted BFR-MV snippets: on this "how many days ... after"
@@ -178,7 +166,7 @@ def test_local_model_answers_b3c15d39_from_the_bfr_mv_evidence(local, shutter):
     paper's answerer alone answers "10 days" here (a date it read); bench/out/llm_timespan.json
     measures both on every time-span question."""
     q, _, _, texts = shutter
-    generated = judges.answer(local, q.text, texts)
-    assert judges.span_answer(q.text, *judges.span_dates(local, q.text, texts)) == generated  # cached call
+    generated = answerer.answer(local, q.text, texts)
+    assert answerer.span_answer(q.text, *answerer.span_dates(local, q.text, texts)) == generated  # cached call
     assert "5" in generated or "five" in generated.lower(), generated
-    assert judges.judge(local, q.text, q.answer, generated) == "CORRECT"
+    assert answer_judge.judge(local, q.text, q.answer, generated) == "CORRECT"

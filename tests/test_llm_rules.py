@@ -145,7 +145,7 @@ def test_dates_parse_in_common_formats():
 
 
 def test_session_date_prefixes_are_used_as_anchors_not_as_content():
-    # the rendering bfr_core.answering uses: "(date) speaker: text"
+    # the rendering bfr_core.evaluation.answers uses: "(date) speaker: text"
     ev = ["(01 March 2023) user: I ordered a new remote shutter release online on February 5th. Excited!",
           "(10 February 2023) user: it arrived today"]
     assert R.answer(SHUTTER, ev) == "5 days"

@@ -8,10 +8,10 @@ import traceback
 import pytest
 from llm_wire_server import WireServer
 
-from bfr_core import judges
 from bfr_core.config import LLMConfig
 from bfr_core.llm import LLMCallFailed, LLMConfigError, Secret, api_key, export_calls, make_llm
 from bfr_core.llm.base import redact
+from bfr_core.roles import answerer
 from bfr_core.store import Store
 
 PLANTED = {"anthropic": "sk-ant-PLANTED-7f3c9e1d5b2a8c4e6f0a", "openai": "sk-PLANTED-2b8e4f6a0c1d3e5f7a9b"}
@@ -38,13 +38,13 @@ def test_planted_key_never_leaks(provider, caplog, tmp_path):
         cfg = LLMConfig(provider=provider, base_url=url, max_retries=1, timeout_s=5)
         caplog.set_level(logging.DEBUG)
         llm = make_llm(cfg, store, run_id="leak", env=ENV, secrets_path="/nonexistent", sleep=lambda s: None)
-        assert judges.answer(llm, Q, ["I ordered it on February 5th."]) == "February 5th"
+        assert answerer.answer(llm, Q, ["I ordered it on February 5th."]) == "February 5th"
         server.fail_next("echo")  # a 401 whose body quotes the credentials back
         with pytest.raises(LLMCallFailed) as err:
-            judges.answer(llm, Q, ["other evidence"])
+            answerer.answer(llm, Q, ["other evidence"])
         server.fail_next("500", "500")
         with pytest.raises(LLMCallFailed) as err2:
-            judges.answer(llm, Q, ["third evidence"])
+            answerer.answer(llm, Q, ["third evidence"])
         seen = server.seen[1].headers
         assert PLANTED[provider] in (seen.get("x-api-key", "") + seen.get("authorization", ""))  # it was sent
         exc_text = "".join(

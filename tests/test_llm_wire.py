@@ -13,9 +13,9 @@ import json
 import pytest
 from llm_wire_server import WireServer
 
-from bfr_core import judges
 from bfr_core.config import LLMConfig
 from bfr_core.llm import LLMCallFailed, call_summary, make_llm
+from bfr_core.roles import answer_judge, answerer, decomposer, selector, sufficiency, tool_chooser
 from bfr_core.store import Store
 
 SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
@@ -47,7 +47,7 @@ def client(server: WireServer, provider: str, *, retries: int = 3, timeout: floa
 def test_request_shape_and_parsed_reply(server, provider):
     server.reply = '{"answer": "5 days"}'
     llm, _ = client(server, provider)
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
     (seen,) = server.seen
     body = seen.body
     assert body["model"] == "wire-model"
@@ -86,7 +86,7 @@ def test_429_and_500_are_retried_with_backoff(server, provider):
     server.reply = '{"label": "CORRECT"}'
     server.fail_next("429", "500", "429")
     llm, waits = client(server, provider, retries=4)
-    assert judges.judge(llm, SHUTTER, "5 days", "five days") == "CORRECT"
+    assert answer_judge.judge(llm, SHUTTER, "5 days", "five days") == "CORRECT"
     assert len(server.seen) == 4 and len(waits) == 3
     assert waits[1] > waits[0] * 1.5  # exponential: the second wait roughly doubles the first
     assert call_summary(llm.cache.store, "w").attempts == 4
@@ -96,18 +96,18 @@ def test_gives_up_after_retries_and_a_rerun_tries_again(server, provider):
     server.fail_next("500", "500")
     llm, waits = client(server, provider, retries=1)
     with pytest.raises(LLMCallFailed) as err:
-        judges.extractive(llm, SHUTTER, EVIDENCE)
+        answerer.extractive(llm, SHUTTER, EVIDENCE)
     assert "HTTP 500" in err.value.reason and len(server.seen) == 2 and len(waits) == 1
     server.reply = '{"answer": "5 days"}'
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"  # failures were not cached
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days" and len(server.seen) == 3  # now it is
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days"  # failures were not cached
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days" and len(server.seen) == 3  # now it is
 
 
 def test_timeout_is_retried_then_fails_with_reason(server, provider):
     server.fail_next("delay", "delay")  # held for 30 s or until the server stops: always times out
     llm, waits = client(server, provider, retries=1, timeout=0.5)
     with pytest.raises(LLMCallFailed, match="timed out"):
-        judges.extractive(llm, SHUTTER, EVIDENCE)
+        answerer.extractive(llm, SHUTTER, EVIDENCE)
     assert len(waits) == 1
 
 
@@ -116,7 +116,7 @@ def test_timeout_then_success(server, provider):
     server.fail_next("delay")
     # 1 s is ample for a loopback reply; spare retries absorb a badly overloaded machine
     llm, _ = client(server, provider, retries=4, timeout=1.0)
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
 
 
 @pytest.mark.parametrize("fault", ["malformed", "truncated"])
@@ -124,7 +124,7 @@ def test_broken_response_bodies_are_retried(server, provider, fault):
     server.reply = '{"answer": "5 days"}'
     server.fail_next(fault)
     llm, waits = client(server, provider)
-    assert judges.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
+    assert answerer.extractive(llm, SHUTTER, EVIDENCE) == "5 days"
     assert len(server.seen) == 2 and len(waits) == 1
 
 
@@ -132,12 +132,12 @@ def test_malformed_model_json_is_repaired_or_reasked(server, provider):
     replies = iter(['Here you go: {"requirements": ["date I ordered it", "date it arrived",]}'])
     server.reply = lambda body: next(replies)
     llm, _ = client(server, provider)
-    assert judges.decompose(llm, SHUTTER) == ["date I ordered it", "date it arrived"]
+    assert decomposer.decompose(llm, SHUTTER) == ["date I ordered it", "date it arrived"]
     assert len(server.seen) == 1
 
     replies = iter(["I cannot decide.", '{"label": "insufficient", "reason": "arrival missing"}'])
     server.reply = lambda body: next(replies)
-    res = judges.suff_at_set((llm, llm), llm, SHUTTER, "5 days", EVIDENCE[:1])
+    res = sufficiency.suff_at_set((llm, llm), llm, SHUTTER, "5 days", EVIDENCE[:1])
     assert res.label == "insufficient" and not res.adjudicated
     reask = server.seen[-1].body["messages"][-1]["content"]
     assert "could not be used" in reask  # the single re-ask, sent after the unusable first reply
@@ -147,7 +147,7 @@ def test_truncated_model_json_is_closed(server, provider):
     server.reply = '{"ids": ["m2", "m3"], "coverage": {"1": ["m2"], "2": ["m3"'
     llm, _ = client(server, provider)
     pool = [("a", "photography"), ("b", EVIDENCE[0]), ("c", EVIDENCE[1])]
-    sel = judges.select_subset(llm, SHUTTER, pool, requirements=["order date", "arrival date"])
+    sel = selector.select_subset(llm, SHUTTER, pool, requirements=["order date", "arrival date"])
     assert sel.ids == ["b", "c"] and sel.coverage == {"order date": ["b"], "arrival date": ["c"]}
     prompt = server.seen[0].body["messages"][-1]["content"]
     assert "[m2] I ordered" in prompt and "1. order date" in prompt
@@ -157,7 +157,7 @@ def test_garbage_twice_fails_the_call(server, provider):
     server.reply = "no idea"
     llm, _ = client(server, provider)
     with pytest.raises(LLMCallFailed, match="unusable reply"):
-        judges.choose_tool(llm, SHUTTER, EVIDENCE, ["text", "session"])
+        tool_chooser.choose_tool(llm, SHUTTER, EVIDENCE, ["text", "session"])
     assert len(server.seen) == 2
 
 
@@ -165,5 +165,5 @@ def test_openai_compatible_server_without_a_key(server):
     server.reply = json.dumps({"tool": "session"})
     cfg = LLMConfig(provider="openai", model="qwen", base_url=server.openai_url)
     llm = make_llm(cfg, Store(), env={}, secrets_path="/nonexistent")
-    assert judges.choose_tool(llm, SHUTTER, EVIDENCE[:1], ["text", "session"]) == "session"
+    assert tool_chooser.choose_tool(llm, SHUTTER, EVIDENCE[:1], ["text", "session"]) == "session"
     assert server.seen[0].headers["authorization"] == "Bearer no-key-needed"

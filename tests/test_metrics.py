@@ -1,4 +1,4 @@
-"""bfr_core.metrics: hand-computed examples, the official scorers' edge cases, and properties."""
+"""bfr_core.evaluation.metrics: hand-computed examples, the official scorers' edge cases, and properties."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bfr_core import metrics as m
+from bfr_core.evaluation import metrics as m
 
 # --------------------------------------------------------------------------------------------
 # Paper, Table 1 and Appendix B: the remote shutter release (LongMemEval-S b3c15d39)

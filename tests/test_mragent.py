@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
-from bfr_core import mragent
+from bfr_core.baselines import mragent
+from bfr_core.method.requirements import Requirement
 from bfr_core.pipeline import run_query
 from bfr_core.records import Query
-from bfr_core.requirements import Requirement
 
 BIG = make_views(big_rows())
 Q = Query("q", "s", "When did Caroline talk about the camera and the tripod?")
@@ -35,14 +35,14 @@ def test_rule_choice():
 
 
 def test_llm_chooses_the_tool(monkeypatch):
-    from bfr_core import judges
+    from bfr_core.roles import decomposer, tool_chooser
 
     class LLM:
         label = "fake:m"
 
     picks = iter(["session", "stop"])
-    monkeypatch.setattr(judges, "choose_tool", lambda llm, q, ev, tools: next(picks))
-    monkeypatch.setattr(judges, "decompose", lambda llm, q: ["camera", "tripod"])
+    monkeypatch.setattr(tool_chooser, "choose_tool", lambda llm, q, ev, tools: next(picks))
+    monkeypatch.setattr(decomposer, "decompose", lambda llm, q: ["camera", "tripod"])
     tr = run_query(make_views(SHUTTER_ROWS), Q, "mragent-flat", dataset_id="fake", llm=LLM())
     tools = [s.data["tool"] for s in tr.steps if s.kind == "tool"]
     assert tools == ["text", "session"] and tr.steps[-1].kind == "stop"

@@ -1,4 +1,4 @@
-"""Our arm ``bfr`` (bfr_core.ours): score pieces, trace shape, budgets, and the shutter-release case."""
+"""Our arm ``bfr`` (bfr_core.method.ours): score pieces, trace shape, budgets, and the shutter-release case."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from fakes_views import SHUTTER_ROWS, make_views
 
-from bfr_core import ours
-from bfr_core.arms import resolve
-from bfr_core.budgets import budget_for
 from bfr_core.config import Budget, Config, RetrievalConfig
-from bfr_core.pipeline import ArmContext
+from bfr_core.method import ours
+from bfr_core.method.budgets import budget_for
+from bfr_core.pipeline import ArmContext, resolve
 from bfr_core.records import Query
 
 LME = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval_s_dev50.json.gz"
@@ -140,9 +139,9 @@ def test_tiny_scope_does_not_break():
 @pytest.mark.slow
 @pytest.mark.skipif(not LME.exists(), reason="LongMemEval dev50 sample not available")
 def test_b3c15d39_shutter_release_both_gold_turns():
-    from bfr_core.embed import get_model
-    from bfr_core.index import build_views
     from bfr_core.ingest.longmemeval import load_longmemeval
+    from bfr_core.retrieval.embed import get_model
+    from bfr_core.retrieval.scope import build_views
 
     with gzip.open(LME, "rt", encoding="utf-8") as fh:  # fail early and clearly on a broken file
         assert any(e["question_id"] == "b3c15d39" for e in json.load(fh))

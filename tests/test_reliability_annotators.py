@@ -1,6 +1,6 @@
 """Concurrent annotators, and a store another process holds.
 
-* 8 writer threads save 1,000 labels at once through :func:`bfr_core.labels.save_label` (what the
+* 8 writer threads save 1,000 labels at once through :func:`bfr_core.evaluation.labels.save_label` (what the
   Annotate page calls), on one store and process (a cursor per call): every label is stored exactly
   once, label ids are unique, each annotator's history per item is exactly the order it saved,
   the current label is its last, and the export holds every version.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from bfr_core import evaluate, labels
+from bfr_core.evaluation import evaluate, labels
 from bfr_core.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from llm_wire_server import WireServer
 
-from bfr_core import labels
-from bfr_core.answering import score_answers
 from bfr_core.config import LLMConfig
-from bfr_core.evaluate import RunSpec, evaluate
+from bfr_core.evaluation import labels
+from bfr_core.evaluation.answers import score_answers
+from bfr_core.evaluation.evaluate import RunSpec, evaluate
 from bfr_core.ingest import ingest
 from bfr_core.llm import make_llm
 from bfr_core.llm.cache import export_calls
@@ -230,7 +230,7 @@ def test_sql_values_with_quotes_are_text(db):
     assert all(h["note"].startswith("note x'; DROP") for i in labels.items(store)[:5]
                for h in labels.history(store, i, ann))
     assert labels.queue(store, EVIL) == labels.items(store)
-    from bfr_core.evaluate import list_runs, load_trace, summarize
+    from bfr_core.evaluation.evaluate import list_runs, load_trace, summarize
 
     run = next(r for r in list_runs(store) if r["dataset_id"] == DS)
     summary = summarize(store, run["run_id"])

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from llm_wire_server import WireServer
 
-from bfr_core.answering import score_answers
 from bfr_core.config import LLMConfig
-from bfr_core.evaluate import RunSpec, evaluate
+from bfr_core.evaluation.answers import score_answers
+from bfr_core.evaluation.evaluate import RunSpec, evaluate
 from bfr_core.llm import make_llm
 from bfr_core.llm.retry import RetryPolicy, repair_json
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from bfr_core import requirements as R
+from bfr_core.method import requirements as R
 from bfr_core.records import Query, Turn
 from bfr_core.text import stem, tokenize
 
@@ -102,8 +102,8 @@ class FakeLLM:
     label = "fake:model"
 
 
-def test_llm_path_goes_through_judges(monkeypatch):
-    from bfr_core import judges
+def test_llm_path_goes_through_the_decompose_role(monkeypatch):
+    from bfr_core.roles import decomposer
 
     seen = {}
 
@@ -111,12 +111,12 @@ def test_llm_path_goes_through_judges(monkeypatch):
         seen["q"] = question
         return ["date I ordered the remote shutter release", "date it arrived", "Alice", "May 2023"]
 
-    monkeypatch.setattr(judges, "decompose", fake_decompose)
+    monkeypatch.setattr(decomposer, "decompose", fake_decompose)
     reqs, source = R.decompose_with_source(Query("q", "s", SHUTTER), FakeLLM())
     assert seen["q"] == SHUTTER and source == "fake:model"
     assert kinds(reqs) == ["temporal", "temporal", "entity", "constraint"]
     assert reqs[3].when == (2023, 5, None)
-    monkeypatch.setattr(judges, "decompose", lambda llm, q: [])
+    monkeypatch.setattr(decomposer, "decompose", lambda llm, q: [])
     reqs, source = R.decompose_with_source(Query("q", "s", SHUTTER), FakeLLM())
     assert source.startswith("offline rules") and len(reqs) == 2
 

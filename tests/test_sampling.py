@@ -1,4 +1,4 @@
-"""Stratified, seeded question samples (bfr_core.sampling)."""
+"""Stratified, seeded question samples (bfr_core.evaluation.sampling)."""
 
 from collections import Counter
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bfr_core.evaluation.sampling import allocate, stratified_sample
 from bfr_core.records import Question
-from bfr_core.sampling import allocate, stratified_sample
 
 SIZES = {"multi-hop": 282, "temporal": 321, "open-domain": 92, "single-hop": 841}  # LoCoMo's 1,536
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from fakes_views import SHUTTER_ROWS, make_views
 
-from bfr_core import fca, stage1
 from bfr_core.config import Budget, Config
+from bfr_core.method import fca, stage1
 from bfr_core.pipeline import ArmContext, run_query
 from bfr_core.records import Query
 
@@ -130,17 +130,17 @@ def test_fallback_when_nothing_is_covered(views):
 
 
 def test_llm_selection_is_sanitised(views, monkeypatch):
-    from bfr_core import judges
+    from bfr_core.roles import decomposer, selector
 
     class LLM:
         label = "fake:m"
 
     def fake_select(llm, question, pool, requirements=None):
         ids = [p[0] for p in pool]
-        return judges.Selection(["bogus", ids[2], ids[2], ids[0]], {})
+        return selector.Selection(["bogus", ids[2], ids[2], ids[0]], {})
 
-    monkeypatch.setattr(judges, "select_subset", fake_select)
-    monkeypatch.setattr(judges, "decompose", lambda llm, q: ["date ordered", "date arrived"])
+    monkeypatch.setattr(selector, "select_subset", fake_select)
+    monkeypatch.setattr(decomposer, "decompose", lambda llm, q: ["date ordered", "date arrived"])
     k = steps_by_kind(stage1.fca_ms(ctx(views, LLM()), Query("q", "s", SHUTTER)))
     kept = k["prefilter"].data["kept"]
     sel = k["selection"].data
@@ -150,8 +150,8 @@ def test_llm_selection_is_sanitised(views, monkeypatch):
 
 def test_a_failed_model_call_falls_back_to_the_rules_and_says_so(views, monkeypatch):
     """Issue 5: a question whose call finally fails goes on; here Stage I keeps going on the rules."""
-    from bfr_core import judges
     from bfr_core.llm.base import LLMCallFailed
+    from bfr_core.roles import decomposer, selector
 
     class LLM:
         label = "fake:m"
@@ -159,8 +159,8 @@ def test_a_failed_model_call_falls_back_to_the_rules_and_says_so(views, monkeypa
     def fail(*args, **kwargs):
         raise LLMCallFailed("select: unusable reply after one re-ask (expected an 'ids' list)")
 
-    monkeypatch.setattr(judges, "select_subset", fail)
-    monkeypatch.setattr(judges, "decompose", fail)
+    monkeypatch.setattr(selector, "select_subset", fail)
+    monkeypatch.setattr(decomposer, "decompose", fail)
     k = steps_by_kind(stage1.fca_ms(ctx(views, LLM()), Query("q", "s", SHUTTER)))
     assert k["requirements"].data["source"].startswith("offline rules (provider call failed: select")
     sel = k["selection"].data

@@ -1,4 +1,4 @@
-"""bfr_core.stats: McNemar, paired bootstrap, Holm, Cohen's kappa and the confusion matrix."""
+"""bfr_core.evaluation.stats: McNemar, paired bootstrap, Holm, Cohen's kappa and the confusion matrix."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bfr_core import stats as s
+from bfr_core.evaluation import stats as s
 
 # --------------------------------------------------------------------------------------------
 # Exact McNemar

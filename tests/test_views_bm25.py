@@ -7,10 +7,10 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from bfr_core.records import Turn
+from bfr_core.retrieval.views.base import View
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.common import index_text
 from bfr_core.text import tokenize
-from bfr_core.views.base import View
-from bfr_core.views.bm25 import BM25View
-from bfr_core.views.common import index_text
 
 TURNS = (
     Turn("t1", "s1", 0, "Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),

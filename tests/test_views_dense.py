@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bfr_core.records import Turn
-from bfr_core.views.base import View
-from bfr_core.views.dense import DenseView, query_vector
+from bfr_core.retrieval.views.base import View
+from bfr_core.retrieval.views.dense import DenseView, query_vector
 
 TURNS = tuple(Turn(f"t{i}", "s", i, "user", f"text {i}") for i in range(4))
 VECS = np.asarray([[1, 0], [0, 1], [0.6, 0.8], [0, 1]], np.float32)
@@ -47,11 +47,11 @@ def test_length_mismatch_and_empty_scope():
 
 
 def test_query_vectors_of_registered_models_are_cached(monkeypatch):
-    from bfr_core import embed
+    from bfr_core.retrieval import embed
 
     model = Counting()
     monkeypatch.setattr(embed, "_model", lambda model_id: model)  # pretend it is registered
-    from bfr_core.views import dense
+    from bfr_core.retrieval.views import dense
 
     monkeypatch.setattr(dense, "get_model", lambda model_id=None: model)
     dense.clear_query_cache()
@@ -116,8 +116,8 @@ class CountingQueries:
 
 
 def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
-    from bfr_core import embed
-    from bfr_core.views import dense
+    from bfr_core.retrieval import embed
+    from bfr_core.retrieval.views import dense
 
     m = CountingQueries()
     monkeypatch.setattr(embed, "_model", lambda model_id: m)
@@ -132,9 +132,9 @@ def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
 
 
 def test_prime_reads_question_vectors_from_the_store_and_writes_new_ones(monkeypatch):
-    from bfr_core import embed
+    from bfr_core.retrieval import embed
+    from bfr_core.retrieval.views import dense
     from bfr_core.store import Store, text_hash
-    from bfr_core.views import dense
 
     m = CountingQueries()
     monkeypatch.setattr(embed, "_model", lambda model_id: m)

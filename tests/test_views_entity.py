@@ -7,10 +7,10 @@ from datetime import datetime
 import pytest
 
 from bfr_core.records import Bundle, IngestReport, Scope, Session, Turn
+from bfr_core.retrieval.views import entity as ent
+from bfr_core.retrieval.views.base import View
+from bfr_core.retrieval.views.entity import EntityView, build_index, cached_ner, capitalised_names, normalise
 from bfr_core.store import Store
-from bfr_core.views import entity as ent
-from bfr_core.views.base import View
-from bfr_core.views.entity import EntityView, build_index, cached_ner, capitalised_names, normalise
 
 TURNS = (
     Turn("t1", "s1", 0, "Caroline", "Hey Melanie! I met Rose at the Pride parade in Boston."),

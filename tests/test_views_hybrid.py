@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from bfr_core.records import Turn
-from bfr_core.views.bm25 import BM25View
-from bfr_core.views.dense import DenseView
-from bfr_core.views.hybrid import HybridView, ranks, rrf
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.dense import DenseView
+from bfr_core.retrieval.views.hybrid import HybridView, ranks, rrf
 
 TURNS = (
     Turn("t1", "s", 0, "user", "the remote shutter release was ordered online"),

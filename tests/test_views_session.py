@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bfr_core.records import Turn
-from bfr_core.views.base import View
-from bfr_core.views.session import SessionView
+from bfr_core.retrieval.views.base import View
+from bfr_core.retrieval.views.session import SessionView
 
 TURNS = tuple(Turn(f"a{i}", "A", i, "user", f"turn {i}") for i in range(6)) + tuple(
     Turn(f"b{i}", "B", i, "user", f"other {i}") for i in range(3))

@@ -1,6 +1,6 @@
 """Final answer and judge for a finished trace, through ``bfr_core.judges`` (never reimplemented).
 
-Evidence is rendered by ``bfr_core.answering.render_evidence`` in the set's order, exactly as
+Evidence is rendered by ``bfr_core.evaluation.answers.render_evidence`` in the set's order, exactly as
 ``bfr eval --answer`` does, so the app shows the answer the evaluation scores.
 """
 
@@ -21,12 +21,12 @@ class Answered:
     judge: str | None  # CORRECT / WRONG, None when judging failed
     provider: str
     error: str = ""
-    how: str = ""  # judges.Answer.how: "computed: ..." when the span step gave the answer; "" extractive
+    how: str = ""  # answerer.Answer.how: "computed: ..." when the span step gave the answer; "" extractive
 
 
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
     try:
-        from bfr_core.answering import render_evidence
+        from bfr_core.roles.snippets import render as render_evidence
     except ImportError:  # the answering module has not landed in this build: text in time order
         return [t.text for t in sorted(turns, key=lambda t: (t.date or datetime.min, t.session_id, t.idx))]
     return render_evidence(turns)
@@ -35,19 +35,19 @@ def evidence_texts(turns: Sequence[Turn]) -> list[str]:
 def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provider: str) -> Answered:
     """Answer from the evidence turns, then judge against the reference answer."""
     try:
-        from bfr_core import judges
+        from bfr_core.roles import answer_judge, answerer
     except ImportError as exc:
         return Answered("", None, provider, f"the answerer is not available in this build ({exc})")
     if llm is None:
         return Answered("", None, provider, "no LLM client (bfr_core.llm is not available in this build)")
-    from bfr_core.evidence_fit import fit_for
+    from bfr_core.roles.fit import fit_for
 
     try:
-        got = judges.answered(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
+        got = answerer.answered(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
     except BfrError as exc:
         return Answered("", None, provider, str(exc))
     try:
-        verdict = judges.judge(llm, question.text, question.answer, got.text)
+        verdict = answer_judge.judge(llm, question.text, question.answer, got.text)
     except BfrError as exc:
         return Answered(got.text, None, provider, str(exc), got.how)
     return Answered(got.text, verdict, provider, how=got.how)

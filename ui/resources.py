@@ -153,7 +153,7 @@ def session_turns(path: str, dataset_id: str, session_id: str) -> tuple[Turn, ..
 
 @st.cache_data(show_spinner=False)
 def runs(path: str) -> list[dict[str, Any]]:
-    from bfr_core.evaluate import list_runs
+    from bfr_core.evaluation.evaluate import list_runs
 
     return list_runs(open_store(path))
 
@@ -175,6 +175,6 @@ def type_summary(path: str, run_id: str) -> pd.DataFrame:
 @st.cache_data(show_spinner="Building the annotation queue…")
 def label_queue_size(path: str) -> int:
     """Sync the annotation queue with finished runs (once per Refresh); returns its size."""
-    from bfr_core.labels import sync_queue
+    from bfr_core.evaluation.labels import sync_queue
 
     return sync_queue(open_store(path))

@@ -12,7 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from bfr_core import metrics, plots
+from bfr_core import plots
+from bfr_core.evaluation import metrics
 from bfr_core.records import Step, Trace, Turn
 from ui import widgets as W
 

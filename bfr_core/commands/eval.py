@@ -9,8 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bfr_core.arms import ARMS
 from bfr_core.errors import BfrError
+from bfr_core.pipeline import ARMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def _client(spec: str, config: Any, store: Any) -> Any:
 
 def _panel(args: argparse.Namespace, config: Any, llm: Any, store: Any) -> Any:
     """The Suff@Set panel: one model (judge B cites snippets) unless --judge-b names another."""
-    from bfr_core.answering import SuffPanel
+    from bfr_core.evaluation.answers import SuffPanel
 
     if not args.judge_b:
         panel = SuffPanel.single(llm)
@@ -61,7 +61,7 @@ def _panel(args: argparse.Namespace, config: Any, llm: Any, store: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from bfr_core.config import Config, LLMConfig
-    from bfr_core.evaluate import RunSpec, evaluate, summarize
+    from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize
     from bfr_core.progress import tqdm_progress
     from bfr_core.store import Store
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     run_id = evaluate(store, spec, llm=llm if args.provider != "rules" else None, config=config,
                       progress=progress)
     if wants_answers:
-        from bfr_core.answering import score_answers
+        from bfr_core.evaluation.answers import score_answers
 
         score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff,
                       panel=_panel(args, config, llm, store),

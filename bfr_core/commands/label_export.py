@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core import labels
+    from bfr_core.evaluation import labels
     from bfr_core.store import Store
 
     if not Path(args.db).exists():

@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.report import report
+    from bfr_core.evaluation.report import report
     from bfr_core.store import Store
 
     if not Path(args.db).exists():

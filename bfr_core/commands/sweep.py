@@ -23,10 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.budgets import NAMES
+    from bfr_core.evaluation.sweep import PAPER_POINTS, sweep, write_outputs
+    from bfr_core.method.budgets import NAMES
     from bfr_core.progress import tqdm_progress
     from bfr_core.store import Store
-    from bfr_core.sweep import PAPER_POINTS, sweep, write_outputs
 
     dataset = args.dataset or args.benchmark
     if not dataset:

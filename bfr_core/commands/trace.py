@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset or _find_dataset(store, args.question_id)
     question = store.question(dataset, args.question_id)
     if args.run:
-        from bfr_core.evaluate import load_trace
+        from bfr_core.evaluation.evaluate import load_trace
 
         trace = load_trace(store, args.run, args.question_id, args.arm)
         if trace is None:

@@ -6,7 +6,7 @@ is ``load_<kind>(path, *, dataset_id=None, progress=None) -> Bundle`` and raises
 :class:`~bfr_core.errors.InputError` on bad input, before anything touches the store.
 
 :func:`ingest` writes the bundle in one transaction (the store refuses a second copy unless
-``replace``), then, when ``embed`` is set and ``bfr_core.embed`` exists, computes or reuses the
+``replace``), then, when ``embed`` is set and ``bfr_core.retrieval.embed`` exists, computes or reuses the
 dense embeddings. The embed module is optional: if it is not importable the step is skipped and
 the report says so.
 """
@@ -31,7 +31,7 @@ from bfr_core.store import Store, StoreError
 Loader = Callable[..., Bundle]
 LOADERS: dict[str, Loader] = {"locomo": load_locomo, "longmemeval": load_longmemeval, "jsonl": load_jsonl}
 KINDS: tuple[str, ...] = tuple(LOADERS)
-EMBED_MODULE = "bfr_core.embed"
+EMBED_MODULE = "bfr_core.retrieval.embed"
 
 __all__ = ["KINDS", "LOADERS", "check_kind", "embed_available", "ingest", "load", "load_jsonl", "load_locomo",
            "load_longmemeval"]
@@ -55,7 +55,7 @@ def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress
 
 
 def embed_available() -> bool:
-    """True when ``bfr_core.embed`` can be imported (it is written separately and may be absent)."""
+    """True when ``bfr_core.retrieval.embed`` can be imported (it is written separately and may be absent)."""
     try:
         return importlib.util.find_spec(EMBED_MODULE) is not None
     except (ImportError, ValueError):
@@ -77,13 +77,13 @@ def _refuse_early(store: Store, dataset_id: str, path: str | Path) -> None:
 
 def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
     if not embed_available():
-        return "embeddings: skipped (bfr_core.embed is not available yet)"
+        return "embeddings: skipped (bfr_core.retrieval.embed is not available yet)"
     module = importlib.import_module(EMBED_MODULE)
     ensure = getattr(module, "ensure_embeddings", None)
     if ensure is None:
-        return "embeddings: skipped (bfr_core.embed has no ensure_embeddings)"
+        return "embeddings: skipped (bfr_core.retrieval.embed has no ensure_embeddings)"
     ensure(store, dataset_id, progress=progress)
-    return "embeddings: ensured (bfr_core.embed.ensure_embeddings)"
+    return "embeddings: ensured (bfr_core.retrieval.embed.ensure_embeddings)"
 
 
 def ingest(

@@ -162,7 +162,7 @@ class LocalLLM:
 
     def evidence_budget(self) -> tuple[int, Callable[[str], int]]:
         """Tokens an evidence block may take: the context minus the longest reply a role asks for
-        and the instructions around the evidence (see ``bfr_core.evidence_fit``)."""
+        and the instructions around the evidence (see ``bfr_core.roles.fit``)."""
         return self.n_ctx - PROMPT_RESERVE, self.count_tokens
 
     def complete(self, request: LLMRequest) -> LLMResponse:

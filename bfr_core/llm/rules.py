@@ -13,7 +13,6 @@ are exercised identically):
 * ``answer``     extractive: the evidence sentence with the highest token overlap, narrowed to a
   date / number / name / place span by question type; interval questions compute the day count
   between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days").
-* ``focus``      the (at most 4) snippets sharing the most content tokens with the question.
 * ``span``       the two event dates ``answer`` would subtract on an interval question.
 * ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
 * ``suff``       sufficient when every requirement is covered and the reference answer is found in
@@ -497,12 +496,6 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     return _narrow(question, found[best]) if shared else NOT_FOUND
 
 
-def focus(question: str, evidence: Sequence[str], most: int = 4) -> list[int]:
-    """1-based numbers of the (at most ``most``) snippets sharing the most content tokens with the
-    question, in evidence order; none share any -> empty."""
-    return sorted(i + 1 for shared, i in by_overlap(question, evidence)[:most] if shared)
-
-
 # -- judge -------------------------------------------------------------------------------------
 def f1(gold: str, generated: str) -> tuple[float, float]:
     """(token F1, gold-token recall) over stemmed content tokens."""
@@ -622,7 +615,6 @@ _HANDLERS = {
     "select": _select,
     "tool": lambda d: {"tool": tool(d["question"], d["evidence"], d["tools"])},
     "answer": lambda d: {"answer": answer(d["question"], d["evidence"])},
-    "focus": lambda d: {"snippets": focus(d["question"], d["evidence"])},
     "span": lambda d: dict(zip(("earlier", "later"), span(d["question"], d["evidence"]), strict=True)),
     "judge": _judge,
     "suff": _suff,

@@ -30,7 +30,7 @@ def real_pipeline_available() -> bool:
     import importlib
 
     try:
-        for name in ("bfr_core.index", "bfr_core.budgets", "bfr_core.baselines", "bfr_core.stage2"):
+        for name in ("bfr_core.retrieval.scope", "bfr_core.method.budgets", "bfr_core.baselines.topk", "bfr_core.method.stage2"):
             importlib.import_module(name)
     except ImportError:
         return False
@@ -108,7 +108,7 @@ def fake_run(store: Store, dataset_id: str, question_id: str, arm: str, *, budge
 
 def add_fake_run(store: Store, run_fn=fake_run, arms=("mem0", "bfr-mv"), run_id: str = RUN_ID) -> str:
     """A finished eval run over every demo question, with answer-level columns on some rows."""
-    from bfr_core import evaluate
+    from bfr_core.evaluation import evaluate
 
     evaluate.ensure_schema(store)
     qs = store.questions("demo", scoreable_only=True)

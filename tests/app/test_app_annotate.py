@@ -4,7 +4,7 @@ import re
 
 from conftest import app_test, texts
 
-from bfr_core.arms import arm_names
+from bfr_core.pipeline import arm_names
 
 FORBIDDEN = [*arm_names(), "C0", "C3", "C6", "budget", "s2_1", "s4_3", "demo-fake0001", "CORRECT", "WRONG"]
 

@@ -16,17 +16,17 @@ def test_run_all_ends_with_both_evidence_turns_held(app_db):
     assert any("arrived on March 14th" in e.value for e in at.error)
     # BFR-MV ends with both gold turns in its final evidence set
     assert any("holds 2 of 2 gold turns" in s.value for s in at.success)
-    # the answer is what bfr_core.judges.answer (offline rules) gives on the set, rendered as eval does
-    from bfr_core import judges
-    from bfr_core.answering import render_evidence
+    # the answer is what bfr_core.answerer.answer (offline rules) gives on the set, rendered as eval does
     from bfr_core.llm.rules import RulesLLM
+    from bfr_core.roles import answerer
+    from bfr_core.roles.snippets import render as render_evidence
     from bfr_core.store import Store
 
     s = Store(app_db)
     q = s.question("demo", "q1")
     final = at.session_state["demo_trace"].evidence
     turns = s.turns_by_id("demo", list(final))
-    expected = judges.answer(RulesLLM(), q.text, render_evidence([turns[t] for t in final]))
+    expected = answerer.answer(RulesLLM(), q.text, render_evidence([turns[t] for t in final]))
     assert any(m.value.startswith("### ") and expected.split()[0] in m.value for m in at.markdown), body
     assert "answered by **offline rules**" in body
     assert "dates read from the evidence" in body  # the interval was computed, and the page says so

@@ -7,7 +7,7 @@ BFR-MV ends holding both, and the offline-rules answer on its set is the referen
 import pytest
 from conftest import app_test, texts
 
-from bfr_core.arms import arm_names
+from bfr_core.pipeline import arm_names
 
 
 @pytest.mark.parametrize("arm", [a for a in ("mem0", "amem", "fca-ms", "bfr-text", "bfr-mv") if a in arm_names()])

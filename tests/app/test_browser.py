@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bfr_core.arms import arm_names
+from bfr_core.pipeline import arm_names
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("home", "data", "trace", "demo", "failures", "annotate")

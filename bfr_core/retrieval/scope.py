@@ -24,16 +24,16 @@ from functools import partial
 
 import numpy as np
 
-from bfr_core.embed import Embedder, default_spec, get_model, vectors_for_texts
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
+from bfr_core.retrieval.embed import Embedder, default_spec, get_model, vectors_for_texts
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.common import index_text
+from bfr_core.retrieval.views.dense import DenseView, query_vector
+from bfr_core.retrieval.views.entity import EntityView, cached_ner
+from bfr_core.retrieval.views.hybrid import HybridView
+from bfr_core.retrieval.views.session import SessionView
 from bfr_core.store import Store
-from bfr_core.views.bm25 import BM25View
-from bfr_core.views.common import index_text
-from bfr_core.views.dense import DenseView, query_vector
-from bfr_core.views.entity import EntityView, cached_ner
-from bfr_core.views.hybrid import HybridView
-from bfr_core.views.session import SessionView
 
 CACHE_SIZE = 64  # scopes kept per process (a LongMemEval haystack's views take ~1-2 MB)
 

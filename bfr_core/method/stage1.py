@@ -26,7 +26,7 @@ Decisions (the paper leaves them to the implementation)
 * Minimum subset: the smallest subset of the prefiltered pool whose intents cover every coverable
   requirement, ties broken by the smallest sum of pool ranks, then rank order. Exact search over
   distinct coverage patterns while the search stays under :data:`EXACT_LIMIT` subsets, greedy
-  (most new requirements, then best rank) otherwise. With an LLM, ``bfr_core.judges.select_subset``
+  (most new requirements, then best rank) otherwise. With an LLM, ``bfr_core.selector.select_subset``
   answers instead and its output is sanitised the same way.
 * Grounding (PositiveOverlapTop_b): our notes ARE turns, so phi maps each selected note to itself
   exactly; those come first in coverage order. The remaining b - |S| places go to the scope's
@@ -50,13 +50,13 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from bfr_core import fca
+from bfr_core.method import fca
+from bfr_core.method.requirements import Requirement, covers_lexically, decompose_with_source
 from bfr_core.records import Hit, Query, Step
-from bfr_core.requirements import Requirement, covers_lexically, decompose_with_source
 from bfr_core.text import tokenize
 
 if TYPE_CHECKING:
-    from bfr_core.pipeline import ArmContext
+    from bfr_core.method.arms import ArmContext
 
 COVER_COSINE = 0.6  # MiniLM cosine at which a turn is taken to supply a requirement (0.45-0.7 within 0.6 GH)
 NEAR_DUP = 0.95  # cosine above which two candidates are the same exhibit said twice
@@ -395,14 +395,14 @@ def selection_step(rows: Sequence[int], sel: Sequence[int], kept: Sequence[int],
 
 def _llm_select(llm: Any, query: Query, reqs: Sequence[Requirement], kept_ids: Sequence[str],
                 views: Any) -> list[str]:
-    """LLMMinSubset: ``judges.select_subset`` over the prefiltered pool; when its selected ids are
+    """LLMMinSubset: ``selector.select_subset`` over the prefiltered pool; when its selected ids are
     empty, its requirement-coverage output is used instead (Appendix E), in requirement order."""
-    from bfr_core import judges  # lazy: pulls in the LLM stack
-    from bfr_core.evidence_fit import fit_for
+    from bfr_core.roles import selector  # lazy: pulls in the LLM stack
+    from bfr_core.roles.fit import fit_for
 
     texts = fit_for(llm, query.text, [views.by_id[t].text for t in kept_ids])
     pool = list(zip(kept_ids, texts, strict=True))
-    ids, coverage = judges.select_subset(llm, query.text, pool, requirements=[r.text for r in reqs])
+    ids, coverage = selector.select_subset(llm, query.text, pool, requirements=[r.text for r in reqs])
     if not ids:
         ids = [i for r in reqs for i in coverage.get(r.text, [])]
     return [str(x) for x in ids]

@@ -65,8 +65,8 @@ import pyarrow as pa  # noqa: E402
 
 from bfr_core.errors import BfrError  # noqa: E402
 from bfr_core.progress import Progress  # noqa: E402
+from bfr_core.retrieval.views.common import INDEX_TEXT_SQL  # noqa: E402
 from bfr_core.store import Store, text_hash  # noqa: E402
-from bfr_core.views.common import INDEX_TEXT_SQL  # noqa: E402
 
 __all__ = [
     "DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "StaticEmbedder", "TransformerEmbedder", "EMBEDDINGS_DDL",

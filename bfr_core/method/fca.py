@@ -1,6 +1,6 @@
 """Formal Concept Analysis: formal contexts, all formal concepts, the covering relation (Hasse diagram).
 
-Pure functions, no I/O. Stage I (``bfr_core.stage1``) builds a context whose objects are candidate
+Pure functions, no I/O. Stage I (``bfr_core.method.stage1``) builds a context whose objects are candidate
 turns and whose attributes are the question's requirements; the app draws :func:`lattice_graph`.
 
 Covers

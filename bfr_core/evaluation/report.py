@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from bfr_core.evaluate import load_results, summarize
-from bfr_core.stats import holm, mcnemar_exact, paired_bootstrap
+from bfr_core.evaluation.evaluate import load_results, summarize
+from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap
 from bfr_core.store import Store
 
 MEASURES = (("gold_hit", "Gold Hit"), ("er", "ER"), ("cer", "CER"), ("f1", "F1"), ("judge", "J"), ("suff", "Suff"))

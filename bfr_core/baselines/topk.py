@@ -8,7 +8,7 @@ same-store adaptations: no fact extraction or consolidation (Mem0), no note evol
 Step ``data`` keys: ``view`` (view name), ``cue`` (the query text), ``k``, ``hits`` (list of
 ``{"turn_id", "score"}`` in rank order).
 
-Not covered here: CoM* (``bfr_core.com``) and MRAgent-Flat* (``bfr_core.mragent``).
+Not covered here: CoM* (``bfr_core.baselines.com``) and MRAgent-Flat* (``bfr_core.baselines.mragent``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bfr_core.records import Query, Step
-from bfr_core.views.base import View
+from bfr_core.retrieval.views.base import View
 
 if TYPE_CHECKING:
-    from bfr_core.pipeline import ArmContext
+    from bfr_core.method.arms import ArmContext
 
 
 def topk_step(view: View, view_name: str, title: str, query: Query, k: int) -> Step:

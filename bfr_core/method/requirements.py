@@ -8,7 +8,7 @@ Stage I builds its formal context from them (objects = candidate turns, attribut
 Covers
 ------
 * :func:`decompose` - the one entry point: offline rules by default; with an ``llm`` it calls
-  ``bfr_core.judges.decompose(llm, question_text)`` (imported lazily) and normalises the answer
+  ``bfr_core.decomposer.decompose(llm, question_text)`` (imported lazily) and normalises the answer
   into the same :class:`Requirement` records. 1 to 5 requirements, ids ``r1..rJ`` in order.
 * :func:`decompose_rules` - the offline rules (regular expressions over the question; no model).
 * :func:`first_person` - FirstPerson(q) of the BFR-MV schedule: the first scope speaker named in
@@ -366,11 +366,11 @@ def decompose_with_source(query: Query, llm: Any = None) -> tuple[list[Requireme
     """Requirements plus where they came from ("offline rules" or the provider label)."""
     if llm is None:
         return decompose_rules(query.text), "offline rules"
-    from bfr_core import judges  # lazy: the judges module pulls in the LLM stack
     from bfr_core.llm.base import LLMCallFailed
+    from bfr_core.roles import decomposer  # lazy: the roles pull in the LLM stack
 
     try:
-        raw = judges.decompose(llm, query.text)
+        raw = decomposer.decompose(llm, query.text)
     except LLMCallFailed as exc:  # the question goes on with the rules' requirements
         return decompose_rules(query.text), f"offline rules (provider call failed: {exc.reason})"
     reqs = _from_llm(raw)

@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bfr_core import metrics
-from bfr_core.budgets import GRID, NAMES, PAPER_TABLE16, budget_for
 from bfr_core.config import Config
 from bfr_core.errors import BfrError
+from bfr_core.evaluation import metrics
+from bfr_core.method.budgets import GRID, NAMES, PAPER_TABLE16, budget_for
 from bfr_core.progress import Progress
 from bfr_core.records import Question
 
@@ -36,10 +36,10 @@ PAPER_POINTS = ("C0", "C1", "C2", "C3", "C4", "C6", "C9")  # the grid points Tab
 def sweep(store: Any, dataset_id: str, *, arms: Sequence[str] = ("bfr-text", "bfr-mv"),
           budgets: Sequence[str] = NAMES, limit: int | None = None, config: Config | None = None,
           progress: Progress | None = None) -> dict[str, Any]:
-    from bfr_core.index import scope_views
-    from bfr_core.pipeline import ArmContext
-    from bfr_core.stage1 import stage_one
-    from bfr_core.stage2 import SCHEDULES, complete
+    from bfr_core.method.arms import ArmContext
+    from bfr_core.method.stage1 import stage_one
+    from bfr_core.method.stage2 import SCHEDULES, complete
+    from bfr_core.retrieval.scope import scope_views
 
     bad = [a for a in arms if a not in SCHEDULE_OF]
     if bad:

@@ -19,13 +19,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from bfr_core.roles.snippets import HEADER
 from bfr_core.text import tokenize
 
 ELLIPSIS = " … "
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-# A rendered snippet's "(date) speaker: " header (``answering.render_evidence``): always kept, so a
+# A rendered snippet's "(date) speaker: " header (``roles.snippets``): always kept, so a
 # cut snippet still says who spoke and when.
-_HEADER = re.compile(r"^\([^()\n]{1,40}\) [^:\n]{1,40}: ")
 
 
 def sentences(text: str) -> list[str]:
@@ -37,7 +37,7 @@ def _trim(text: str, cue: set[str], cap: int) -> str:
     in order."""
     if len(text) <= cap:
         return text
-    m = _HEADER.match(text)
+    m = HEADER.match(text)
     if m and len(m.group(0)) < cap:
         return m.group(0) + _trim(text[m.end():], cue, cap - len(m.group(0)))
     parts = sentences(text)

@@ -6,7 +6,7 @@ Loop (at most :data:`MAX_CALLS` calls, :data:`MAX_SIZE` turns):
 
     1. text(q), keep the first :data:`FIRST_KEEP` hits
     2. choose the next tool from the evidence state - offline rules, or
-       ``bfr_core.judges.choose_tool`` when an LLM is set (the cue is still built by the rules):
+       ``bfr_core.tool_chooser.choose_tool`` when an LLM is set (the cue is still built by the rules):
          entity   an uncovered name requirement (cue: that name), once per name
          session  a temporal/bridge requirement is uncovered and the best hit's conversation has not
                   been opened (cue: the best not-yet-anchored evidence turn)
@@ -27,13 +27,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from bfr_core.method.requirements import Requirement, covers_lexically, decompose_with_source, first_person
+from bfr_core.method.stage1 import turn_stems
+from bfr_core.method.stage2 import scope_speakers
 from bfr_core.records import Hit, Query, Step
-from bfr_core.requirements import Requirement, covers_lexically, decompose_with_source, first_person
-from bfr_core.stage1 import turn_stems
-from bfr_core.stage2 import scope_speakers
 
 if TYPE_CHECKING:
-    from bfr_core.pipeline import ArmContext
+    from bfr_core.method.arms import ArmContext
 
 MAX_CALLS = 4
 MAX_SIZE = 12
@@ -135,10 +135,10 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
 
 def _llm_choice(llm: Any, query: Query, views: Any, evidence: Sequence[str], reqs: Sequence[Requirement],
                 done: set[str], used: set[tuple[str, str]]) -> tuple[str, str, str]:
-    from bfr_core import judges  # lazy: pulls in the LLM stack
-    from bfr_core.evidence_fit import fit_for
+    from bfr_core.roles import tool_chooser  # lazy: pulls in the LLM stack
+    from bfr_core.roles.fit import fit_for
 
-    tool = judges.choose_tool(llm, query.text, fit_for(llm, query.text, [views.by_id[t].text for t in evidence]),
+    tool = tool_chooser.choose_tool(llm, query.text, fit_for(llm, query.text, [views.by_id[t].text for t in evidence]),
                               ["text", "entity", "session", "stop"])
     if tool == "stop":
         return "stop", "", "the model chose stop"

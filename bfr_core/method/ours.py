@@ -52,15 +52,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bfr_core.config import Budget
+from bfr_core.method.requirements import decompose_with_source, parse_dates
+from bfr_core.method.stage1 import coverage_order, lattice_steps, min_cover, selection_step
+from bfr_core.method.stage2 import retain
 from bfr_core.records import Hit, Query, Step
-from bfr_core.requirements import decompose_with_source, parse_dates
-from bfr_core.stage1 import coverage_order, lattice_steps, min_cover, selection_step
-from bfr_core.stage2 import retain
+from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.text import words
-from bfr_core.views.bm25 import BM25View
 
 if TYPE_CHECKING:
-    from bfr_core.pipeline import ArmContext
+    from bfr_core.method.arms import ArmContext
 
 
 @dataclass(frozen=True, slots=True)

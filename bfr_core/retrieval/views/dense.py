@@ -23,10 +23,10 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from bfr_core.embed import Embedder, encode_queries, get_model, query_vectors
 from bfr_core.records import Hit, Turn
+from bfr_core.retrieval.embed import Embedder, encode_queries, get_model, query_vectors
+from bfr_core.retrieval.views.common import top_hits
 from bfr_core.store import Store
-from bfr_core.views.common import top_hits
 
 _QMAX = 4096  # query vectors kept per process
 _QCACHE: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()

@@ -5,7 +5,7 @@ seeded sample), so
 re-running the same command resumes it: finished (question, arm) pairs are skipped, a killed run
 loses at most the batch in flight, and rows are never duplicated (primary keys, one transaction
 per batch). Answer-level scores (answer, F1, judge, Suff) are optional columns filled when a
-provider is set (see ``bfr_core.answering``).
+provider is set (see ``bfr_core.evaluation.answers``).
 
 Scoring follows DESIGN.md section 4: LoCoMo questions with usable gold ids (categories 1-4) are
 scored; LongMemEval Turn Hit averages over all questions (unannotated count as misses) and
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from bfr_core.config import Budget, Config
-from bfr_core.embed import default_spec
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.metrics import score_question
+from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.cache import spent_ms
-from bfr_core.metrics import score_question
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Trace
-from bfr_core.sampling import stratified_sample
+from bfr_core.retrieval.embed import default_spec
 from bfr_core.store import Store, insert_columns, rows_to_columns
 
 RUNS_DDL = """
@@ -70,7 +70,7 @@ class RunSpec:
     k: int = 10
     provider: str = "offline rules"
     limit: int | None = None
-    sample: int | None = None  # a stratified sample of this many questions (bfr_core.sampling)
+    sample: int | None = None  # a stratified sample of this many questions (bfr_core.evaluation.sampling)
     seed: int = 0
 
     @property
@@ -142,8 +142,8 @@ def evaluate(
     on_question: Callable[[Question, Trace], None] | None = None,
 ) -> str:
     """Run every arm on every selected question; returns the run id. Safe to call again."""
-    from bfr_core.index import scope_views
     from bfr_core.pipeline import run_query
+    from bfr_core.retrieval.scope import scope_views
 
     ensure_schema(store)
     questions = select_questions(store, spec.dataset_id, spec.limit, spec.sample, spec.seed)

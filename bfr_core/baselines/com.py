@@ -24,7 +24,7 @@ import numpy as np
 from bfr_core.records import Query, Step
 
 if TYPE_CHECKING:
-    from bfr_core.pipeline import ArmContext
+    from bfr_core.method.arms import ArmContext
 
 CANDIDATES = 30  # MiniLM candidate pool the chains are grown from
 ANCHORS = 3  # chains per question

@@ -37,7 +37,7 @@ Decisions
   top record kept by round t-1 afterwards. (Reading it as "the last id appended" anchors round 1 on
   E0's weakest grounded turn: 76.6 vs 78.8 Gold Hit on LoCoMo, 82 vs 84 Turn Hit on LongMemEval
   dev50; skipping the session action until a round has retained something also gives 76.6.)
-* Budgets come from ``bfr_core.budgets`` (Text C3 = 3 rounds/3 calls/30 new/keep 8; MV C6 = 3/6/30,
+* Budgets come from ``bfr_core.method.budgets`` (Text C3 = 3 rounds/3 calls/30 new/keep 8; MV C6 = 3/6/30,
   keep 20 per round). ``round`` in the step data is 1-based.
 
 Invariants (property-tested): E only grows and keeps its order, no duplicates, b_call <= B_call,
@@ -54,14 +54,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bfr_core.budgets import CALL_DEPTH
 from bfr_core.config import Budget
+from bfr_core.method.budgets import CALL_DEPTH
+from bfr_core.method.requirements import first_person
+from bfr_core.method.stage1 import stage_one
 from bfr_core.records import Hit, Query, Step
-from bfr_core.requirements import first_person
-from bfr_core.stage1 import stage_one
 
 if TYPE_CHECKING:
-    from bfr_core.pipeline import ArmContext
+    from bfr_core.method.arms import ArmContext
 
 NOVELTY_COSINE = 0.95  # same threshold as Stage I's near-duplicate test
 VIEW_ATTR = {"text": "bm25", "entity": "entity", "session": "session"}

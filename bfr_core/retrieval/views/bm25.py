@@ -20,8 +20,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from bfr_core.records import Hit, Turn
+from bfr_core.retrieval.views.common import index_text, top_hits
 from bfr_core.text import tokenize
-from bfr_core.views.common import index_text, top_hits
 
 
 class BM25View:

@@ -6,7 +6,7 @@ Resumable: rows that already have a value are skipped, and every LLM call is cac
 finished run makes no provider call. A call that fails for good is recorded in ``error`` and the run
 goes on. LoCoMo F1 follows the official scorer (per category); other datasets use plain stem F1.
 A client with a small context (the local model) makes every role read the same fitted set: long
-snippets shortened to their sentences nearest the question (``bfr_core.evidence_fit``).
+snippets shortened to their sentences nearest the question (``bfr_core.roles.fit``).
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bfr_core.evidence_fit import fit_for
-from bfr_core.judges import answer as answer_role
-from bfr_core.judges import judge as judge_role
-from bfr_core.judges import suff_at_set
+from bfr_core.evaluation.metrics import f1_score, locomo_f1
 from bfr_core.llm.base import LLM, LLMCallFailed
 from bfr_core.llm.cache import spent_ms
-from bfr_core.metrics import f1_score, locomo_f1
 from bfr_core.progress import Progress
-from bfr_core.records import Question, Turn
+from bfr_core.records import Question
+from bfr_core.roles.answer_judge import judge as judge_role
+from bfr_core.roles.answerer import answer as answer_role
+from bfr_core.roles.fit import fit_for
+from bfr_core.roles.snippets import render
+from bfr_core.roles.sufficiency import suff_at_set
 from bfr_core.store import Store
 
 SELECT_TODO = """
@@ -70,15 +71,6 @@ class SuffPanel:
     def labels(self) -> list[str]:
         b = f"{self.judge_b.label} ({self.procedure_b} procedure)" if self.procedure_b != "reason" else self.judge_b.label
         return [self.judge_a.label, b, self.adjudicator.label]
-
-
-def render_evidence(turns: Sequence[Turn]) -> list[str]:
-    """Evidence snippets as the answerer and judges read them, in the set's order, without ids."""
-    out = []
-    for t in turns:
-        when = t.date.strftime("%d %B %Y") if t.date else "undated"
-        out.append(f"({when}) {t.speaker}: {t.text}")
-    return out
 
 
 def answer_f1(question: Question, prediction: str) -> float:
@@ -138,7 +130,7 @@ def _answer_and_suff(store: Store, cur: Any, run_id: str, dataset_id: str, q: Qu
     """One row's answer (and F1) and Suff@Set, written to the store; returns the answer."""
     start = spent_ms(llm, *panel.clients)
     by_id = store.turns_by_id(dataset_id, list(evidence))
-    texts = render_evidence([by_id[t] for t in evidence if t in by_id])
+    texts = render([by_id[t] for t in evidence if t in by_id])
     # a small-context model: every role reads the same fitted snippets
     fitted = fit_for([llm, *panel.clients], q.text, texts)
     trimmed = sum(a != b for a, b in zip(texts, fitted, strict=True))

@@ -16,9 +16,9 @@ from collections.abc import Collection
 import numpy as np
 
 from bfr_core.records import Hit
-from bfr_core.views.bm25 import BM25View
-from bfr_core.views.common import top_hits
-from bfr_core.views.dense import DenseView
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.common import top_hits
+from bfr_core.retrieval.views.dense import DenseView
 
 
 def ranks(scores: np.ndarray) -> np.ndarray:

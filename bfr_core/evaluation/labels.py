@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bfr_core.errors import BfrError
-from bfr_core.evaluate import ensure_schema as ensure_runs_schema
+from bfr_core.evaluation.evaluate import ensure_schema as ensure_runs_schema
 from bfr_core.store import Store
 
 LABELS: tuple[str, ...] = ("sufficient", "insufficient", "uncertain")
@@ -249,7 +249,7 @@ SKIP_KEYS = ("judges", "judge_labels", "adjudicator", "adjudication", "adjudicat
 def parse_suff_detail(detail: Any, final: str | None = None) -> dict[str, str]:
     """Judge name -> label from a ``results.suff_detail`` value (JSON text or already parsed).
 
-    Accepted shapes: what ``bfr_core.answering`` writes (``judge_labels``, ``adjudicated``, ``judges``
+    Accepted shapes: what ``bfr_core.evaluation.answers`` writes (``judge_labels``, ``adjudicated``, ``judges``
     = the three models' labels; judge names become "judge A (<model>)"),
     ``{"judges": [{"name"|"judge"|"model": ..., "label": ...}, ...]}``,
     ``{"judges": {name: label | {"label": ...}}}``, an ``adjudicator`` / ``adjudication`` entry,
@@ -270,7 +270,7 @@ def parse_suff_detail(detail: Any, final: str | None = None) -> dict[str, str]:
                     out[str(name)] = lab
         elif isinstance(judges, dict):
             out.update({str(n): lab for n, v in judges.items() if (lab := _label_of(v)) is not None})
-        pair = detail.get("judge_labels")  # bfr_core.answering: the two judges' labels (+ who judged)
+        pair = detail.get("judge_labels")  # bfr_core.evaluation.answers: the two judges' labels (+ who judged)
         if isinstance(pair, list | tuple):
             who = [str(j) for j in judges] if isinstance(judges, list) and all(isinstance(j, str) for j in judges) else []
             for k, (name, v) in enumerate(zip(("judge A", "judge B"), pair, strict=False)):
@@ -333,7 +333,7 @@ def paired(raters: dict[str, dict[str, str]], a: str, b: str) -> tuple[list[str]
 
 def agreement(store: Store, raters: dict[str, dict[str, str]] | None = None) -> list[dict[str, Any]]:
     """Cohen's kappa, observed agreement and n for every pair of raters sharing items."""
-    from bfr_core.stats import cohen_kappa, confusion_matrix
+    from bfr_core.evaluation.stats import cohen_kappa, confusion_matrix
 
     raters = rater_labels(store) if raters is None else raters
     out = []
@@ -349,7 +349,7 @@ def agreement(store: Store, raters: dict[str, dict[str, str]] | None = None) -> 
 
 def confusion(raters: dict[str, dict[str, str]], a: str, b: str) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
     """(labels, counts) with ``a`` in rows and ``b`` in columns, over the items both labelled."""
-    from bfr_core.stats import confusion_matrix
+    from bfr_core.evaluation.stats import confusion_matrix
 
     la, lb = paired(raters, a, b)
     cm = confusion_matrix(la, lb, LABELS)
