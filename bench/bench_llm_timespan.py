@@ -1,14 +1,14 @@
 """Time-span questions over BFR-MV's set: the paper's answerer and the span step (default).
 
 Which questions: every scoreable LoCoMo question and every LongMemEval dev50 question whose text asks
-for a time span (``answerer.TIME_SPAN``: "how long", "how many days / weeks / ..."); the rule reads the
+for a time span (``dates.TIME_SPAN_QUESTION``: "how long", "how many days / weeks / ..."); the rule reads the
 question only. For each, BFR-MV's set (default budget, offline Stage I: the retrieval is not what is
 measured) is rendered and fitted as the answerer reads it, and the model answers two ways:
 
 * ``whole set``: the paper's extractive answerer over all snippets alone
   (``answerer.answer(..., span_first=False)``);
 * ``span``: the default answerer: on a question for the time between two events
-  (``answerer.SPAN_QUESTION``, a subset) the model copies the two event dates and the code subtracts
+  (``dates.SPAN_BETWEEN_EVENTS``, a subset) the model copies the two event dates and the code subtracts
   them (``answerer.spanned``), falling back to the answerer; elsewhere the same as ``whole set``.
 
 A third way, "focus" (the model names at most 4 snippets and the answerer reads those), was measured
@@ -44,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bfr_core import dates  # noqa: E402
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import answer_f1  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
@@ -73,7 +74,7 @@ def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     by_id = store.turns_by_id(dataset, list(trace.evidence))
     texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
     row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts),
-                           "span_question": answerer.SPAN_QUESTION.search(q.text) is not None}
+                           "span_question": dates.SPAN_BETWEEN_EVENTS.search(q.text) is not None}
     for variant in VARIANTS:
         start = time.perf_counter()
         generated = answerer.answered(llm, q.text, texts, span_first=variant == "span").text
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             ingest(store, name, src)
     llm = make_llm(LLMConfig(provider=args.provider), store, run_id="bench-llm-timespan")
     todo = [(d, q) for d in SOURCES for q in store.questions(d, scoreable_only=True)
-            if answerer.TIME_SPAN.search(q.text)]
+            if dates.TIME_SPAN_QUESTION.search(q.text)]
     progress = tqdm_progress("time-span questions: whole set, span")
     rows = []
     start = time.perf_counter()
@@ -124,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         progress(i, len(todo), q.question_id)
     calls = call_summary(store, "bench-llm-timespan")
     result = {
-        "benchmark": "llm_timespan", "provider": llm.label, "arm": "bfr-mv", "rule": answerer.TIME_SPAN.pattern,
-        "span_rule": answerer.SPAN_QUESTION.pattern,
+        "benchmark": "llm_timespan", "provider": llm.label, "arm": "bfr-mv", "rule": dates.TIME_SPAN_QUESTION.pattern,
+        "span_rule": dates.SPAN_BETWEEN_EVENTS.pattern,
         "wall_s": round(time.perf_counter() - start, 1),
         "provider_calls": calls.provider_calls, "cached_calls": calls.cached,
         "by_dataset": {d: summary([r for r in rows if r["dataset"] == d]) for d in SOURCES},

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from bfr_core.dates import parse_iso_date
 from bfr_core.errors import InputError
-from bfr_core.ingest.common import parse_iso_date
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from bfr_core.dates import parse_locomo_date
 from bfr_core.errors import InputError
-from bfr_core.ingest.common import parse_locomo_date
 from bfr_core.ingest.locomo import GoldTally, load_locomo, normalise_dia_id, resolve_evidence
 from bfr_core.store import Store
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from bfr_core.dates import parse_lme_date
 from bfr_core.errors import InputError
-from bfr_core.ingest.common import parse_lme_date
 from bfr_core.ingest.longmemeval import load_longmemeval
 from bfr_core.store import Store
 

@@ -1,8 +1,9 @@
 """The package layers of bfr_core: every import (lazy ones included) runs down, never up or across.
 
 Layers, lowest first; a module may import its own package and any lower layer:
-base modules < store < llm / retrieval < ingest / roles < method < baselines < pipeline < evaluation
-< commands / cli. ``bfr_core`` never imports streamlit.
+base modules (records, config, errors, progress, text, plots, dates) < lexicon < store, runs < llm,
+retrieval < ingest, roles < method < baselines < pipeline < evaluation < commands, cli.
+``bfr_core`` never imports streamlit.
 """
 
 from __future__ import annotations
@@ -13,17 +14,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "bfr_core"
-BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lexicon"}
+BASE = {"records", "config", "errors", "progress", "text", "plots", "dates"}
 LAYER = {
     **dict.fromkeys(BASE, 0),
-    "store": 1, "runs": 1,
-    "llm": 2, "retrieval": 2,
-    "ingest": 3, "roles": 3,
-    "method": 4,
-    "baselines": 5,
-    "pipeline": 6,
-    "evaluation": 7,
-    "commands": 8, "cli": 8,
+    "lexicon": 1,
+    "store": 2, "runs": 2,
+    "llm": 3, "retrieval": 3,
+    "ingest": 4, "roles": 4,
+    "method": 5,
+    "baselines": 6,
+    "pipeline": 7,
+    "evaluation": 8,
+    "commands": 9, "cli": 9,
 }
 
 

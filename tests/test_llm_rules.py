@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from bfr_core.dates import find_day_dates
 from bfr_core.llm import LLMCallFailed, LLMRequest
 from bfr_core.llm import rules as R
 
@@ -118,7 +119,7 @@ def test_span_gives_the_event_dates_answer_subtracts_as_text_find_dates_reads_ba
     weeks = "How many weeks passed between my move to Denver and my first marathon?"
     dates = R.span(weeks, ["I moved to Denver on 2023-03-01.", "My first marathon was on 2023-04-12."])
     assert dates == ("2023-03-01", "2023-04-12")
-    assert [R.find_dates(d)[0][1] for d in dates] == [(2023, 3, 1), (2023, 4, 12)]
+    assert [find_day_dates(d)[0][1] for d in dates] == [(2023, 3, 1), (2023, 4, 12)]
     assert R.span(SHUTTER, ["I love photography"]) == ("", "")
     assert R.span("What camera do I use?", [ORDER, ARRIVAL]) == ("", "")  # not an interval question
     assert [R.span_text(d, u) for d, u in ((5, "day"), (42, "week"), (40, "month"), (400, "year"))] == [
@@ -139,7 +140,7 @@ def test_rules_backend_speaks_json_and_is_deterministic():
 
 
 def test_dates_parse_in_common_formats():
-    got = [d[1] for d in R.find_dates("Feb 5, 2023; 10th of March; 2023/04/01; Sept 3rd; May 7th 2024")]
+    got = [d[1] for d in find_day_dates("Feb 5, 2023; 10th of March; 2023/04/01; Sept 3rd; May 7th 2024")]
     assert got == [(2023, 2, 5), (None, 3, 10), (2023, 4, 1), (None, 9, 3), (2024, 5, 7)]
     assert R.day_gap((None, 12, 28), (None, 1, 4)) == 7  # year wraps for year-less dates
 

@@ -6,7 +6,7 @@ Loop (at most :data:`MAX_CALLS` calls, :data:`MAX_SIZE` turns):
 
     1. text(q), keep the first :data:`FIRST_KEEP` hits
     2. choose the next tool from the evidence state - offline rules, or
-       ``bfr_core.tool_chooser.choose_tool`` when an LLM is set (the cue is still built by the rules):
+       ``bfr_core.roles.tool_chooser.choose_tool`` when an LLM is set (the cue is still built by the rules):
          entity   an uncovered name requirement (cue: that name), once per name
          session  a temporal/bridge requirement is uncovered and the best hit's conversation has not
                   been opened (cue: the best not-yet-anchored evidence turn)

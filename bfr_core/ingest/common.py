@@ -17,11 +17,9 @@ import gzip
 import hashlib
 import io
 import json
-import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -158,54 +156,6 @@ def answer_text(value: Any, path: str, record: str, name: str = "answer") -> str
 
 
 # -- dates ------------------------------------------------------------------------------------------
-
-_LOCOMO_DATE = re.compile(
-    r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.IGNORECASE
-)
-_LME_DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(?:(\d{1,2}):(\d{2}))?\s*$")
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), 1)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-
-
-def parse_locomo_date(text: str) -> datetime | None:
-    """``"1:56 pm on 8 May, 2023"`` -> ``datetime(2023, 5, 8, 13, 56)``; None if it does not parse."""
-    m = _LOCOMO_DATE.match(text)
-    if not m:
-        return None
-    hour, minute, ampm, day, month_name, year = m.groups()
-    month = _MONTHS.get(month_name.lower())
-    h = int(hour) % 12 + (12 if ampm.lower() == "p" else 0)
-    if month is None or int(hour) > 12:
-        return None
-    try:
-        return datetime(int(year), month, int(day), h, int(minute))
-    except ValueError:
-        return None
-
-
-def parse_lme_date(text: str) -> datetime | None:
-    """``"2023/05/20 (Sat) 02:21"`` -> ``datetime(2023, 5, 20, 2, 21)``; None if it does not parse."""
-    m = _LME_DATE.match(text)
-    if not m:
-        return None
-    y, mo, d, h, mi = m.groups()
-    try:
-        return datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0))
-    except ValueError:
-        return None
-
-
-def parse_iso_date(text: str) -> datetime | None:
-    """ISO 8601 date or date-time; an offset is converted to UTC and dropped (the store is naive)."""
-    try:
-        value = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value
-
 
 # -- integrity --------------------------------------------------------------------------------------
 

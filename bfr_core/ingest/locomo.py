@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bfr_core.dates import parse_locomo_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.common import (
     answer_text,
     expect,
     load_json,
     looks_like,
-    parse_locomo_date,
     require_unique,
     sha256_file,
     wrong_format,

@@ -23,13 +23,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bfr_core.dates import parse_lme_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.common import (
     answer_text,
     expect,
     load_json,
     looks_like,
-    parse_lme_date,
     require_unique,
     sha256_file,
     wrong_format,

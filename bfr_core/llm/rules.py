@@ -32,6 +32,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from bfr_core.dates import (
+    INTERVAL_QUESTION,
+    SPAN_UNIT,
+    Ymd,
+    day_gap,
+    find_day_dates,
+    span_text,
+)
+from bfr_core.lexicon import CANONICAL_STEM, NOT_NAME_CAPITALISED, NUMBER_WORDS
 from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
 from bfr_core.text import tokenize
 
@@ -39,33 +48,18 @@ RULES_VERSION = "1"
 NAME = "offline rules"
 
 # -- tokens ------------------------------------------------------------------------------------
-# Stems folded together so that, e.g., "arrived" can cover "receive". Deliberately tiny.
-SYNONYMS = {
-    "arriv": "receiv", "deliv": "receiv", "got": "receiv", "came": "receiv", "get": "receiv",
-    "bought": "order", "buy": "order", "purchas": "order",
-    "began": "start", "begin": "start", "finish": "end", "complet": "end",
-    "went": "go", "visit": "go", "travel": "go", "trip": "go",
-}
-NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "hundred": 100, "once": 1, "twice": 2, "a couple": 2,
-}
-
-
 def toks(text: str) -> set[str]:
     """Stemmed content tokens, number words as digits, synonyms folded."""
     out = set()
     for t in tokenize(text, stop=True, stemmed=True):
         t = re.sub(r"^(\d+)(st|nd|rd|th)$", r"\1", t)
         t = str(NUMBER_WORDS[t]) if t in NUMBER_WORDS else t
-        out.add(SYNONYMS.get(t, t))
+        out.add(CANONICAL_STEM.get(t, t))
     return out
 
 
 def tok_list(text: str) -> list[str]:
-    return [SYNONYMS.get(t, t) for t in tokenize(text, stop=True, stemmed=True)]
+    return [CANONICAL_STEM.get(t, t) for t in tokenize(text, stop=True, stemmed=True)]
 
 
 def numbers(text: str) -> set[int]:
@@ -73,51 +67,6 @@ def numbers(text: str) -> set[int]:
     found = {int(n) for n in re.findall(r"(?<![\w.])(\d{1,6})(?:st|nd|rd|th)?(?![\w.])", low)}
     found |= {v for w, v in NUMBER_WORDS.items() if re.search(rf"\b{w}\b", low)}
     return found
-
-
-# -- dates -------------------------------------------------------------------------------------
-MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), 1)}
-MONTHS |= {m[:3]: i for m, i in list(MONTHS.items())}
-_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-DATE_PATTERNS = (
-    (re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s+(\d{{4}}))?", re.I), "mdy"),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}\b(?:,?\s+(\d{{4}}))?", re.I), "dmy"),
-    (re.compile(r"\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b"), "iso"),
-)
-
-
-def find_dates(text: str) -> list[tuple[int, tuple[int | None, int, int], str]]:
-    """(position, (year or None, month, day), matched text) for every date in ``text``."""
-    found = []
-    for pat, kind in DATE_PATTERNS:
-        for m in pat.finditer(text):
-            g = m.groups()
-            try:
-                if kind == "mdy":
-                    ymd = (int(g[2]) if g[2] else None, MONTHS[g[0].lower().rstrip(".")[:3]], int(g[1]))
-                elif kind == "dmy":
-                    ymd = (int(g[2]) if g[2] else None, MONTHS[g[1].lower().rstrip(".")[:3]], int(g[0]))
-                else:
-                    ymd = (int(g[0]), int(g[1]), int(g[2]))
-                date(ymd[0] or 2000, ymd[1], ymd[2])  # validates month/day
-            except (KeyError, ValueError):
-                continue
-            if not any(abs(p - m.start()) < 3 for p, _, _ in found):
-                found.append((m.start(), ymd, m.group(0)))
-    return sorted(found)
-
-
-def day_gap(a: tuple[int | None, int, int], b: tuple[int | None, int, int]) -> int:
-    """Days from ``a`` to ``b``; a missing year is taken as the other's (or one shared year), and a
-    year-less later date that would fall before the earlier one is moved to the next year."""
-    ya = a[0] or b[0] or 2001
-    yb = b[0] or a[0] or 2001
-    da, db = date(ya, a[1], a[2]), date(yb, b[1], b[2])
-    if db < da and b[0] is None:
-        db = date(yb + 1, b[1], b[2])
-    return (db - da).days
 
 
 # -- sentences -----------------------------------------------------------------------------------
@@ -130,7 +79,6 @@ def sentences(text: str) -> list[str]:
 
 # Evidence is often rendered with its session date first: "(05 February 2023) user: ...".
 _ANCHOR = re.compile(r"^\s*[(\[]([^)\]]{4,40})[)\]]\s*")
-Ymd = tuple[int | None, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +96,11 @@ def units(evidence: Sequence[str]) -> list[Unit]:
     out = []
     for snippet in evidence:
         m = _ANCHOR.match(snippet)
-        anchor_found = find_dates(m.group(1)) if m else []
+        anchor_found = find_day_dates(m.group(1)) if m else []
         anchor = anchor_found[0] if anchor_found else None
         body = snippet[m.end():] if anchor else snippet
         for sent in sentences(body):
-            found = find_dates(sent)
+            found = find_day_dates(sent)
             if found:
                 dates = tuple(_with_year(ymd, anchor[1] if anchor else None) for _, ymd, _ in found)
                 out.append(Unit(sent, dates, tuple(t for _, _, t in found), body))
@@ -179,8 +127,6 @@ def clean_question(q: str) -> str:
 
 
 # -- decompose ---------------------------------------------------------------------------------
-INTERVAL = re.compile(
-    r"\b(how (many|much) (days?|weeks?|months?|years?|hours?|minutes?|time)|how long|when)\b", re.I)
 _INTERVAL_LEAD = re.compile(
     r"^(how (many|much) \w+|how long|when)\s+"
     r"((did|does|do|had|has|have|was|were|is|are|will|would)\s+)?"
@@ -221,7 +167,7 @@ def _interval_events(q: str) -> list[str]:
     first = re.search(r"\bwhich\b.*\bfirst\b,?\s*(.+?)\s+or\s+(.+)$", q, re.I)
     if first:
         return [first.group(1), first.group(2)]
-    if not INTERVAL.search(q):
+    if not INTERVAL_QUESTION.search(q):
         return []
     between = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+)$", q, re.I)
     if between:
@@ -302,7 +248,7 @@ def covers(req: tuple[set[str], set[str], bool], text: str, text_toks: set[str] 
     hits = len(rt & tt)
     enough = hits >= max(1, math.ceil(0.5 * len(rt)))
     if is_date:
-        has_date = bool(find_dates(text)) if dated is None else dated
+        has_date = bool(find_day_dates(text)) if dated is None else dated
         return has_date and (bool(distinct & tt) if distinct else enough)
     return enough or (len(rt) > 1 and bool(distinct & tt) and hits >= 2)
 
@@ -347,13 +293,10 @@ def select(question: str, pool: Sequence[tuple[str, str]], requirements: Sequenc
 
 # -- tool --------------------------------------------------------------------------------------
 _NAME = re.compile(r"\b([A-Z][a-z]{2,})\b")
-_NOT_NAMES = {"What", "When", "Where", "Who", "Which", "How", "Why", "Did", "Does", "Do", "Is", "Are",
-              "Was", "Were", "Has", "Have", "Can", "Could", "Would", "Should", "The", "My"} | {
-    m.capitalize() for m in MONTHS}
 
 
 def person_names(question: str) -> list[str]:
-    return list(dict.fromkeys(n for n in _NAME.findall(question) if n not in _NOT_NAMES))
+    return list(dict.fromkeys(n for n in _NAME.findall(question) if n not in NOT_NAME_CAPITALISED))
 
 
 def tool(question: str, evidence: Sequence[str], tools: Sequence[str]) -> str:
@@ -379,7 +322,6 @@ def tool(question: str, evidence: Sequence[str], tools: Sequence[str]) -> str:
 
 # -- answer ------------------------------------------------------------------------------------
 NOT_FOUND = "Not mentioned in the evidence."
-_UNIT = re.compile(r"how (?:many|much) (day|week|month|year)s?|how long", re.I)
 
 
 # A sentence about a planned event dates the plan, not the event ("signed up for a class later").
@@ -398,7 +340,7 @@ def _event_score(req: tuple[set[str], set[str], bool], unit: Unit) -> float:
 def interval_dates(question: str, evidence: Sequence[str]) -> tuple[Ymd, Ymd] | None:
     """The dates of the question's two events on an interval question, when the evidence dates
     both; None otherwise."""
-    if not _UNIT.search(question):
+    if not SPAN_UNIT.search(question):
         return None
     reqs = decompose(question)
     dated = [u for u in units(evidence) if u.dates]
@@ -426,24 +368,15 @@ def interval_dates(question: str, evidence: Sequence[str]) -> tuple[Ymd, Ymd] | 
 def interval_answer(question: str, evidence: Sequence[str]) -> str | None:
     """"N days" (or weeks/months/years, as asked) between the question's two events, when the
     evidence dates both; None otherwise."""
-    unit_m = _UNIT.search(question)
+    unit_m = SPAN_UNIT.search(question)
     picked = interval_dates(question, evidence)
     if not unit_m or picked is None:
         return None
     return span_text(abs(day_gap(picked[0], picked[1])), (unit_m.group(1) or "day").lower())
 
 
-UNIT_DAYS = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}
-
-
-def span_text(days: int, unit: str) -> str:
-    """``days`` in ``unit`` (day / week / month / year), rounded: "5 days", "1 week"."""
-    n = round(days / UNIT_DAYS[unit])
-    return f"{n} {unit}{'' if n == 1 else 's'}"
-
-
 def _date_text(ymd: Ymd) -> str:
-    """A date as ``find_dates`` reads it back: ISO with a year, else "February 5"."""
+    """A date as ``dates.find_day_dates`` reads it back: ISO with a year, else "February 5"."""
     if ymd[0] is None:
         return f"{date(2000, ymd[1], ymd[2]):%B} {ymd[2]}"
     return date(ymd[0], ymd[1], ymd[2]).isoformat()
@@ -513,9 +446,9 @@ def judge(question: str, gold: str, generated: str) -> tuple[str, str]:
     """("CORRECT" | "WRONG", one-sentence reason)."""
     if not generated.strip() or generated.strip() == NOT_FOUND:
         return "WRONG", "The generated answer gives no answer."
-    gd = {(y, m, d) for _, (y, m, d), _ in find_dates(gold)}
+    gd = {(y, m, d) for _, (y, m, d), _ in find_day_dates(gold)}
     if gd:
-        pd = {(y, m, d) for _, (y, m, d), _ in find_dates(generated)}
+        pd = {(y, m, d) for _, (y, m, d), _ in find_day_dates(generated)}
         same = any(g[1:] == p[1:] and (g[0] is None or p[0] is None or g[0] == p[0]) for g in gd for p in pd)
         return ("CORRECT", "Both name the same date.") if same else ("WRONG", "The dates differ.")
     gn = numbers(gold)
@@ -534,13 +467,13 @@ def answer_supported(question: str, reference: str, evidence: Sequence[str]) -> 
     if not evidence:
         return False
     computed = interval_answer(question, evidence)
-    if computed is not None and _UNIT.search(question):
+    if computed is not None and SPAN_UNIT.search(question):
         return judge(question, reference, computed)[0] == "CORRECT"
     ref = toks(reference)
     if not ref:
         return True
     ev = set().union(*(toks(e) for e in evidence))
-    ref_dates = {(m, d) for _, (_, m, d), _ in find_dates(reference)}
+    ref_dates = {(m, d) for _, (_, m, d), _ in find_day_dates(reference)}
     if ref_dates:
         ev_dates = {(m, d) for u in units(evidence) for (_, m, d) in u.dates}
         if not ref_dates <= ev_dates:

@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bfr_core.config import Budget
-from bfr_core.method.requirements import decompose_with_source, parse_dates
+from bfr_core.dates import find_date_constraints as parse_dates
+from bfr_core.method.requirements import decompose_with_source
 from bfr_core.method.stage1 import coverage_order, lattice_steps, min_cover, selection_step
 from bfr_core.method.stage2 import retain
 from bfr_core.records import Hit, Query, Step

@@ -8,7 +8,7 @@ Stage I builds its formal context from them (objects = candidate turns, attribut
 Covers
 ------
 * :func:`decompose` - the one entry point: offline rules by default; with an ``llm`` it calls
-  ``bfr_core.decomposer.decompose(llm, question_text)`` (imported lazily) and normalises the answer
+  ``bfr_core.roles.decomposer.decompose(llm, question_text)`` (imported lazily) and normalises the answer
   into the same :class:`Requirement` records. 1 to 5 requirements, ids ``r1..rJ`` in order.
 * :func:`decompose_rules` - the offline rules (regular expressions over the question; no model).
 * :func:`first_person` - FirstPerson(q) of the BFR-MV schedule: the first scope speaker named in
@@ -18,7 +18,7 @@ Covers
 
 Does not cover: coreference beyond one rule (a pronoun-only temporal clause borrows the other
 clause's object terms), NER models (the rules miss lowercase names; speakers are matched first),
-paraphrase beyond :data:`RELATED`.
+paraphrase beyond :data:`RELATED_STEMS`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from bfr_core.dates import DURATION_QUESTION, date_matches, find_date_constraints
+from bfr_core.lexicon import DURATION_UNITS, NOT_NAME_WORDS, QUESTION_NOISE, RELATED_STEMS
 from bfr_core.records import Query, Turn
 from bfr_core.text import stem, tokenize, words
 
@@ -53,65 +54,7 @@ class Requirement:
 # Vocabulary
 # ----------------------------------------------------------------------------------------------
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-          "october", "november", "december")
-_MONTH_NO = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-
-# Capitalised words that are not names: question/auxiliary words, pronouns, calendar words.
-_NOT_NAMES = frozenset(
-    """what when where which who whom whose why how would could should did does do is are was were
-    has have had can will may might i im ive id in on at the a an and or of for to my your our their
-    his her its if any some list tell remind please yes no ok okay hi hello thanks""".split()
-) | frozenset(MONTHS) | frozenset(WEEKDAYS)
-
-# Words that make a question but carry no content for coverage.
-_QUESTION_NOISE = frozenset(stem(w) for w in """what when where which who whom whose why how many much
-    long would could should might likely kind type sort name names thing things something anything
-    some any ever also yet still currently usually often time times total number amount
-    do does did done doing get got make made take took go went say said
-    one two three first last recent recently previous previously remind tell mention mentioned
-    suggest recommend recommended think wondering wonder remember conversation earlier again confirm
-    want wanted im ive id youre provided""".split())
-
-_DURATION_UNITS = frozenset("""day days week weeks month months year years hour hours minute minutes
-    time""".split())
-
-# Related event stems: an endpoint phrased one way in the question is often phrased another way
-# in the record ("receive" vs "arrived"). Symmetric closure is applied below.
-_RELATED_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("receiv", "arriv", "deliv", "came", "got", "shipped"),
-    ("order", "bought", "buy", "purchas"),
-    ("start", "began", "begin", "join"),
-    ("finish", "complet", "end", "done"),
-    ("sold", "sell"),
-    ("move", "relocat"),
-    ("visit", "went", "trip", "travel"),
-    ("marri", "wed", "wedding"),
-    ("born", "birth", "birthday"),
-    ("meet", "met"),
-    ("attend", "went"),
-    ("adopt", "got"),
-)
-RELATED: dict[str, frozenset[str]] = {}
-for _group in _RELATED_GROUPS:
-    for _w in _group:
-        RELATED[_w] = RELATED.get(_w, frozenset()) | frozenset(_group)
-
 _NAME_SPAN = re.compile(r"\b([A-Z][a-zA-Z\-]*(?:'s|')?(?:\s+[A-Z][a-zA-Z\-]*(?:'s|')?)*)")
-_YEAR = r"(?:19|20)\d\d"
-_MONTH_RE = r"(?:" + "|".join(m.capitalize() for m in MONTHS) + r"|" + "|".join(MONTHS) + r")"
-_DATE_PATTERNS = (
-    # "March 16, 2022", "October 3, 2023", "May 2023"
-    re.compile(rf"\b(?P<month>{_MONTH_RE})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>{_YEAR})\b"),
-    # "19 August, 2023", "7 May 2023"
-    re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_RE}),?\s+(?P<year>{_YEAR})\b"),
-    re.compile(rf"\b(?P<month>{_MONTH_RE}),?\s+(?P<year>{_YEAR})\b"),
-    re.compile(rf"\b(?P<year>{_YEAR})\b"),
-    re.compile(rf"\b(?:in|during|on|of)\s+(?P<month>{_MONTH_RE})\b"),
-)
-_DURATION_Q = re.compile(
-    r"^\s*how\s+(?:many|much|long)\b(?P<rest>.*)$", re.IGNORECASE)
 _ENDPOINT_SPLIT = re.compile(r"\s+(?:after|since|before|until|when)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", re.IGNORECASE)
 _BRIDGE_SPLIT = re.compile(r"\s+(?:after|before|while|because|since|when|instead of)\s+", re.IGNORECASE)
@@ -128,7 +71,7 @@ _PRONOUN_ONLY = frozenset("i it me they them he she we you this that".split())
 
 def content_terms(text: str, *, exclude: Iterable[str] = ()) -> tuple[str, ...]:
     """Stemmed content terms in first-occurrence order, without question noise and ``exclude``."""
-    drop = _QUESTION_NOISE | frozenset(exclude)
+    drop = QUESTION_NOISE | frozenset(exclude)
     out: dict[str, None] = {}
     for t in tokenize(text, stop=True, stemmed=True):
         if t not in drop and not t.isdigit():
@@ -145,9 +88,9 @@ def name_spans(text: str) -> list[str]:
     for m in _NAME_SPAN.finditer(text):
         parts = [p[:-2] if p.endswith("'s") else p.rstrip("'") for p in m.group(1).split()]
         # trim leading/trailing non-names ("When Caroline" -> "Caroline")
-        while parts and parts[0].lower() in _NOT_NAMES:
+        while parts and parts[0].lower() in NOT_NAME_WORDS:
             parts.pop(0)
-        while parts and parts[-1].lower() in _NOT_NAMES:
+        while parts and parts[-1].lower() in NOT_NAME_WORDS:
             parts.pop()
         if not parts:
             continue
@@ -182,31 +125,6 @@ def first_person(text: str, speakers: Sequence[str] = ()) -> str | None:
     return spans[0] if spans else None
 
 
-def parse_dates(text: str) -> list[tuple[str, tuple[int | None, int | None, int | None]]]:
-    """Date constraints written in the question: (matched text, (year, month, day))."""
-    found: list[tuple[str, tuple[int | None, int | None, int | None]]] = []
-    taken: list[tuple[int, int]] = []
-    for pat in _DATE_PATTERNS:
-        for m in pat.finditer(text):
-            if any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
-                continue
-            g = m.groupdict()
-            year = int(g["year"]) if g.get("year") else None
-            month = _MONTH_NO.get(g["month"].lower()) if g.get("month") else None
-            day = int(g["day"]) if g.get("day") else None
-            taken.append((m.start(), m.end()))
-            found.append((m.group(0).strip(), (year, month, day)))
-    return found
-
-
-def date_matches(when: tuple[int | None, int | None, int | None], date: datetime | None) -> bool:
-    if date is None:
-        return False
-    year, month, day = when
-    return ((year is None or date.year == year) and (month is None or date.month == month)
-            and (day is None or date.day == day))
-
-
 def _strip_lead(clause: str) -> str:
     """Drop the question scaffold ("How many days did it take for me to") from a clause."""
     return re.sub(r"^\s*(?:how\s+(?:many|much|long)|when|what|which|where|who|why)\b\s*"
@@ -222,7 +140,7 @@ def _req(kind: str, text: str, terms: Sequence[str], when=None) -> tuple[str, st
 # ----------------------------------------------------------------------------------------------
 
 
-_DURATION_NOISE = frozenset(stem(w) for w in _DURATION_UNITS | {"pass", "passed", "elapsed", "ago", "it"})
+_DURATION_NOISE = frozenset(stem(w) for w in DURATION_UNITS | {"pass", "passed", "elapsed", "ago", "it"})
 
 
 def _temporal_endpoints(q: str, names: set[str]) -> list[tuple] | None:
@@ -231,11 +149,11 @@ def _temporal_endpoints(q: str, names: set[str]) -> list[tuple] | None:
     Handles "between X and Y", "... after/since/before/until/when X", and the doubly-anchored
     "how many days had passed since X when Y" (the main clause then carries no event).
     """
-    m = _DURATION_Q.match(q)
+    m = DURATION_QUESTION.match(q)
     if not m:
         return None
     rest = m.group("rest")
-    if not any(u in words(rest)[:2] for u in _DURATION_UNITS) and "long" not in q.lower().split()[:3]:
+    if not any(u in words(rest)[:2] for u in DURATION_UNITS) and "long" not in q.lower().split()[:3]:
         return None
     drop = names | _DURATION_NOISE
     between = _BETWEEN.search(rest)
@@ -285,7 +203,7 @@ def _split_core(q: str) -> tuple[str, str]:
 def decompose_rules(text: str) -> list[Requirement]:
     """Offline decomposition. Order: content requirements, then entities, then date constraints."""
     q = text.strip()
-    dates = parse_dates(q)
+    dates = find_date_constraints(q)
     q_nodate = q
     for span, _ in dates:
         q_nodate = q_nodate.replace(span, " ")
@@ -298,8 +216,8 @@ def decompose_rules(text: str) -> list[Requirement]:
         reqs.extend(endpoints)
     else:
         core, context = _split_core(q_nodate)
-        dm = _DURATION_Q.match(core)
-        is_duration = bool(dm and any(u in words(dm.group("rest"))[:2] for u in _DURATION_UNITS))
+        dm = DURATION_QUESTION.match(core)
+        is_duration = bool(dm and any(u in words(dm.group("rest"))[:2] for u in DURATION_UNITS))
         is_when = is_duration or bool(re.match(r"^\s*when\b", core, re.IGNORECASE))
         is_list = bool(_LIST_CUE.search(core))
         clauses = _BRIDGE_SPLIT.split(core, maxsplit=1) if not is_when else [core]
@@ -381,7 +299,7 @@ def decompose_with_source(query: Query, llm: Any = None) -> tuple[list[Requireme
 
 def _guess_kind(text: str) -> str:
     """A kind for a bare requirement string from the provider (it returns texts only)."""
-    dates = parse_dates(text)
+    dates = find_date_constraints(text)
     timeish = re.search(r"\b(date|when|day|time)\b", text, re.IGNORECASE)
     if dates and content_terms(dates[0][0]) == content_terms(text):
         return "constraint"  # the requirement is only a date
@@ -408,7 +326,7 @@ def _from_llm(raw: Any) -> list[Requirement]:
         if not text.strip():
             continue
         kind = kind if kind in KINDS else "fact"
-        when = parse_dates(text)[0][1] if kind == "constraint" and parse_dates(text) else None
+        when = find_date_constraints(text)[0][1] if kind == "constraint" and find_date_constraints(text) else None
         terms = (tuple(stem(w) for w in words(text)) if kind == "entity"
                  else content_terms(text) or tuple(tokenize(text, stemmed=True)))
         if terms:
@@ -437,5 +355,5 @@ def covers_lexically(req: Requirement, turn: Turn, turn_stems: frozenset[str]) -
         if req.when is not None and date_matches(req.when, turn.date):
             return True
         return bool(req.terms) and all(t in turn_stems for t in req.terms)
-    hits = sum(1 for t in req.terms if t in turn_stems or RELATED.get(t, frozenset()) & turn_stems)
+    hits = sum(1 for t in req.terms if t in turn_stems or RELATED_STEMS.get(t, frozenset()) & turn_stems)
     return hits >= needed_matches(len(req.terms))

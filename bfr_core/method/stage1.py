@@ -14,7 +14,7 @@ Decisions (the paper leaves them to the implementation)
   A-Mem notes were retrieved the same way, by MiniLM similarity).
 * Incidence ``I(g, r)``: candidate ``g`` covers requirement ``r`` when (lexical) it contains enough
   of r's stemmed terms (all of 1-2, half of longer lists; related event verbs count, see
-  ``requirements.RELATED``), names by text or speaker, dates by the session date; or (semantic) the
+  ``lexicon.RELATED_STEMS``), names by text or speaker, dates by the session date; or (semantic) the
   MiniLM cosine between r's text and the turn is >= :data:`COVER_COSINE`. Names and date
   constraints use the lexical test only (a name's embedding says little about a turn).
 * Prefilter: concepts are visited by decreasing intent size (most requirements covered first),
@@ -26,7 +26,7 @@ Decisions (the paper leaves them to the implementation)
 * Minimum subset: the smallest subset of the prefiltered pool whose intents cover every coverable
   requirement, ties broken by the smallest sum of pool ranks, then rank order. Exact search over
   distinct coverage patterns while the search stays under :data:`EXACT_LIMIT` subsets, greedy
-  (most new requirements, then best rank) otherwise. With an LLM, ``bfr_core.selector.select_subset``
+  (most new requirements, then best rank) otherwise. With an LLM, ``bfr_core.roles.selector.select_subset``
   answers instead and its output is sanitised the same way.
 * Grounding (PositiveOverlapTop_b): our notes ARE turns, so phi maps each selected note to itself
   exactly; those come first in coverage order. The remaining b - |S| places go to the scope's

@@ -9,13 +9,12 @@ Does not cover: judging answers (``roles.answer_judge``), fitting snippets (``ro
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from bfr_core.dates import SPAN_BETWEEN_EVENTS, day_gap, find_day_dates, span_text
 from bfr_core.llm.base import LLM, LLMCallFailed
 from bfr_core.llm.retry import complete_json
-from bfr_core.llm.rules import day_gap, find_dates, span_text
 from bfr_core.roles.prompting import EVIDENCE_BLOCK, as_object, build_request, fill, numbered
 
 log = logging.getLogger(__name__)
@@ -35,10 +34,6 @@ Reply with JSON only."""
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
 
-# Questions for a time span ("how long", "how many days / weeks / ..."): the kind bench_llm_timespan
-# measures the answerer on.
-TIME_SPAN = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|months|years))\b", re.I)
-
 
 # -- span (before the answerer, on questions for the time between two events) ----------------------
 # Program-aided: a 1.5B model reads the two dates but does not subtract them over a large set ("10
@@ -50,8 +45,6 @@ TIME_SPAN = re.compile(r"\bhow (long|many (seconds|minutes|hours|days|weeks|mont
 # Measured (bench/bench_llm_timespan.py, local model, BFR-MV sets): on the 10 such questions of LoCoMo
 # and dev50, number match 3 -> 6 (none lost), F1 40.0 -> 48.3; the other 36 time-span questions keep
 # the extractive answer.
-SPAN_QUESTION = re.compile(r"\bhow many (day|week|month|year)s?\b(?!.*\bago\b).*"
-                           r"\b(between|after|before|since|take|took|passed|when|until)\b", re.I)
 SPAN_PROMPT = EVIDENCE_BLOCK + """The question below asks how much time passed between two events. Copy from \
 the snippets the date of the earlier event and the date of the later event.
 
@@ -81,10 +74,10 @@ def span_dates(llm: LLM, question: str, evidence_texts: Sequence[str]) -> tuple[
 
 
 def span_answer(question: str, first: str, second: str) -> str | None:
-    """"N <unit>s" between two date texts on a :data:`SPAN_QUESTION` (the unit it asks for); None when
+    """"N <unit>s" between two date texts on a :data:`SPAN_BETWEEN_EVENTS` (the unit it asks for); None when
     it is not one, a text holds no date, or the gap rounds to 0."""
-    m = SPAN_QUESTION.search(question)
-    a, b = find_dates(first), find_dates(second)
+    m = SPAN_BETWEEN_EVENTS.search(question)
+    a, b = find_day_dates(first), find_day_dates(second)
     if not (m and a and b):
         return None
     days = min(abs(day_gap(a[0][1], b[0][1])), abs(day_gap(b[0][1], a[0][1])))
@@ -105,10 +98,10 @@ class Answer(NamedTuple):
 
 
 def spanned(llm: LLM, question: str, evidence_texts: Sequence[str]) -> Answer | None:
-    """The computed span on a :data:`SPAN_QUESTION`, with the dates it came from; None for any other
+    """The computed span on a :data:`SPAN_BETWEEN_EVENTS`, with the dates it came from; None for any other
     question, or when the dates do not give one, or the call fails for good: the extractive answer is
     the fallback."""
-    if not evidence_texts or SPAN_QUESTION.search(question) is None:
+    if not evidence_texts or SPAN_BETWEEN_EVENTS.search(question) is None:
         return None
     try:
         dates = span_dates(llm, question, evidence_texts)

@@ -16,7 +16,7 @@ def test_run_all_ends_with_both_evidence_turns_held(app_db):
     assert any("arrived on March 14th" in e.value for e in at.error)
     # BFR-MV ends with both gold turns in its final evidence set
     assert any("holds 2 of 2 gold turns" in s.value for s in at.success)
-    # the answer is what bfr_core.answerer.answer (offline rules) gives on the set, rendered as eval does
+    # the answer is what bfr_core.roles.answerer.answer (offline rules) gives on the set, rendered as eval does
     from bfr_core.llm.rules import RulesLLM
     from bfr_core.roles import answerer
     from bfr_core.roles.snippets import render as render_evidence

@@ -1,0 +1,84 @@
+"""Every word list in one place: number words, synonym tables, words that are not names, question
+scaffolding.
+
+Two synonym tables and two "not a name" lists really behave differently, so each keeps a name that
+says how:
+* :data:`CANONICAL_STEM` folds a stem onto one canonical stem ("arriv" -> "receiv"): the offline
+  rules backend compares token sets; :data:`RELATED_STEMS` maps a stem to its whole symmetric group:
+  Stage I's lexical coverage accepts any related stem in a turn.
+* :data:`NOT_NAME_WORDS` (lower-cased; question words, pronouns, calendar words) trims a capitalised
+  span of the question down to a name; :data:`NOT_NAME_CAPITALISED` (exact case, question openers and
+  months) filters single capitalised words in the offline tool policy.
+
+Does not cover: stop words and stemming (``text``), dates (``dates``).
+"""
+
+from __future__ import annotations
+
+from bfr_core.dates import MONTH_NAMES, WEEKDAYS
+from bfr_core.text import stem
+
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "hundred": 100, "once": 1, "twice": 2, "a couple": 2,
+}
+
+# Stems folded together so that, e.g., "arrived" can cover "receive". Deliberately tiny.
+CANONICAL_STEM = {
+    "arriv": "receiv", "deliv": "receiv", "got": "receiv", "came": "receiv", "get": "receiv",
+    "bought": "order", "buy": "order", "purchas": "order",
+    "began": "start", "begin": "start", "finish": "end", "complet": "end",
+    "went": "go", "visit": "go", "travel": "go", "trip": "go",
+}
+
+# Related event stems: an endpoint phrased one way in the question is often phrased another way
+# in the record ("receive" vs "arrived"). The symmetric closure is :data:`RELATED_STEMS`.
+RELATED_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("receiv", "arriv", "deliv", "came", "got", "shipped"),
+    ("order", "bought", "buy", "purchas"),
+    ("start", "began", "begin", "join"),
+    ("finish", "complet", "end", "done"),
+    ("sold", "sell"),
+    ("move", "relocat"),
+    ("visit", "went", "trip", "travel"),
+    ("marri", "wed", "wedding"),
+    ("born", "birth", "birthday"),
+    ("meet", "met"),
+    ("attend", "went"),
+    ("adopt", "got"),
+)
+
+
+def _closure(groups: tuple[tuple[str, ...], ...]) -> dict[str, frozenset[str]]:
+    out: dict[str, frozenset[str]] = {}
+    for group in groups:
+        for w in group:
+            out[w] = out.get(w, frozenset()) | frozenset(group)
+    return out
+
+
+RELATED_STEMS: dict[str, frozenset[str]] = _closure(RELATED_GROUPS)
+
+# Capitalised words that are not names: question/auxiliary words, pronouns, calendar words.
+NOT_NAME_WORDS = frozenset(
+    """what when where which who whom whose why how would could should did does do is are was were
+    has have had can will may might i im ive id in on at the a an and or of for to my your our their
+    his her its if any some list tell remind please yes no ok okay hi hello thanks""".split()
+) | frozenset(MONTH_NAMES) | frozenset(WEEKDAYS)
+NOT_NAME_CAPITALISED = {"What", "When", "Where", "Who", "Which", "How", "Why", "Did", "Does", "Do", "Is", "Are",
+                        "Was", "Were", "Has", "Have", "Can", "Could", "Would", "Should", "The", "My"} | {
+    m.capitalize() for m in MONTH_NAMES}
+
+# Words that make a question but carry no content for coverage (stemmed).
+QUESTION_NOISE = frozenset(stem(w) for w in """what when where which who whom whose why how many much
+    long would could should might likely kind type sort name names thing things something anything
+    some any ever also yet still currently usually often time times total number amount
+    do does did done doing get got make made take took go went say said
+    one two three first last recent recently previous previously remind tell mention mentioned
+    suggest recommend recommended think wondering wonder remember conversation earlier again confirm
+    want wanted im ive id youre provided""".split())
+
+DURATION_UNITS = frozenset("""day days week weeks month months year years hour hours minute minutes
+    time""".split())
