@@ -44,14 +44,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.embed import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model, vectors_for_texts  # noqa: E402
 from bfr_core.retrieval.views.common import index_text  # noqa: E402
 from bfr_core.retrieval.views.dense import DenseView  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+FILES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 REFERENCE = "minilm-l6-v2@256"
 HAYSTACKS = 5  # LongMemEval haystacks opened cold for the "one haystack ready" target
 SPLIT = DenseSpec().name  # the default dense ranking: static base + MiniLM on short texts

@@ -29,11 +29,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.ingest import embed_available, ingest, load  # noqa: E402
+from bfr_core.ingest import ingest, load  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+FILES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -91,7 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-embed", dest="embed", action="store_false")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "ingest.json")
     args = ap.parse_args(argv)
-    have_embed = embed_available()
     results = []
     with tempfile.TemporaryDirectory(prefix="bfr-bench-ingest-") as tmp:
         for kind, path in FILES.items():
@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{kind:12s} parse {row['parse']['min_s']:.2f}s  cold {row['cold']['min_s']:.2f}s  "
                   f"warm {row['warm']['min_s']:.2f}s  ({row['turns']:,} turns)", file=sys.stderr)
     out = {
-        "benchmark": "ingest", "embed_module_present": have_embed, "embed_requested": args.embed,
-        "embeddings": "computed/cached by bfr_core.retrieval.embed" if have_embed and args.embed else "skipped",
+        "benchmark": "ingest", "embed_requested": args.embed,
+        "embeddings": "computed/cached by bfr_core.retrieval.embed" if args.embed else "skipped",
         "python": platform.python_version(), "machine": platform.machine(), "repeats": args.repeats,
         "dense": _dense_name(), "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "results": results,

@@ -26,11 +26,12 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.evaluation.answers import render_evidence  # noqa: E402
 from bfr_core.ingest.locomo import load_locomo  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm.base import LLMRequest, LLMResponse  # noqa: E402
 from bfr_core.llm.local_provider import LocalLLM, chat, prefix_state_cache  # noqa: E402
 from bfr_core.roles import answer_judge, answerer, decomposer, selector, sufficiency  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
+DATA = benchmark_file("locomo")
 N_QUESTIONS = 4
 N_TURNS = 25
 REPEATS = 2

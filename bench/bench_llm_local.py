@@ -42,11 +42,12 @@ from bfr_core.evaluation.answers import SuffPanel, score_answers  # noqa: E402
 from bfr_core.evaluation.evaluate import RunSpec, evaluate, load_results, summarize  # noqa: E402
 from bfr_core.evaluation.report import report  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
+DATA = benchmark_file("locomo")
 ARMS = ("mem0", "fca-ms", "bfr-mv", "bfr")
 
 

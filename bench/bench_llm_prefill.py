@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core.ingest.locomo import load_locomo  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm.local_provider import N_THREADS, SEED, resolve_model_path  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
+DATA = benchmark_file("locomo")
 REPEATS = 2
 
 

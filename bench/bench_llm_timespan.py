@@ -48,6 +48,7 @@ from bfr_core import dates  # noqa: E402
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import answer_f1  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.llm.rules import numbers  # noqa: E402
 from bfr_core.pipeline import run_query  # noqa: E402
@@ -59,8 +60,8 @@ from bfr_core.roles.fit import fit_for  # noqa: E402
 from bfr_core.roles.snippets import render as render_evidence  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+SOURCES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 VARIANTS = ("whole set", "span")
 
 

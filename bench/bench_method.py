@@ -35,13 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core.evaluation import metrics  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.method.budgets import PAPER_TABLE16  # noqa: E402
 from bfr_core.pipeline import run_query  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
-DATA = Path("/work/shared/data")
-SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+SOURCES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 ARMS = ("mem0", "amem", "com", "mragent-flat", "fca-ms", "bfr-text", "bfr-mv")
 SHUTTER = ("b3c15d39", "answer_05d808e6_1_11", "answer_05d808e6_2_1")
 # Paper values for reference: Table 19 (n=1536) and Tables 4 / 11 (LoCoMo pilot, n=200); LME Turn Hit

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.method import ours  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
 from bfr_core.pipeline import ArmContext, run_query  # noqa: E402
@@ -39,8 +40,8 @@ from bfr_core.records import Question  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
-DATA = Path("/work/shared/data")
-SOURCES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+SOURCES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 SIZES = (5, 10, 20, 30, 40)
 MV_POINTS = ("C0", "C1", "C2", "C6")  # C4 lands on C6 (40 turns, within 0.3 points)
 SHUTTER = ("b3c15d39", ("answer_05d808e6_1_11", "answer_05d808e6_2_1"))

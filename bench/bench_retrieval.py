@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.embed import cached_count, default_spec  # noqa: E402
 from bfr_core.retrieval.scope import scope_views  # noqa: E402
@@ -37,8 +38,8 @@ from bfr_core.retrieval.views.bm25 import BM25View  # noqa: E402
 from bfr_core.retrieval.views.hybrid import rrf  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+FILES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 ANCHORS = {"bm25": (62.8, 75.3), "bm25-nostop": (56.6, 72.8), "dense-minilm": (49.8, 71.7)}
 REFERENCE = "minilm-l6-v2@256"
 KS = (10, 40)

@@ -28,10 +28,11 @@ from bfr_core.config import Config  # noqa: E402
 from bfr_core.evaluation.answers import score_answers  # noqa: E402
 from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "locomo10.json"
+DATA = benchmark_file("locomo")
 ARMS = ("mem0", "bfr-mv", "bfr")
 
 

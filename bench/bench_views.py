@@ -35,13 +35,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.retrieval.embed import default_spec  # noqa: E402
 from bfr_core.retrieval.scope import clear_cache, scope_views  # noqa: E402
 from bfr_core.retrieval.views.dense import clear_query_cache  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-FILES = {"locomo": DATA / "locomo10.json", "longmemeval": DATA / "longmemeval_s_dev50.json.gz"}
+DATA = data_dir()
+FILES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 SEED = 20260908
 _NAME = re.compile(r"\b([A-Z][a-z]+)\b")
 _QWORDS = {"What", "When", "Where", "Who", "Why", "How", "Which", "Did", "Does", "Is", "Are", "Was", "Would", "Can",

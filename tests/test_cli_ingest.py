@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from bfr_core.cli import main
-from bfr_core.ingest import embed_available, ingest
+from bfr_core.ingest import ingest
 from bfr_core.ingest.demo import demo_file
+from bfr_core.ingest.sources import data_dir
 from bfr_core.store import Store
 
 DEMO_PATH = demo_file()  # written from bfr_core/ingest/demo.py when missing
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = data_dir()
 LOCOMO = DATA / "locomo10.json"
 DEV50 = DATA / "longmemeval_s_dev50.json.gz"
 
@@ -198,7 +199,6 @@ def test_embed_hook_is_called_when_module_exists(tmp_path: Path, monkeypatch: py
     fake.__spec__ = importlib.machinery.ModuleSpec("bfr_core.retrieval.embed", None)
     fake.ensure_embeddings = lambda store, dataset_id, progress=None: calls.append((dataset_id, progress))
     monkeypatch.setitem(sys.modules, "bfr_core.retrieval.embed", fake)
-    assert embed_available()
     store = Store(tmp_path / "e.duckdb")
     report = ingest(store, "jsonl", DEMO_PATH, name="d1")
     assert calls == [("d1", None)] and report.notes[-1].startswith("embeddings: ensured")

@@ -13,9 +13,10 @@ import pytest
 from bfr_core.dates import parse_locomo_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.locomo import GoldTally, load_locomo, normalise_dia_id, resolve_evidence
+from bfr_core.ingest.sources import data_dir
 from bfr_core.store import Store
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = data_dir()
 LOCOMO = DATA / "locomo10.json"
 needs_locomo = pytest.mark.skipif(not LOCOMO.is_file(), reason=f"{LOCOMO} not available")
 

@@ -14,9 +14,10 @@ import pytest
 from bfr_core.dates import parse_lme_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.longmemeval import load_longmemeval
+from bfr_core.ingest.sources import data_dir
 from bfr_core.store import Store
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = data_dir()
 DEV50 = DATA / "longmemeval_s_dev50.json.gz"
 needs_dev50 = pytest.mark.skipif(not DEV50.is_file(), reason=f"{DEV50} not available")
 

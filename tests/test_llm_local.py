@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 
 from bfr_core.config import LLMConfig
+from bfr_core.ingest.sources import benchmark_file
 from bfr_core.llm import LLMConfigError, call_summary, make_llm
 from bfr_core.roles import answer_judge, answerer, decomposer, prompting
 from bfr_core.roles.fit import prompt_budget
@@ -120,7 +120,7 @@ def test_grammar_for_is_the_schema_grammar_or_plain_json():
         llama_grammar.JSON_GBNF
 
 
-LME = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval_s_dev50.json.gz"
+LME = benchmark_file("longmemeval")
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bfr_core.evaluation import answer_f1
 from bfr_core.evaluation import metrics as m
 
 # --------------------------------------------------------------------------------------------
@@ -169,51 +170,51 @@ def test_score_question_k_cuts_only_the_ranked_metrics():
 
 
 def test_normalize_answer():
-    assert m.normalize_answer("The cat, and a DOG!") == "cat dog"
-    assert m.normalize_answer("  U.S.   Open ") == "us open"
+    assert answer_f1.normalize_answer("The cat, and a DOG!") == "cat dog"
+    assert answer_f1.normalize_answer("  U.S.   Open ") == "us open"
     # The official regex engine treats '¼' as a non-word character, so "a" is a whole word
     # here; Python's re would keep it.
-    assert m.normalize_answer("A¼") == "¼"
+    assert answer_f1.normalize_answer("A¼") == "¼"
 
 
 def test_f1_score_hand_computed():
-    assert m.f1_score("running dogs", "the dog runs") == 1.0  # stems: run dog / dog run
-    assert m.f1_score("Paris France", "Paris") == pytest.approx(2 / 3)  # P=1/2, R=1
-    assert m.f1_score("salt and pepper", "salt, pepper") == 1.0  # "and" and ',' dropped
-    assert m.f1_score("", "Paris") == 0.0
-    assert m.f1_score("the", "a") == 0.0  # both normalize to nothing
+    assert answer_f1.f1_score("running dogs", "the dog runs") == 1.0  # stems: run dog / dog run
+    assert answer_f1.f1_score("Paris France", "Paris") == pytest.approx(2 / 3)  # P=1/2, R=1
+    assert answer_f1.f1_score("salt and pepper", "salt, pepper") == 1.0  # "and" and ',' dropped
+    assert answer_f1.f1_score("", "Paris") == 0.0
+    assert answer_f1.f1_score("the", "a") == 0.0  # both normalize to nothing
     # Multiset overlap: "dog dog cat" vs "dog cat cat" share dog, cat -> P = R = 2/3.
-    assert m.f1_score("dog dog cat", "dog cat cat") == pytest.approx(2 / 3)
+    assert answer_f1.f1_score("dog dog cat", "dog cat cat") == pytest.approx(2 / 3)
 
 
 def test_category1_splits_on_commas_and_takes_best_match_per_truth_part():
     # truth parts: painting -> 1, swimming -> 0, hiking -> 1; mean 2/3
-    assert m.locomo_f1("hiking, painting", "painting, swimming, hiking", 1) == pytest.approx(2 / 3)
+    assert answer_f1.locomo_f1("hiking, painting", "painting, swimming, hiking", 1) == pytest.approx(2 / 3)
     # "pottery class" vs "pottery" = 2/3 (P=1/2, R=1), "camping trip" vs "camping" = 2/3,
     # "hiking" unmatched = 0: mean 4/9
-    assert m.locomo_f1("pottery, camping", "pottery class, camping trip, hiking", 1) == pytest.approx(4 / 9)
+    assert answer_f1.locomo_f1("pottery, camping", "pottery class, camping trip, hiking", 1) == pytest.approx(4 / 9)
     # The same strings as one bag of tokens (category 4): P = 2/2, R = 2/3 -> 0.8
-    assert m.locomo_f1("hiking, painting", "painting, swimming, hiking", 4) == pytest.approx(0.8)
+    assert answer_f1.locomo_f1("hiking, painting", "painting, swimming, hiking", 4) == pytest.approx(0.8)
 
 
 def test_category3_keeps_the_first_alternative():
     answer = "likely yes; because she likes nature"
-    assert m.locomo_f1("yes", answer, 3) == pytest.approx(2 / 3)  # vs "likely yes"
-    assert m.locomo_f1("yes", answer, 2) == pytest.approx(2 / 7)  # vs all six tokens
+    assert answer_f1.locomo_f1("yes", answer, 3) == pytest.approx(2 / 3)  # vs "likely yes"
+    assert answer_f1.locomo_f1("yes", answer, 2) == pytest.approx(2 / 7)  # vs all six tokens
 
 
 def test_category5_adversarial():
-    assert m.locomo_f1("Not mentioned in the conversation", "self-care", 5) == 1.0
-    assert m.locomo_f1("No information available.", "anything", 5) == 1.0
-    assert m.locomo_f1("There is no information about that", "x", 5) == 0.0
-    assert m.locomo_f1("self-care", "self-care", 5) == 0.0  # repeating the trap answer scores 0
+    assert answer_f1.locomo_f1("Not mentioned in the conversation", "self-care", 5) == 1.0
+    assert answer_f1.locomo_f1("No information available.", "anything", 5) == 1.0
+    assert answer_f1.locomo_f1("There is no information about that", "x", 5) == 0.0
+    assert answer_f1.locomo_f1("self-care", "self-care", 5) == 0.0  # repeating the trap answer scores 0
 
 
 def test_locomo_answer_types_and_categories():
-    assert m.locomo_f1("In 2022", 2022, 2) == pytest.approx(2 / 3)  # int answers are str()-ed
+    assert answer_f1.locomo_f1("In 2022", 2022, 2) == pytest.approx(2 / 3)  # int answers are str()-ed
     for bad in (0, 6, True, None):
         with pytest.raises(ValueError):
-            m.locomo_f1("x", "x", bad)
+            answer_f1.locomo_f1("x", "x", bad)
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,8 +293,8 @@ words = st.lists(st.sampled_from(["the", "dog", "dogs", "ran", "running", "Paris
 
 @given(words.map(" ".join), words.map(" ".join))
 def test_f1_properties(p, t):
-    f = m.f1_score(p, t)
+    f = answer_f1.f1_score(p, t)
     assert 0.0 <= f <= 1.0
-    assert f == pytest.approx(m.f1_score(t, p))
-    if m.normalize_answer(t):
-        assert m.f1_score(t, t) == pytest.approx(1.0)
+    assert f == pytest.approx(answer_f1.f1_score(t, p))
+    if answer_f1.normalize_answer(t):
+        assert answer_f1.f1_score(t, t) == pytest.approx(1.0)

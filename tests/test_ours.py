@@ -6,19 +6,19 @@ import gzip
 import json
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 import pytest
 from fakes_views import SHUTTER_ROWS, make_views
 
 from bfr_core.config import Budget, Config, RetrievalConfig
+from bfr_core.ingest.sources import benchmark_file
 from bfr_core.method import ours
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext, resolve
 from bfr_core.records import Query
 
-LME = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval_s_dev50.json.gz"
+LME = benchmark_file("longmemeval")
 STAGE_ONE = ["pool", "requirements", "context", "lattice", "prefilter", "selection", "grounding"]
 
 

@@ -29,10 +29,11 @@ from hypothesis import strategies as st
 from bfr_core.errors import BfrError, InputError
 from bfr_core.ingest import common, ingest
 from bfr_core.ingest.demo import demo_file
+from bfr_core.ingest.sources import data_dir
 from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = data_dir()
 LOCOMO = SHARED / "locomo10.json"
 LME = SHARED / "longmemeval_s_dev50.json.gz"
 DEMO = demo_file()

@@ -17,12 +17,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from bfr_core.ingest.sources import data_dir
 from bfr_core.records import Turn
 from bfr_core.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DB = ROOT / "data" / "demo.duckdb"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = data_dir()
 OFFLINE = "offline rules"
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bfr_core.evaluation.metrics import f1_score, locomo_f1
+from bfr_core.evaluation.answer_f1 import f1_score, locomo_f1
 from bfr_core.llm.base import LLM, LLMCallFailed
 from bfr_core.llm.cache import spent_ms
 from bfr_core.progress import Progress

@@ -6,15 +6,12 @@ is ``load_<kind>(path, *, dataset_id=None, progress=None) -> Bundle`` and raises
 :class:`~bfr_core.errors.InputError` on bad input, before anything touches the store.
 
 :func:`ingest` writes the bundle in one transaction (the store refuses a second copy unless
-``replace``), then, when ``embed`` is set and ``bfr_core.retrieval.embed`` exists, computes or reuses the
-dense embeddings. The embed module is optional: if it is not importable the step is skipped and
-the report says so.
+``replace``), then, when ``embed`` is set, computes or reuses the dense embeddings (``retrieval.embed``,
+imported when first needed).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import replace as dc_replace
 from pathlib import Path
@@ -31,9 +28,8 @@ from bfr_core.store import Store, StoreError
 Loader = Callable[..., Bundle]
 LOADERS: dict[str, Loader] = {"locomo": load_locomo, "longmemeval": load_longmemeval, "jsonl": load_jsonl}
 KINDS: tuple[str, ...] = tuple(LOADERS)
-EMBED_MODULE = "bfr_core.retrieval.embed"
 
-__all__ = ["KINDS", "LOADERS", "check_kind", "embed_available", "ingest", "load", "load_jsonl", "load_locomo",
+__all__ = ["KINDS", "LOADERS", "check_kind", "ingest", "load", "load_jsonl", "load_locomo",
            "load_longmemeval"]
 
 
@@ -54,14 +50,6 @@ def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress
     return check_kind(kind)(path, dataset_id=dataset_id, progress=progress)
 
 
-def embed_available() -> bool:
-    """True when ``bfr_core.retrieval.embed`` can be imported (it is written separately and may be absent)."""
-    try:
-        return importlib.util.find_spec(EMBED_MODULE) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def _refuse_early(store: Store, dataset_id: str, path: str | Path) -> None:
     """Refuse before parsing a large file when the store would refuse the write anyway."""
     existing = store.dataset(dataset_id)
@@ -76,13 +64,9 @@ def _refuse_early(store: Store, dataset_id: str, path: str | Path) -> None:
 
 
 def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
-    if not embed_available():
-        return "embeddings: skipped (bfr_core.retrieval.embed is not available yet)"
-    module = importlib.import_module(EMBED_MODULE)
-    ensure = getattr(module, "ensure_embeddings", None)
-    if ensure is None:
-        return "embeddings: skipped (bfr_core.retrieval.embed has no ensure_embeddings)"
-    ensure(store, dataset_id, progress=progress)
+    from bfr_core.retrieval.embed import ensure_embeddings  # lazy: loads the embedding stack only when used
+
+    ensure_embeddings(store, dataset_id, progress=progress)
     return "embeddings: ensured (bfr_core.retrieval.embed.ensure_embeddings)"
 
 

@@ -3,9 +3,11 @@
 import json
 
 import pytest
-from conftest import ROOT, app_test, texts
+from conftest import app_test, texts
 
-SHARED_DATA = ROOT.parent / "shared" / "data"
+from bfr_core.ingest.sources import data_dir
+
+SHARED_DATA = data_dir()
 
 
 def _jsonl(path):
