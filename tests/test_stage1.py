@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 
 import numpy as np
 import pytest
@@ -75,40 +73,6 @@ def test_lattice_matches_fca_of_the_context(views):
     fctx = fca.context_from_matrix(c["objects"], c["attributes"], c["incidence"])
     assert len(fca.concepts(fctx)) == len(k["lattice"].data["concepts"])
     assert [tuple(e) for e in k["lattice"].data["edges"]] == fca.covering(fca.concepts(fctx))
-
-
-def brute_min(rows, cands):
-    universe = stage1._union(rows, cands)
-    for size in range(0, len(cands) + 1):
-        for combo in itertools.combinations(cands, size):
-            if stage1._union(rows, combo) == universe:
-                return size
-    return None
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_min_cover_is_minimal_and_covers(seed):
-    rng = random.Random(seed)
-    n, j = rng.randint(1, 12), rng.randint(1, 5)
-    rows = [sum(1 << b for b in range(j) if rng.random() < 0.3) for _ in range(n)]
-    cands = list(range(n))
-    sel, method = stage1.min_cover(rows, cands, list(range(n)))
-    assert method == "exact"
-    assert stage1._union(rows, sel) == stage1._union(rows, cands)
-    assert len(sel) == brute_min(rows, cands)
-
-
-def test_greedy_fallback_covers(monkeypatch):
-    monkeypatch.setattr(stage1, "EXACT_LIMIT", 0)
-    rows = [0b0011, 0b0100, 0b1000, 0b1100, 0b0001]
-    sel, method = stage1.min_cover(rows, list(range(5)), list(range(5)))
-    assert method == "greedy" and stage1._union(rows, sel) == 0b1111
-
-
-def test_ties_break_by_rank():
-    rows = [0b01, 0b10, 0b11, 0b11]
-    assert stage1.min_cover(rows, [0, 1, 2, 3], [0, 1, 2, 3])[0] == [2]
-    assert stage1.min_cover(rows, [0, 1, 2, 3], [0, 1, 3, 2])[0] == [3]
 
 
 def test_prefilter_keeps_each_requirement_and_drops_near_duplicates():

@@ -42,7 +42,6 @@ Does not cover: note evolution or LLM-written note context (A-Mem), multi-pool r
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,6 +50,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 
 from bfr_core.method import fca
+from bfr_core.method.cover import coverage_order, min_cover, union
 from bfr_core.method.requirements import Requirement, covers_lexically, decompose_with_source
 from bfr_core.records import Hit, Query, Step
 from bfr_core.text import tokenize
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
 COVER_COSINE = 0.6  # MiniLM cosine at which a turn is taken to supply a requirement (0.45-0.7 within 0.6 GH)
 NEAR_DUP = 0.95  # cosine above which two candidates are the same exhibit said twice
-EXACT_LIMIT = 20_000  # subsets the exact set cover may try before switching to greedy
 SEMANTIC_KINDS = frozenset({"fact", "bridge", "list", "temporal"})
 
 
@@ -157,19 +156,12 @@ def prefilter(found: Sequence[fca.Concept], rows: Sequence[int], vecs: np.ndarra
         cands = [g for g in range(n) if rows[g] & bit and g not in dup and g not in kept]
         if not cands:
             continue
-        full = _union(rows, kept)
+        full = union(rows, kept)
         for pos in range(len(kept) - 1, -1, -1):
-            if _union(rows, kept[:pos] + kept[pos + 1:]) == full:
+            if union(rows, kept[:pos] + kept[pos + 1:]) == full:
                 kept[pos] = cands[0]
                 break
     return kept, used
-
-
-def _union(rows: Sequence[int], idx: Sequence[int]) -> int:
-    out = 0
-    for g in idx:
-        out |= rows[g]
-    return out
 
 
 def _near_duplicate(g: int, kept: Sequence[int], vecs: np.ndarray, texts: Sequence[str]) -> bool:
@@ -179,61 +171,6 @@ def _near_duplicate(g: int, kept: Sequence[int], vecs: np.ndarray, texts: Sequen
     if any(" ".join(texts[k].lower().split()) == norm for k in kept):
         return True
     return bool(np.max(vecs[list(kept)] @ vecs[g]) >= NEAR_DUP)
-
-
-def min_cover(rows: Sequence[int], candidates: Sequence[int], ranks: Sequence[int]) -> tuple[list[int], str]:
-    """Smallest subset of ``candidates`` covering every requirement they cover between them.
-
-    Exact over distinct coverage masks (best-ranked candidate per mask); ties -> smallest rank sum,
-    then lexicographically smallest ranks. Greedy when the exact search would be too large.
-    """
-    universe = _union(rows, candidates)
-    if not universe:
-        return [], "exact"
-    best_per_mask: dict[int, int] = {}
-    for g in candidates:
-        m = rows[g]
-        if m and (m not in best_per_mask or ranks[g] < ranks[best_per_mask[m]]):
-            best_per_mask[m] = g
-    reps = sorted(best_per_mask.values(), key=lambda g: ranks[g])
-    tried = 0
-    for size in range(1, universe.bit_count() + 1):
-        best: tuple[int, tuple[int, ...]] | None = None
-        chosen: tuple[int, ...] = ()
-        for combo in itertools.combinations(reps, size):
-            tried += 1
-            if tried > EXACT_LIMIT:
-                return greedy_cover(rows, candidates, ranks), "greedy"
-            cover = 0
-            for g in combo:
-                cover |= rows[g]
-            if cover != universe:
-                continue
-            key = (sum(ranks[g] for g in combo), tuple(sorted(ranks[g] for g in combo)))
-            if best is None or key < best:
-                best, chosen = key, combo
-        if best is not None:
-            return list(chosen), "exact"
-    return greedy_cover(rows, candidates, ranks), "greedy"  # pragma: no cover - reps always cover
-
-
-def greedy_cover(rows: Sequence[int], candidates: Sequence[int], ranks: Sequence[int]) -> list[int]:
-    universe, covered, out = _union(rows, candidates), 0, []
-    while covered != universe:
-        g = max(candidates, key=lambda c: ((rows[c] & ~covered).bit_count(), -ranks[c]))
-        if not rows[g] & ~covered:
-            break
-        out.append(g)
-        covered |= rows[g]
-    return out
-
-
-def coverage_order(selected: Sequence[int], rows: Sequence[int], ranks: Sequence[int]) -> list[int]:
-    """Sort by the first requirement each covers (r1 first), then by pool rank."""
-    def first_req(g: int) -> int:
-        m = rows[g]
-        return (m & -m).bit_length() if m else 99
-    return sorted(dict.fromkeys(selected), key=lambda g: (first_req(g), ranks[g]))
 
 
 def idf(views: Any) -> dict[str, float]:
@@ -383,7 +320,7 @@ def selection_step(rows: Sequence[int], sel: Sequence[int], kept: Sequence[int],
                    reqs: Sequence[Requirement], method: str, fallback: bool) -> Step:
     """The trace step of a minimum-subset selection: what each selected turn covers, and which
     requirements stay uncovered or could not be covered by any kept candidate."""
-    covered, coverable = _union(rows, sel), _union(rows, kept)
+    covered, coverable = union(rows, sel), union(rows, kept)
     return Step("selection", f"Selected {len(sel)} turn(s) ({method})", (), 0, {
         "selected": [pool_ids[g] for g in sel],
         "coverage": {pool_ids[g]: [reqs[j].rid for j in fca.bits(rows[g])] for g in sel},
