@@ -138,8 +138,8 @@ def _llm_choice(llm: Any, query: Query, views: Any, evidence: Sequence[str], req
     from bfr_core.roles import tool_chooser  # lazy: pulls in the LLM stack
     from bfr_core.roles.fit import fit_for
 
-    tool = tool_chooser.choose_tool(llm, query.text, fit_for(llm, query.text, [views.by_id[t].text for t in evidence]),
-                              ["text", "entity", "session", "stop"])
+    shown = fit_for(llm, query.text, [views.by_id[t].text for t in evidence])
+    tool = tool_chooser.choose_tool(llm, query.text, shown, ["text", "entity", "session", "stop"])
     if tool == "stop":
         return "stop", "", "the model chose stop"
     cue = _cue_for(tool, reqs, done, used, evidence, query)

@@ -10,7 +10,6 @@ from bfr_core.llm.retry import complete_json
 from bfr_core.roles.prompting import REASON, build_request, fill, one_label
 
 JUDGE_LABELS = ("CORRECT", "WRONG")
-# -- judge -----------------------------------------------------------------------------------------
 # The Mem0-style judge prompt exactly as the paper prints it (Appendix O; mem0_accuracy_v1).
 JUDGE_PROMPT = """Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given \
 the following data:

@@ -34,7 +34,6 @@ Reply with JSON only."""
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
 
-
 # -- span (before the answerer, on questions for the time between two events) ----------------------
 # Program-aided: a 1.5B model reads the two dates but does not subtract them over a large set ("10
 # days" for February 5th -> 10th), so on a question for the days / weeks / months / years between two

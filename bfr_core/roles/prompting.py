@@ -39,7 +39,6 @@ def fill(template: str, **values: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-
 def numbered(texts: Sequence[str], prefix: str = "") -> str:
     """``[1] text`` lines. Snippets rendered as "(date) speaker: text" get the date as a header line
     whenever it changes instead of on every line: the same words, ~10% fewer tokens for a model."""
@@ -58,7 +57,7 @@ def numbered(texts: Sequence[str], prefix: str = "") -> str:
 
 
 def build_request(role: str, prompt: str, payload: dict[str, Any], schema: dict[str, Any],
-             max_tokens: int = 256) -> LLMRequest:
+                  max_tokens: int = 256) -> LLMRequest:
     return LLMRequest(
         prompt=prompt, role=role, payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
         json_mode=True, json_schema=json.dumps(schema), max_tokens=max_tokens,

@@ -18,7 +18,6 @@ from bfr_core.llm.retry import complete_json
 from bfr_core.roles.prompting import EVIDENCE_BLOCK, REASON, build_request, fill, numbered, one_label
 
 SUFF_LABELS = ("sufficient", "insufficient", "uncertain")
-# -- LLM-Suff@Set -----------------------------------------------------------------------------------
 SUFF_PROMPT = EVIDENCE_BLOCK + """You will see a question, its reference answer, and an anonymized retained \
 evidence set from a conversational memory store (the snippets above). The method, budget, system \
 answer, and gold memory identifiers are not shown.
