@@ -10,7 +10,7 @@ from bfr_core import pipeline, plots
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
-from ui.answering import answer_and_judge
+from ui.answering import answer_and_judge, verdict_text
 from ui.democase import find_case
 from ui.runner import stepper
 
@@ -89,5 +89,5 @@ if done:
         f"BFR-MV holds {sum(g in trace.evidence for g in gold)} of {len(gold)} gold turns in "
         f"{len(trace.evidence)} turns after {trace.calls} retrieval calls.")
     st.markdown(f"### {W.esc(ans.answer or ans.error)}")
-    st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(ans.judge or '—')} · "
+    st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(verdict_text(ans))} · "
                f"reference: {W.esc(q.answer)}" + (f"  \n{W.esc(ans.how)}" if ans.how else ""))

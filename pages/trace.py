@@ -12,7 +12,7 @@ from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
-from ui.answering import answer_and_judge
+from ui.answering import answer_and_judge, verdict_text
 from ui.runner import stepper
 
 R.require_frame()
@@ -101,7 +101,7 @@ if shown == len(trace.steps) and trace.steps:
             st.warning(f"Answer ({provider}): {W.esc(result.error)}")
         else:
             st.markdown(f"**Answer** ({W.esc(provider)}): {W.esc(result.answer)}  \n"
-                        f"**Judge**: {W.esc(result.judge or 'not judged')} · reference: {W.esc(q.answer)}")
+                        f"**Judge**: {W.esc(verdict_text(result))} · reference: {W.esc(q.answer)}")
             if result.how:
                 st.caption(W.esc(result.how))
     st.caption("Select a row to open the turn's whole session.")

@@ -249,3 +249,17 @@ def test_evidence_reading_prompts_share_the_evidence_prefix():
     assert pa[:-1] == pb[:-1] and pa[-2] == "Reference answer: 5 days"
     assert "name the snippet number" in b.requests[0].prompt and "name the snippet" not in a.requests[0].prompt
     assert "(05 February 2023)" not in prompts[0]
+
+
+def test_judgment_carries_the_reason_and_only_the_rules_may_be_undecided(rules):
+    got = answer_judge.judgment(rules, SHUTTER, "5 days. 6 days (including the last day) is also acceptable.",
+                                "5 days")
+    assert got.label == "CORRECT" and "gold" in got.reason
+    assert answer_judge.judgment(rules, "q", "Transgender woman", "a trans woman").label == answer_judge.UNDECIDED
+    scripted = Scripted('{"reason": "Close enough.", "label": "CORRECT"}')
+    assert answer_judge.judgment(scripted, "q", "g", "a") == answer_judge.Judgment("CORRECT", "Close enough.")
+    # a model keeps the paper's two labels: UNDECIDED is an unusable reply, re-asked once, then a failure
+    undecided = Scripted('{"reason": "Not sure.", "label": "UNDECIDED"}')
+    with pytest.raises(LLMCallFailed):
+        answer_judge.judgment(undecided, "q", "g", "a")
+    assert len(undecided.requests) == 2

@@ -156,3 +156,50 @@ def test_session_date_prefixes_are_used_as_anchors_not_as_content():
                     ["(08 May 2023) Caroline: I went to a LGBTQ support group yesterday."]) == "08 May 2023"
     (unit,) = R.units(["(03 January 2024) user: my trip on December 28th was fun"])
     assert unit.dates == ((2023, 12, 28),) and unit.text.startswith("user:")
+
+
+# -- the honest offline judge (issue 18) --------------------------------------------------------
+ALSO = "5 days. 6 days (including the last day) is also acceptable."
+EXPLAINED = "11 days (ordered on March 3rd, it arrived on March 14th)."
+
+
+@pytest.mark.parametrize(("gold", "generated", "label"), [
+    (ALSO, "5 days", "CORRECT"),                # the main answer
+    (ALSO, "It took 6 days.", "CORRECT"),       # the "also acceptable" alternative
+    (ALSO, "7 days", "WRONG"),
+    (EXPLAINED, "11 days", "CORRECT"),          # the parenthetical explains; it is not required
+    (EXPLAINED, "12 days", "WRONG"),
+    ("1 week", "7 days", "CORRECT"),            # the same length of time in another unit
+    ("The sunday before 25 May 2023", "21 May 2023", "CORRECT"),   # resolved: 21 May is that Sunday
+    ("The sunday before 25 May 2023", "25 May 2023", "WRONG"),     # the anchor is not the answer
+    ("The sunday before 25 May 2023", "The sunday before 25 May 2023", "CORRECT"),
+    ("The week before 9 June 2023", "3 June 2023", "CORRECT"),
+    ("5 October, 2022", "The Friday before 9 October, 2022", "WRONG"),  # that Friday is 7 October
+    ("The week before 14September, 2022", "May 2022", "WRONG"),    # "14September" read as a date
+    ("May 2023", "7 May 2023", "CORRECT"),
+    ("May 2023", "June 2023", "WRONG"),
+    ("Yes", "No", "WRONG"),
+    ("Transgender woman", "a trans woman", "UNDECIDED"),  # a paraphrase: rules cannot tell
+    ("She went to the park", "She did not go to the park", "UNDECIDED"),  # negation flips it
+    ("No information about this is given", R.NOT_FOUND, "CORRECT"),
+])
+def test_judge_decides_only_what_it_can(gold, generated, label):
+    got, reason = R.judge("q", gold, generated)
+    assert got == label, reason
+    assert reason and reason.endswith((".", ")"))
+    if label == R.UNDECIDED:
+        assert reason.startswith("Undecided offline")
+
+
+def test_alternatives_split_also_acceptable_and_drop_parentheticals():
+    assert R.alternatives(ALSO) == ["5 days", "6 days"]
+    assert R.alternatives(EXPLAINED) == ["11 days"]
+    assert R.alternatives("Paris") == ["Paris"]
+
+
+def test_the_rules_judge_replies_undecided_through_the_llm_call():
+    from bfr_core.llm.base import LLMRequest
+
+    payload = json.dumps({"question": "q", "gold": "Transgender woman", "generated": "a trans woman"})
+    reply = json.loads(R.RulesLLM().complete(LLMRequest(prompt="p", role="judge", payload=payload)).text)
+    assert reply["label"] == R.UNDECIDED and reply["reason"].startswith("Undecided offline")

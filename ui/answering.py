@@ -1,4 +1,5 @@
-"""Final answer and judge for a finished trace, through ``bfr_core.judges`` (never reimplemented).
+"""Final answer and judge (label and reason) for a finished trace, through ``bfr_core.roles`` (never
+reimplemented).
 
 Evidence is rendered by ``bfr_core.evaluation.answers.render_evidence`` in the set's order, exactly as
 ``bfr eval --answer`` does, so the app shows the answer the evaluation scores.
@@ -18,10 +19,19 @@ from bfr_core.records import Question, Turn
 @dataclass(frozen=True)
 class Answered:
     answer: str
-    judge: str | None  # CORRECT / WRONG, None when judging failed
+    judge: str | None  # CORRECT / WRONG (UNDECIDED from the offline rules), None when judging failed
     provider: str
     error: str = ""
     how: str = ""  # answerer.Answer.how: "computed: ..." when the span step gave the answer; "" extractive
+    judge_reason: str = ""  # the judge's one-sentence reason
+
+
+def verdict_text(a: Answered) -> str:
+    """The judge's label and its reason, as a page shows them ("undecided offline" for UNDECIDED)."""
+    if a.judge is None:
+        return "not judged"
+    label = "undecided offline" if a.judge == "UNDECIDED" else a.judge
+    return f"{label} ({a.judge_reason})" if a.judge_reason else label
 
 
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
@@ -47,7 +57,7 @@ def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provid
     except BfrError as exc:
         return Answered("", None, provider, str(exc))
     try:
-        verdict = answer_judge.judge(llm, question.text, question.answer, got.text)
+        verdict = answer_judge.judgment(llm, question.text, question.answer, got.text)
     except BfrError as exc:
         return Answered(got.text, None, provider, str(exc), got.how)
-    return Answered(got.text, verdict, provider, how=got.how)
+    return Answered(got.text, verdict.label, provider, how=got.how, judge_reason=verdict.reason)

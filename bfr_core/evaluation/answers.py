@@ -22,7 +22,7 @@ from bfr_core.llm.base import LLM, LLMCallFailed
 from bfr_core.llm.cache import spent_ms
 from bfr_core.progress import Progress
 from bfr_core.records import Question
-from bfr_core.roles.answer_judge import judge as judge_role
+from bfr_core.roles.answer_judge import judgment as judge_role
 from bfr_core.roles.answerer import answer as answer_role
 from bfr_core.roles.fit import fit_for
 from bfr_core.roles.snippets import render
@@ -41,7 +41,7 @@ UPDATE results SET answer = ?, f1 = ?, suff = ?, suff_detail = coalesce(?, suff_
 WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 UPDATE_JUDGE = """
-UPDATE results SET judge = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
+UPDATE results SET judge = ?, judge_reason = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
 WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 
@@ -112,12 +112,14 @@ def score_answers(
             for _, arm, _, _, prev_judge, _ in group:
                 if answers[arm] is not None and prev_judge is None:
                     start = spent_ms(llm, *panel.clients)
-                    label, error = None, None
+                    label, reason, error = None, None, None
                     try:
-                        label = judge_role(llm, q.text, q.answer, answers[arm])
+                        verdict = judge_role(llm, q.text, q.answer, answers[arm])
+                        label, reason = verdict.label, verdict.reason
                     except LLMCallFailed as exc:
                         error = f"llm: {exc.reason}"
-                    cur.execute(UPDATE_JUDGE, [label, error, spent_ms(llm, *panel.clients) - start, run_id, qid, arm])
+                    cur.execute(UPDATE_JUDGE, [label, reason, error, spent_ms(llm, *panel.clients) - start,
+                                               run_id, qid, arm])
         done += len(group)
         if progress:
             progress(done, len(todo), qid)

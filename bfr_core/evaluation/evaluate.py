@@ -32,6 +32,7 @@ from bfr_core.llm.cache import spent_ms
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Trace
 from bfr_core.retrieval.embed import default_spec
+from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.store import Store, insert_columns, rows_to_columns
 
 RUNS_DDL = """
@@ -47,6 +48,7 @@ CREATE TABLE IF NOT EXISTS results (
     answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON, llm_ms DOUBLE,
     PRIMARY KEY (run_id, question_id, arm));
 ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
 CREATE TABLE IF NOT EXISTS traces (
     run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
     PRIMARY KEY (run_id, question_id, arm));
@@ -58,7 +60,7 @@ RESULT_COLUMNS = (
     "status", "error", "llm_ms",
 )
 TRACE_COLUMNS = ("run_id", "question_id", "arm", "trace")
-OPTIONAL_KEYS = ("f1", "judge", "suff", "llm_s_p50")  # present only when a provider filled them
+OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
 
@@ -211,7 +213,11 @@ def _arm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_set_size": round(sum(r["set_size"] for r in rows) / len(rows), 2) if rows else None,
         "mean_calls": round(sum(r["calls"] for r in rows) / len(rows), 2) if rows else None,
         "f1": _mean([r["f1"] for r in rows]),
-        "judge": _mean([None if r["judge"] is None else float(r["judge"] == "CORRECT") for r in rows]),
+        # J over decided rows: the offline judge's UNDECIDED is left out and counted apart
+        "judge": _mean([None if r["judge"] in (None, UNDECIDED) else float(r["judge"] == "CORRECT")
+                        for r in rows]),
+        "judge_undecided": (sum(r["judge"] == UNDECIDED for r in rows)
+                            if any(r["judge"] is not None for r in rows) else None),
         "suff": _mean([None if r["suff"] in (None, "uncertain") else float(r["suff"] == "sufficient")
                        for r in rows]),
         "failed": sum(r["status"] != "ok" for r in rows),

@@ -47,9 +47,10 @@ def _paired_rows(rows: Sequence[dict[str, Any]], arm: str, ref: str) -> list[tup
 
 
 def _binary_pairs(pairs: Sequence[tuple[dict, dict]], key: str, positive: Any) -> tuple[list[bool], list[bool]]:
-    """Paired outcomes of a binary measure where both sides have a value ("uncertain" Suff excluded)."""
-    both = [(a[key], b[key]) for a, b in pairs
-            if a[key] not in (None, "uncertain") and b[key] not in (None, "uncertain")]
+    """Paired outcomes of a binary measure where both sides have a value ("uncertain" Suff and the
+    offline judge's "UNDECIDED" excluded)."""
+    skip = (None, "uncertain", "UNDECIDED")
+    both = [(a[key], b[key]) for a, b in pairs if a[key] not in skip and b[key] not in skip]
     return [x == positive for x, _ in both], [y == positive for _, y in both]
 
 

@@ -1,15 +1,25 @@
 """Role ``judge``: the Mem0-style CORRECT/WRONG answer judge with the paper's prompt (Appendix O).
 
+Covers: :func:`judgment` (label and the judge's one-sentence reason) and :func:`judge` (the label
+alone). A model keeps the paper's two labels (a third is an unusable reply, re-asked once); only the
+offline rules provider (``provider == "rules"``) may also answer :data:`UNDECIDED` ("undecided
+offline"), which the metrics leave out of the J rate and count apart (``evaluation.evaluate``).
+
 Does not cover: LongMemEval's official per-type judge, the offline judge's rules (``llm.rules``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from bfr_core.llm.base import LLM
 from bfr_core.llm.retry import complete_json
 from bfr_core.roles.prompting import REASON, build_request, fill, one_label
 
 JUDGE_LABELS = ("CORRECT", "WRONG")
+UNDECIDED = "UNDECIDED"  # offline rules only: the rules cannot tell (never a model's label)
+OFFLINE_PROVIDER = "rules"
 # The Mem0-style judge prompt exactly as the paper prints it (Appendix O; mem0_accuracy_v1).
 JUDGE_PROMPT = """Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given \
 the following data:
@@ -38,10 +48,36 @@ JUDGE_SCHEMA = {"type": "object", "required": ["reason", "label"],
                 "properties": {"reason": REASON, "label": {"type": "string", "enum": list(JUDGE_LABELS)}}}
 
 
-def judge(llm: LLM, question: str, gold: str, generated: str) -> str:
-    """"CORRECT" or "WRONG" for ``generated`` against ``gold`` (the paper's answer judge)."""
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """A verdict on one answer: CORRECT / WRONG (or UNDECIDED from the offline rules) and why."""
+
+    label: str
+    reason: str
+
+
+def _labels(llm: LLM) -> tuple[str, ...]:
+    return (*JUDGE_LABELS, UNDECIDED) if getattr(llm, "provider", "") == OFFLINE_PROVIDER else JUDGE_LABELS
+
+
+def _parse(labels: tuple[str, ...]) -> Any:
+    def parse(obj: Any, raw: str) -> Judgment:
+        label = one_label(obj, raw, "label", labels, case=True)
+        reason = obj.get("reason") if isinstance(obj, dict) else None
+        if not isinstance(reason, str) or not reason.strip():
+            reason = raw.strip()
+        return Judgment(label, " ".join(reason.split())[:300])
+    return parse
+
+
+def judgment(llm: LLM, question: str, gold: str, generated: str) -> Judgment:
+    """The paper's answer judge on ``generated`` against ``gold``, with its reason."""
     prompt = fill(JUDGE_PROMPT, question=question, gold_answer=gold, generated_answer=generated)
     payload = {"question": question, "gold": gold, "generated": generated}
     return complete_json(llm, build_request("judge", prompt, payload, JUDGE_SCHEMA, max_tokens=128),
-                         lambda obj, raw: one_label(obj, raw, "label", JUDGE_LABELS, case=True))
+                         _parse(_labels(llm)))
 
+
+def judge(llm: LLM, question: str, gold: str, generated: str) -> str:
+    """"CORRECT" or "WRONG" (or "UNDECIDED" from the offline rules): :func:`judgment`'s label."""
+    return judgment(llm, question, gold, generated).label
