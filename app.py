@@ -3,14 +3,23 @@
 The sidebar picks the store (default: the embedded demo store, built on first start) and the LLM
 provider ("offline rules" unless a model is configured), and holds the Refresh button that clears
 cached frames. Each page lives in pages/ and only reads widgets, calls bfr_core and renders.
+
+The store is held only while a page runs (``Store.session``): an idle app holds no lock, so
+``bfr eval`` can run beside it; while another process holds the file the page reads a snapshot and
+labels are queued, then written on the first request after it lets go. In team mode (an ``[auth]``
+section in .streamlit/secrets.toml) every page needs a login first (``ui.access``).
 """
+
+from contextlib import ExitStack
 
 import streamlit as st
 
 from bfr_core.errors import BfrError
+from ui import access
 from ui import resources as R
 
 st.set_page_config(page_title="BFR Workbench", page_icon=":material/manage_search:", layout="wide")
+access.require_login()
 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
@@ -23,6 +32,7 @@ PAGES = [
 page = st.navigation(PAGES)
 
 with st.sidebar:
+    access.sidebar()
     st.text_input("Store (DuckDB file)", value=R.default_store_path(), key="app_store",
                   help="Default: the embedded demo store, built from data/demo.jsonl on first start.")
     options = R.provider_options()
@@ -34,14 +44,23 @@ with st.sidebar:
     if st.button("Refresh", icon=":material/refresh:", help="Re-read the store (clears cached tables)"):
         R.refresh()
 
-try:
-    store = R.store()
-except BfrError as exc:
-    st.error(str(exc))
-    st.stop()
-if store.snapshot_of:
-    st.warning(f"{store.snapshot_of} is in use by another process (for example a running `bfr eval`): "
-               "showing a read-only snapshot as of its last checkpoint. Nothing can be saved here until "
-               "that process ends; then press Refresh.", icon=":material/lock:")
-
-page.run()
+with ExitStack() as held:
+    try:
+        store = R.store()
+        held.enter_context(store.session())  # let go when this run ends: idle, the app holds no lock
+        queued = R.flush_queued_labels(store)
+    except BfrError as exc:
+        st.error(str(exc))
+        st.stop()
+    if store.snapshot_of:
+        st.warning(f"{store.snapshot_of} is in use by another process (for example a running `bfr eval`): "
+                   "showing a read-only snapshot as of its last checkpoint. Labels you save are queued "
+                   "and written when that process ends; press Refresh then to see its results.",
+                   icon=":material/lock:")
+    elif st.session_state.pop("app_was_snapshot", False):
+        R.refresh()  # the other process let go: frames cached from the snapshot are stale
+    if store.snapshot_of:
+        st.session_state["app_was_snapshot"] = True
+    if queued:
+        st.toast(f"{queued} label(s) saved while the store was busy are now written.")
+    page.run()

@@ -4,12 +4,30 @@ One ``duckdb`` connection per process and store path; every call takes its own `
 threads never share one. An ingest is one transaction: it lands whole or not at all. Modules
 that persist their own things (runs and traces, the LLM cache, labels, embeddings) keep their DDL
 beside their code and call :meth:`Store.ensure` once; all SQL is parameterised.
+
+Opening modes. DuckDB lets one process write a file, and a process holding it (read-write *or*
+read-only) keeps every other process from writing; a writer keeps others from even reading. So:
+
+* ``Store(path)`` (the ``bfr`` commands): read-write, held until closed. A lock held by another
+  process is retried for ``lock_wait_s`` (default ``BFR_LOCK_WAIT_S`` or 30 s), then a
+  :class:`StoreLocked` error names the holder and what to do.
+* ``Store(path, shared=True)`` (the app): holds nothing while idle. :meth:`Store.session` opens the
+  file read-write for one request and closes it when the last session ends; when another process
+  (a running ``bfr eval``) holds it, the session reads a copy instead (``snapshot_of`` names the
+  original; the copy is as of the holder's last checkpoint and is reused for ``snapshot_ttl_s``).
+
+Does not cover: queuing writes while a snapshot is shown (``evaluation.labels`` queues labels).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import shutil
+import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,6 +114,48 @@ class StoreError(BfrError):
     """A store operation that cannot go ahead; the message says why and what to do."""
 
 
+class StoreLocked(StoreError):
+    """Another process holds the store's lock for longer than we were willing to wait."""
+
+
+LOCK_WAIT_S = 30.0  # default wait for a held lock (``BFR_LOCK_WAIT_S`` overrides)
+
+
+def lock_wait_default() -> float:
+    try:
+        return float(os.environ.get("BFR_LOCK_WAIT_S", LOCK_WAIT_S))
+    except ValueError:
+        return LOCK_WAIT_S
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    return "lock" in str(exc).lower() and "conflicting" in str(exc).lower()
+
+
+def _holder(exc: BaseException) -> str:
+    m = re.search(r"held in (\S+) \(PID (\d+)\)", str(exc))
+    return f"process {m.group(2)} ({Path(m.group(1)).name})" if m else "another process"
+
+
+def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
+            poll_s: float = 0.1) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect``, retrying a lock held by another process for up to ``wait_s`` seconds."""
+    deadline = time.monotonic() + max(0.0, wait_s)
+    while True:
+        try:
+            return duckdb.connect(path, read_only=read_only)
+        except duckdb.IOException as exc:
+            if not is_lock_error(exc):
+                raise StoreError(f"cannot open store {path}: {exc}") from exc
+            if time.monotonic() >= deadline:
+                raise StoreLocked(
+                    f"store {path} is locked by {_holder(exc)} (waited {wait_s:.0f} s). DuckDB lets one "
+                    "process write a file: wait for that process (a `bfr eval` run, an ingest, or the app "
+                    "in the middle of a request) to finish, or use another store file. BFR_LOCK_WAIT_S sets "
+                    "how long to wait.") from exc
+            time.sleep(poll_s)
+
+
 def insert_columns(cur: duckdb.DuckDBPyConnection, table: str, columns: dict[str, Sequence[Any]], *,
                    or_ignore: bool = False) -> None:
     """Insert many rows given as columns in one statement through Arrow. ``executemany`` runs one
@@ -121,40 +181,117 @@ def _turn(row: Sequence[Any]) -> Turn:
 
 
 class Store:
-    """A DuckDB file (or ``:memory:``) holding one or more datasets."""
+    """A DuckDB file (or ``:memory:``) holding one or more datasets (opening modes: module docstring)."""
 
     _lock = threading.Lock()
+    snapshot_of: str = ""  # set while reading a copy: the path of the store it copies
 
-    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, shared: bool = False,
+                 lock_wait_s: float | None = None, snapshot_ttl_s: float = 60.0) -> None:
         self.path = str(path)
-        self.read_only = read_only
+        self.shared = shared and self.path != ":memory:"
+        self._read_only = read_only
+        self.lock_wait_s = lock_wait_default() if lock_wait_s is None else lock_wait_s
+        self.snapshot_ttl_s = snapshot_ttl_s
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._users = 0
+        self._conlock = threading.RLock()
+        self._ddl: list[str] = []  # every ensure()d DDL, re-run on each read-write open
+        self._snap: tuple[Path, float] | None = None  # (copy, when made) in shared mode
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.IOException as exc:  # most often: another process holds the write lock
-            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-        if not read_only:
-            self.ensure(SCHEMA)
+        if not self.shared:
+            self._con = connect(self.path, read_only=read_only, wait_s=self.lock_wait_s)
+            if not read_only:
+                self.ensure(SCHEMA)
+        else:
+            self._ddl.append(SCHEMA)
 
     @classmethod
     def snapshot(cls, path: str | Path) -> Store:
         """A read-only view of a store another process holds: DuckDB's writer lock excludes even
         read-only opens, so the file is copied (without its WAL: the view is as of the holder's
         last checkpoint) and the copy is opened read-only. ``snapshot_of`` names the original."""
-        import shutil
-        import tempfile
-
         src = Path(path)
         if not src.exists():
             raise StoreError(f"cannot open store {src}: no such file")
-        dest = Path(tempfile.mkdtemp(prefix="bfr-snapshot-")) / src.name
-        shutil.copyfile(src, dest)
-        view = cls(dest, read_only=True)
+        view = cls(_copy(src), read_only=True)
         view.snapshot_of = str(src)
         return view
 
-    snapshot_of: str = ""  # set on a snapshot view: the path of the store it copies
+    @property
+    def read_only(self) -> bool:
+        return self._read_only or bool(self.snapshot_of)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        with self._conlock:
+            if self._con is None:
+                self._open()
+            assert self._con is not None
+            return self._con
+
+    # -- shared mode ------------------------------------------------------------------------
+    @contextmanager
+    def session(self, *, wait_s: float = 1.0) -> Iterator[Store]:
+        """Hold the file for one request (shared mode; a no-op otherwise). The first session opens it
+        read-write (waiting up to ``wait_s`` for a short holder), or a copy when another process keeps
+        it; the last one to end closes it, so an idle app holds no lock."""
+        if not self.shared:
+            yield self
+            return
+        with self._conlock:
+            self._users += 1
+            if self._con is None:
+                try:
+                    self._open(wait_s)
+                except BaseException:
+                    self._users -= 1
+                    raise
+        try:
+            yield self
+        finally:
+            with self._conlock:
+                self._users -= 1
+                if self._users == 0:
+                    self._release()
+
+    def _open(self, wait_s: float = 1.0) -> None:
+        if not self.shared:
+            self._con = connect(self.path, read_only=self._read_only, wait_s=self.lock_wait_s)
+            return
+        src = Path(self.path)
+        try:
+            self._con = connect(self.path, read_only=self._read_only, wait_s=wait_s)
+        except StoreLocked:
+            if not src.exists():
+                raise
+            if self._snap is None or time.monotonic() - self._snap[1] > self.snapshot_ttl_s:
+                self._drop_snapshot()
+                self._snap = (_copy(src), time.monotonic())
+            self._con = connect(str(self._snap[0]), read_only=True)
+            self.snapshot_of = str(src)
+            return
+        self.snapshot_of = ""
+        self._drop_snapshot()
+        if not self._read_only:
+            with self._lock:
+                for ddl in self._ddl:
+                    self._con.cursor().execute(ddl)
+
+    def _release(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def _drop_snapshot(self) -> None:
+        if self._snap is not None:
+            shutil.rmtree(self._snap[0].parent, ignore_errors=True)
+            self._snap = None
+
+    def holds_lock(self) -> bool:
+        """Whether this object has the file open right now (shared mode: only inside a session)."""
+        return self._con is not None
 
     # -- plumbing -------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -162,6 +299,8 @@ class Store:
 
     def ensure(self, ddl: str) -> None:
         """Create tables another module owns (idempotent ``CREATE ... IF NOT EXISTS``)."""
+        if self.shared and ddl not in self._ddl:
+            self._ddl.append(ddl)
         if self.read_only:
             return
         with self._lock:
@@ -180,7 +319,9 @@ class Store:
             cur.execute("COMMIT")
 
     def close(self) -> None:
-        self.con.close()
+        with self._conlock:
+            self._release()
+            self._drop_snapshot()
 
     # -- writing a dataset ----------------------------------------------------------------
     def write_bundle(self, bundle: Bundle, *, replace: bool = False) -> IngestReport:
@@ -351,6 +492,13 @@ class Store:
             [dataset_id],
         ).fetchall()
         return dict(rows)
+
+
+def _copy(src: Path) -> Path:
+    """``src`` copied into a new temporary folder (without its WAL)."""
+    dest = Path(tempfile.mkdtemp(prefix="bfr-snapshot-")) / src.name
+    shutil.copyfile(src, dest)
+    return dest
 
 
 def _question(dataset_id: str, r: Sequence[Any]) -> Question:

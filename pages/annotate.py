@@ -11,6 +11,7 @@ import streamlit as st
 from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.evaluation import labels as L
+from ui import access
 from ui import resources as R
 from ui import widgets as W
 
@@ -20,7 +21,10 @@ BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "
 ss = st.session_state
 st.title("Annotate", anchor=False)
 path, store = R.store_path(), R.store()
-name = st.text_input("Annotator name", key="annot_name", placeholder="your name (labels are saved under it)").strip()
+name = access.identity() or st.text_input(
+    "Annotator name", key="annot_name", placeholder="your name (labels are saved under it)").strip()
+if access.identity():
+    st.caption(f"Labelling as **{W.esc(name)}** (your login).")
 total = R.label_queue_size(path)
 if not total:
     st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs.")
@@ -36,7 +40,8 @@ mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], def
 last = ss.get("annot_last")
 if mode == "Queue" and last and last[0] == name:
     judged = L.judge_labels(store, last[1])
-    st.success(f"Saved **{last[2]}**. LLM judges on that item: "
+    st.success(f"Saved **{last[2]}**" + (" (queued: written to the store when the other process lets go)"
+                                          if last[3:] and last[3] else "") + ". LLM judges on that item: "
                + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
 
 raters = L.rater_labels(store)
@@ -72,14 +77,15 @@ if item_id is not None:
     note = st.text_input("Note (optional)", key=f"annot_note_{item_id}")
     cols = st.columns(len(BUTTONS) + 1)
     for col, (label, text, key) in zip(cols, BUTTONS, strict=False):
-        if col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch", disabled=store.read_only,
-                      help="read-only store: labels cannot be saved" if store.read_only else None):
+        locked = store.read_only and not store.snapshot_of  # a snapshot queues labels (labels.save_label)
+        if col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch", disabled=locked,
+                      help="read-only store: labels cannot be saved" if locked else None):
             try:
-                L.save_label(store, item_id, name, label, note)
+                saved = L.save_label(store, item_id, name, label, note)
             except BfrError as exc:
                 st.error(str(exc))
             else:
-                ss["annot_last"] = (name, item_id, label)
+                ss["annot_last"] = (name, item_id, label, saved == L.QUEUED)
                 st.rerun()
     cur = L.current_label(store, item_id, name)
     if cur is not None:  # revealed only once this annotator has labelled the item

@@ -156,3 +156,41 @@ def test_label_export_command(tmp_path, capsys):
     assert len(out.read_text(encoding="utf-8").splitlines()) == 1
     assert main(["label-export", "--db", str(tmp_path / "missing.duckdb"), "--out", str(out)]) == 2
     assert main(["label-export", "--db", str(db), "--out", str(tmp_path / "x.txt")]) == 2
+
+
+# -- labels saved while another process holds the store (issue 18) -------------------------------
+def test_queued_labels_are_written_once_in_order_with_their_times(tmp_path):
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    db = tmp_path / "q.duckdb"
+    store = Store(db)
+    L.ensure_schema(store)
+    store.cursor().execute("INSERT INTO label_items (item_id, dataset_id, question_id, evidence) VALUES "
+                           "('i1', 'd', 'q1', ['t1']), ('i2', 'd', 'q2', ['t2'])")
+    L.queue_label(db, "i2", "ann", "insufficient", "later")
+    L.queue_label(db, "i1", "ann", "sufficient")
+    rows = L.pending(db)
+    assert [(r["item_id"], r["label"]) for r in rows] == [("i2", "insufficient"), ("i1", "sufficient")]
+    assert L.queue(store, "ann") == [] and L.progress(store, "ann") == (2, 2)  # queued ones count as done
+    assert L.flush_pending(store) == 2 and not L.pending_path(db).exists()
+    got = store.cursor().execute("SELECT item_id, label, note, created FROM labels ORDER BY label_id").fetchall()
+    assert [(g[0], g[1], g[2]) for g in got] == [("i2", "insufficient", "later"), ("i1", "sufficient", "")]
+    assert got[0][3].isoformat(timespec="microseconds") == rows[0]["created"]  # the time it was saved
+    # a flush interrupted after its commit leaves the side file: replaying it writes nothing twice
+    L.pending_path(db).write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert L.flush_pending(store) == 0
+    assert store.cursor().execute("SELECT count(*) FROM labels").fetchone()[0] == 2
+    store.close()
+
+
+def test_a_read_only_store_keeps_the_queue_for_later(tmp_path):
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    db = tmp_path / "r.duckdb"
+    Store(db).close()
+    L.queue_label(db, "i1", "ann", "uncertain")
+    ro = Store(db, read_only=True)
+    assert L.flush_pending(ro) == 0 and len(L.pending(db)) == 1
+    ro.close()

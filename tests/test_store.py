@@ -1,9 +1,14 @@
+import os
+import subprocess
+import sys
+import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
-from bfr_core.store import Store, StoreError
+from bfr_core.store import Store, StoreError, StoreLocked
 
 
 def bundle(dataset: str = "toy", sha: str = "sha-1") -> Bundle:
@@ -101,3 +106,102 @@ def test_delete_runs_drops_one_run_or_all_from_the_run_tables_that_exist():
     assert cur.execute("SELECT count(*) FROM results").fetchone() == (0,)
     assert cur.execute("SELECT count(*) FROM runs").fetchone() == (0,)
     assert cur.execute("SELECT count(*) FROM llm_cache").fetchone() == (2,)
+
+
+# -- opening modes: a shared store holds no lock while idle (issue 18) ----------------------------
+ROOT = Path(__file__).resolve().parents[1]
+HOLD = ("import sys; from bfr_core.store import Store; s = Store(sys.argv[1]); "
+        "print('ready', flush=True); sys.stdin.read(); s.close()")
+OPEN = "import sys; from bfr_core.store import Store; s = Store(sys.argv[1]); print(len(s.datasets())); s.close()"
+
+
+def _env(wait_s: float) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "BFR_LOCK_WAIT_S": str(wait_s)}
+
+
+class Holder:
+    """Another process holding ``path`` read-write (as `bfr eval` does for its run) until closed."""
+
+    def __init__(self, path: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=_env(2))
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "ready"
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    s = Store(tmp_path / "s.duckdb")
+    s.write_bundle(bundle())
+    s.close()
+    return tmp_path / "s.duckdb"
+
+
+def test_a_shared_store_holds_no_lock_between_sessions(db):
+    shared = Store(db, shared=True)
+    with shared.session():
+        assert shared.holds_lock() and not shared.read_only and shared.datasets()[0]["dataset_id"] == "toy"
+    assert not shared.holds_lock()
+    # another process (a `bfr eval`) opens it read-write while the shared store object lives on
+    got = subprocess.run([sys.executable, "-c", OPEN, str(db)], env=_env(0), capture_output=True, text=True,
+                         timeout=60)
+    assert got.returncode == 0 and got.stdout.strip() == "1", got.stderr
+
+
+def test_a_writer_waits_for_a_short_session_then_opens(db):
+    shared = Store(db, shared=True)
+    with shared.session():
+        proc = subprocess.Popen([sys.executable, "-c", OPEN, str(db)], env=_env(30), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # the other process retries the held lock meanwhile
+        assert proc.poll() is None
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and out.strip() == "1", err
+
+
+def test_a_held_store_gives_a_snapshot_session_then_the_store_again(db):
+    holder = Holder(db)
+    shared = Store(db, shared=True)
+    try:
+        with shared.session(wait_s=0.2):
+            assert shared.snapshot_of == str(db) and shared.read_only
+            assert [d["dataset_id"] for d in shared.datasets()] == ["toy"]
+            copy = Path(shared._snap[0])
+        with shared.session(wait_s=0.2):  # a second request reuses the same copy (within its ttl)
+            assert Path(shared._snap[0]) == copy
+    finally:
+        holder.close()
+    with shared.session():
+        assert not shared.snapshot_of and not shared.read_only and not copy.exists()
+        shared.ensure("CREATE TABLE IF NOT EXISTS t_after (x INTEGER)")
+        shared.cursor().execute("INSERT INTO t_after VALUES (1)")
+    shared.close()
+
+
+def test_ddl_ensured_during_a_snapshot_runs_on_the_next_writable_open(db):
+    holder = Holder(db)
+    shared = Store(db, shared=True)
+    try:
+        with shared.session(wait_s=0.2):
+            shared.ensure("CREATE TABLE IF NOT EXISTS later_tbl (x INTEGER)")  # read-only now: recorded
+    finally:
+        holder.close()
+    with shared.session():
+        assert shared.cursor().execute("SELECT count(*) FROM later_tbl").fetchone()[0] == 0
+
+
+def test_a_lock_held_past_the_wait_says_who_holds_it(db):
+    holder = Holder(db)
+    try:
+        start = time.monotonic()
+        with pytest.raises(StoreLocked) as err:
+            Store(db, lock_wait_s=1.0)
+        assert time.monotonic() - start >= 1.0
+        msg = str(err.value)
+        assert str(db) in msg and "locked by process" in msg and "BFR_LOCK_WAIT_S" in msg
+    finally:
+        holder.close()

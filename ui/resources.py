@@ -1,7 +1,8 @@
 """Cached resources and frames: the only place the app calls ``st.cache_resource`` / ``st.cache_data``.
 
-The store is opened once per path and process (DuckDB wants one connection per process; every
-read takes its own cursor). Frames are cached per (store path, arguments); the sidebar's Refresh
+The store object is made once per path and process, in shared mode: app.py holds it open (read-write)
+only for the length of one request, so an idle app holds no lock and ``bfr eval`` can run beside it;
+while another process holds the file, requests read a snapshot copy and labels are queued. Frames are cached per (store path, arguments); the sidebar's Refresh
 button clears them. The default store is the embedded demo (``data/demo.duckdb``), created from
 ``data/demo.jsonl`` (written by ``bfr_core.ingest.demo.demo_file``) on first start, so a fresh clone opens with no set-up.
 ``BFR_STORE`` in the environment overrides the default path (tests, the browser check).
@@ -19,7 +20,8 @@ import streamlit as st
 
 from bfr_core.ingest.sources import data_dir
 from bfr_core.records import Turn
-from bfr_core.store import Store, StoreError
+from bfr_core.store import Store
+from ui import access
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DB = ROOT / "data" / "demo.duckdb"
@@ -38,18 +40,36 @@ def resolve(path: str) -> Path:
 
 @st.cache_resource(show_spinner="Opening the store…")
 def open_store(path: str) -> Store:
-    """The store at ``path``; the demo store is built from data/demo.jsonl when missing."""
+    """The store at ``path`` in shared mode (no lock held between requests; see ``bfr_core.store``);
+    the demo store is built from data/demo.jsonl when missing or stale."""
     p = resolve(path)
-    try:
-        if p.resolve() == DEMO_DB.resolve():
-            from bfr_core.ingest.demo import ensure_demo_store
+    if p.resolve() == DEMO_DB.resolve() and not _held_elsewhere(p):
+        from bfr_core.ingest.demo import ensure_demo_store
 
-            return ensure_demo_store(p)
-        return Store(p)
-    except StoreError as exc:
-        if "lock" not in str(exc).lower() or not p.exists():
-            raise
-        return Store.snapshot(p)  # another process holds it: a read-only view (see app.py's warning)
+        ensure_demo_store(p).close()
+    return Store(p, shared=True)
+
+
+def _held_elsewhere(p: Path) -> bool:
+    """Whether another process holds ``p`` now (checked within a second, then let go)."""
+    from bfr_core.store import StoreLocked, connect
+
+    if not p.exists():
+        return False
+    try:
+        connect(str(p), wait_s=1.0).close()
+    except StoreLocked:
+        return True
+    return False
+
+
+def flush_queued_labels(s: Store) -> int:
+    """Write labels queued while another process held the store, once it is writable again."""
+    from bfr_core.evaluation.labels import flush_pending, pending_path
+
+    if s.read_only or not pending_path(s.path).exists():
+        return 0
+    return flush_pending(s)
 
 
 def require_frame() -> None:
@@ -76,12 +96,16 @@ def store() -> Store:
 
 
 def provider() -> str:
-    return st.session_state.get("app_provider") or OFFLINE
+    chosen = st.session_state.get("app_provider") or OFFLINE
+    return chosen if chosen == OFFLINE or access.may_call_models() else OFFLINE
 
 
 def provider_options() -> list[str]:
-    """"offline rules" first, then the provider a config file names (``BFR_CONFIG`` or bfr.toml)."""
+    """"offline rules" first, then the provider a config file names (``BFR_CONFIG`` or bfr.toml);
+    in team mode only for users allowed to call models (``ui.access``)."""
     options = [OFFLINE]
+    if not access.may_call_models():
+        return options
     cfg_path = os.environ.get("BFR_CONFIG") or (str(ROOT / "bfr.toml") if (ROOT / "bfr.toml").exists() else None)
     if cfg_path:
         from bfr_core.config import load_config
@@ -112,8 +136,13 @@ def _llm(path: str, label: str) -> Any:
 
 
 def llm(label: str | None = None) -> Any:
-    """The LLM object for a provider label (``None`` when bfr_core.llm is not available)."""
-    return _llm(store_path(), label or provider())
+    """The LLM object for a provider label (``None`` when bfr_core.llm is not available); a model
+    for a user who may not call models raises :class:`ui.access.AccessDenied`."""
+    label = label or provider()
+    if label != OFFLINE and not access.may_call_models():
+        raise access.AccessDenied(f"{access.identity() or 'this user'} may not call {label}; "
+                                  "ask to be added to [bfr] model_users")
+    return _llm(store_path(), label)
 
 
 def pipeline_llm(label: str | None = None) -> Any:

@@ -108,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
 
         summary["llm_calls"] = asdict(call_summary(store, run_id))
     text = json.dumps(summary, indent=2)
+    from bfr_core.evaluation.labels import flush_pending
+
+    queued = flush_pending(store)  # labels the app queued while this run held the store
+    if queued:
+        print(f"wrote {queued} label(s) saved in the app during the run", file=sys.stderr)
+    store.close()
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")

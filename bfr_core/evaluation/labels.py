@@ -10,6 +10,9 @@ Covers
   order cannot betray the method's ranking.
 * Labels: ``sufficient`` / ``insufficient`` / ``uncertain`` plus a note, saved as an append-only
   history (``labels``); the ``current_labels`` view holds each annotator's latest label.
+* Labels saved while another process (a ``bfr eval`` run) holds the store: queued in a side file
+  beside it (``<store>.pending-labels.jsonl``) and written, in order and with their saving times, by
+  :func:`flush_pending` on the next writable open (the app's next request, or ``bfr eval`` at its end).
 * LLM judges' labels read from ``results.suff_detail`` (and ``results.suff`` as the final one).
 * Agreement: Cohen's kappa and confusion matrices between any two raters (annotators and judges),
   a disagreement queue, and export to CSV or JSONL.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +33,8 @@ from datetime import datetime
 from itertools import combinations
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.evaluate import ensure_schema as ensure_runs_schema
@@ -112,8 +118,11 @@ def ensure_schema(store: Store) -> None:
 def sync_queue(store: Store) -> int:
     """Add new snapshots of finished runs to the queue; returns the number of items in it."""
     ensure_schema(store)
-    if store.read_only:  # a read-only view shows the queue as it stands
-        return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
+    if store.read_only:  # a read-only view shows the queue as it stands (none if never built)
+        try:
+            return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
+        except duckdb.CatalogException:
+            return 0
     with store.transaction() as cur:
         rows = cur.execute(Q_SYNC_ITEMS).fetchall()
         cur.executemany(
@@ -149,17 +158,25 @@ def queue(store: Store, annotator: str) -> list[str]:
         "SELECT i.item_id FROM label_items i WHERE NOT EXISTS (SELECT 1 FROM labels l "
         "WHERE l.item_id = i.item_id AND l.annotator = ?) ORDER BY i.item_id", [annotator.strip()],
     ).fetchall()
-    return [r[0] for r in rows]
+    waiting = _queued_items(store, annotator)
+    return [r[0] for r in rows if r[0] not in waiting]
+
+
+def _queued_items(store: Store, annotator: str) -> set[str]:
+    """Items this annotator labelled while the store was held (waiting in the side file)."""
+    src = store.snapshot_of or store.path
+    return {r["item_id"] for r in pending(src) if r.get("annotator") == annotator.strip()} if src != ":memory:" else set()
 
 
 def progress(store: Store, annotator: str) -> tuple[int, int]:
-    """(items this annotator labelled, items in the queue)."""
+    """(items this annotator labelled, queued ones included; items in the queue)."""
     ensure_schema(store)
-    done, total = store.cursor().execute(
-        "SELECT (SELECT count(DISTINCT l.item_id) FROM labels l JOIN label_items i USING (item_id) "
-        "WHERE l.annotator = ?), (SELECT count(*) FROM label_items)", [annotator.strip()],
-    ).fetchone()
-    return int(done), int(total)
+    cur = store.cursor()
+    done = {r[0] for r in cur.execute(
+        "SELECT DISTINCT l.item_id FROM labels l JOIN label_items i USING (item_id) WHERE l.annotator = ?",
+        [annotator.strip()]).fetchall()}
+    total = cur.execute("SELECT count(*) FROM label_items").fetchone()[0]
+    return len(done | _queued_items(store, annotator)), int(total)
 
 
 def _fmt_date(d: Any) -> str:
@@ -187,7 +204,9 @@ def blinded_item(store: Store, item_id: str) -> BlindItem:
 
 # -- labels -------------------------------------------------------------------------------------
 def save_label(store: Store, item_id: str, annotator: str, label: str, note: str = "") -> int:
-    """Append one label (a new version when the annotator relabels); returns its label id."""
+    """Append one label (a new version when the annotator relabels); returns its label id, or
+    :data:`QUEUED` when the store is a snapshot of a file another process holds (``bfr eval``): the
+    label then waits in a side file (:func:`pending_path`) until :func:`flush_pending` writes it."""
     ensure_schema(store)
     annotator = annotator.strip()
     if not annotator:
@@ -199,10 +218,72 @@ def save_label(store: Store, item_id: str, annotator: str, label: str, note: str
     cur = store.cursor()
     if cur.execute("SELECT 1 FROM label_items WHERE item_id = ?", [item_id]).fetchone() is None:
         raise LabelError(f"no label item '{item_id}' in {store.path}")
+    if store.snapshot_of:  # another process holds the store: queue it, written on the next open
+        queue_label(store.snapshot_of, item_id, annotator, label, note)
+        return QUEUED
     return int(cur.execute(
         "INSERT INTO labels (item_id, annotator, label, note) VALUES (?, ?, ?, ?) RETURNING label_id",
         [item_id, annotator, label, note or ""],
     ).fetchone()[0])
+
+
+QUEUED = 0  # save_label's id for a label queued in the side file (real label ids start at 1)
+
+
+def pending_path(store_path: str | Path) -> Path:
+    """The side file of labels saved while another process held ``store_path``."""
+    return Path(f"{store_path}.pending-labels.jsonl")
+
+
+def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str, note: str = "") -> None:
+    """Append one label to the side file (one JSON line, flushed and fsynced: a crash keeps it)."""
+    row = {"item_id": item_id, "annotator": annotator, "label": label, "note": note or "",
+           "created": datetime.now().isoformat(timespec="microseconds")}
+    with open(pending_path(store_path), "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def pending(store_path: str | Path) -> list[dict[str, Any]]:
+    """The labels waiting in the side file, in the order they were saved."""
+    path = pending_path(store_path)
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def flush_pending(store: Store) -> int:
+    """Write the queued labels into a writable store, in order and with their saving times, in one
+    transaction; then remove the side file. A label already there (same item, annotator, label, note
+    and time: a flush interrupted after its commit) is not written twice. Returns how many were written."""
+    path = pending_path(store.path)
+    if store.read_only or not path.exists():
+        return 0
+    ensure_schema(store)
+    work = path.with_suffix(f".flushing-{os.getpid()}")
+    path.replace(work)  # labels queued from now on go to a new side file
+    rows = [json.loads(x) for x in work.read_text(encoding="utf-8").splitlines() if x.strip()]
+    written = 0
+    try:
+        with store.transaction() as cur:
+            for r in rows:
+                args = [r["item_id"], r["annotator"], r["label"], r.get("note", ""), r["created"]]
+                found = cur.execute(
+                    "SELECT 1 FROM labels WHERE item_id = ? AND annotator = ? AND label = ? AND note = ? "
+                    "AND created = CAST(? AS TIMESTAMP)", args).fetchone()
+                if found is None:
+                    cur.execute("INSERT INTO labels (item_id, annotator, label, note, created) "
+                                "VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMP))", args)
+                    written += 1
+    except BaseException:  # put them back, ahead of any queued meanwhile
+        later = path.read_text(encoding="utf-8") if path.exists() else ""
+        path.write_text(work.read_text(encoding="utf-8") + later, encoding="utf-8")
+        work.unlink()
+        raise
+    work.unlink()
+    return written
 
 
 def _dicts(cur: Any) -> list[dict[str, Any]]:

@@ -82,7 +82,11 @@ class LLMCache:
     def __init__(self, store: Store) -> None:
         self.store = store
         store.ensure(DDL)
-        self.writable = not store.read_only
+
+    @property
+    def writable(self) -> bool:
+        """Whether replies can be stored now (a shared store may be showing a read-only copy)."""
+        return not self.store.read_only
 
     def get(self, provider: str, model: str, temperature: float, sha: str) -> LLMResponse | None:
         try:
