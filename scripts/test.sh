@@ -18,5 +18,6 @@ fi
 if [ "${BFR_SKIP_LOCAL_LLM:-0}" != 1 ]; then
   bash scripts/install_local_llm.sh || echo "test.sh: local LLM install failed; its test will be skipped" >&2
 fi
+.venv/bin/python scripts/check_lock.py  # installed versions == requirements.lock, or fail listing the differences
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"
