@@ -1,0 +1,98 @@
+"""The real app in headless Chromium with ``bfr eval`` started while it is open (issue 18).
+
+The server runs on a temporary demo store with a finished run (the fixtures and helpers of
+``scripts/browser_check.py``, as ``test_browser.py`` uses them). With a page loaded and the app idle,
+a real ``bfr eval`` subprocess starts on the same store: it must get the lock and finish; meanwhile
+Failures and Annotate render from a snapshot with no exception, and a label saved in Annotate is
+queued; after the eval the label is in the store and Home shows the store itself again.
+Run alone with ``pytest -m browser``.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs /usr/bin/chromium"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None, reason="needs playwright"),
+]
+
+
+@pytest.fixture(scope="module")
+def bc():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import browser_check
+
+    return browser_check
+
+
+def _held(db: Path) -> bool:
+    from bfr_core.store import StoreLocked, connect
+
+    try:
+        connect(str(db), wait_s=0).close()
+    except StoreLocked:
+        return True
+    return False
+
+
+def test_eval_started_while_the_app_is_open(bc, tmp_path):
+    if not bc.pipeline_available():
+        pytest.skip("bfr eval needs the real arms")
+    db = tmp_path / "store.duckdb"
+    assert bc.build_store(db)["run"]
+    log = tmp_path / "streamlit.log"
+    with bc.serve(db, log=log) as (url, _), bc.browser() as page:
+        page.goto(url + "/")
+        page.get_by_text("Open store", exact=False).first.wait_for(timeout=60_000)
+        bc.wait_idle(page)
+        assert not _held(db)  # the app is open and idle: it holds no lock
+        cmd = [sys.executable, "-m", "bfr_core.cli", "eval", "--db", str(db), "--dataset", "demo",
+               "--arms", "mem0,fca-ms", "--answer", "--judge", "--suff", "--quiet", "--json",
+               str(tmp_path / "out.json")]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT), "BFR_LOCK_WAIT_S": "30"})
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and not _held(db) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        held = proc.poll() is None
+        page.goto(url + "/failures")
+        page.get_by_text("Failures", exact=False).first.wait_for(timeout=60_000)
+        bc.wait_idle(page)
+        assert bc.exceptions(page) == [], log.read_text()[-3000:]
+        body = page.locator('[data-testid="stMain"]').inner_text()
+        if held and proc.poll() is None:
+            assert "read-only snapshot" in body, body[:2000]
+        page.goto(url + "/annotate")
+        page.get_by_label("Annotator name").wait_for(timeout=60_000)
+        page.get_by_label("Annotator name").fill("browser-eval")
+        page.get_by_label("Annotator name").press("Enter")
+        bc.wait_idle(page)
+        page.get_by_role("button", name="Insufficient").click()
+        page.get_by_text("Saved", exact=False).first.wait_for(timeout=60_000)
+        bc.wait_idle(page)
+        assert bc.exceptions(page) == [], log.read_text()[-3000:]
+        saved = page.locator('[data-testid="stMain"]').inner_text()
+        if held and proc.poll() is None:
+            assert "queued" in saved, saved[:2000]
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        page.goto(url + "/")
+        page.get_by_text("Open store", exact=False).first.wait_for(timeout=60_000)
+        bc.wait_idle(page)
+        assert bc.exceptions(page) == []
+        assert "read-only snapshot" not in page.locator('[data-testid="stMain"]').inner_text()
+    from bfr_core.store import Store
+
+    s = Store(db, read_only=True)
+    got = s.cursor().execute("SELECT label FROM labels WHERE annotator = 'browser-eval'").fetchall()
+    s.close()
+    assert got == [("insufficient",)]  # saved during the eval, written once
