@@ -196,7 +196,8 @@ class Store:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._users = 0
         self._conlock = threading.RLock()
-        self._ddl: list[str] = []  # every ensure()d DDL, re-run on each read-write open
+        self._ddl: list[str] = []  # every ensure()d DDL, run on the first read-write open after it
+        self._applied: set[str] = set()  # DDL already run on the file (shared mode)
         self._snap: tuple[Path, float] | None = None  # (copy, when made) in shared mode
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -277,7 +278,9 @@ class Store:
         if not self._read_only:
             with self._lock:
                 for ddl in self._ddl:
-                    self._con.cursor().execute(ddl)
+                    if ddl not in self._applied:
+                        self._con.cursor().execute(ddl)
+                        self._applied.add(ddl)
 
     def _release(self) -> None:
         if self._con is not None:
@@ -299,12 +302,17 @@ class Store:
 
     def ensure(self, ddl: str) -> None:
         """Create tables another module owns (idempotent ``CREATE ... IF NOT EXISTS``)."""
-        if self.shared and ddl not in self._ddl:
-            self._ddl.append(ddl)
+        if self.shared:
+            if ddl not in self._ddl:
+                self._ddl.append(ddl)
+            if ddl in self._applied:
+                return
         if self.read_only:
             return
         with self._lock:
             self.con.cursor().execute(ddl)
+            if self.shared:
+                self._applied.add(ddl)
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
