@@ -1,10 +1,10 @@
 """The real app in headless Chromium with ``bfr eval`` started while it is open (issue 18).
 
 The server runs on a temporary demo store with a finished run (the fixtures and helpers of
-``scripts/browser_check.py``, as ``test_browser.py`` uses them). With a page loaded and the app idle,
-a real ``bfr eval`` subprocess starts on the same store: it must get the lock and finish; meanwhile
-Failures and Annotate render from a snapshot with no exception, and a label saved in Annotate is
-queued; after the eval the label is in the store and Home shows the store itself again.
+``scripts/browser_check.py``, as ``test_browser.py`` uses them). With an Annotate item on screen and
+the app idle, a real ``bfr eval`` subprocess starts on the same store: it must get the lock and
+finish; meanwhile a label saved in Annotate is queued and Failures renders from a snapshot, with no
+exception; after the eval the label is in the store once and Home shows the store itself again.
 Run alone with ``pytest -m browser``.
 """
 
@@ -51,9 +51,12 @@ def test_eval_started_while_the_app_is_open(bc, tmp_path):
     assert bc.build_store(db)["run"]
     log = tmp_path / "streamlit.log"
     with bc.serve(db, log=log) as (url, _), bc.browser() as page:
-        page.goto(url + "/")
-        page.get_by_text("Open store", exact=False).first.wait_for(timeout=60_000)
+        page.goto(url + "/annotate")  # an annotator at work: the item is on screen, the app idle
+        page.get_by_label("Annotator name").wait_for(timeout=60_000)
+        page.get_by_label("Annotator name").fill("browser-eval")
+        page.get_by_label("Annotator name").press("Enter")
         bc.wait_idle(page)
+        page.get_by_role("button", name="Insufficient").wait_for(timeout=60_000)
         assert not _held(db)  # the app is open and idle: it holds no lock
         cmd = [sys.executable, "-m", "bfr_core.cli", "eval", "--db", str(db), "--dataset", "demo",
                "--arms", "mem0,fca-ms", "--answer", "--judge", "--suff", "--quiet", "--json",
@@ -62,8 +65,16 @@ def test_eval_started_while_the_app_is_open(bc, tmp_path):
                                 env={**os.environ, "PYTHONPATH": str(ROOT), "BFR_LOCK_WAIT_S": "30"})
         deadline = time.monotonic() + 120
         while proc.poll() is None and not _held(db) and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.1)
         held = proc.poll() is None
+        page.get_by_role("button", name="Insufficient").click()  # saved while the eval holds the store
+        page.get_by_text("Saved", exact=False).first.wait_for(timeout=60_000)
+        bc.wait_idle(page)
+        assert bc.exceptions(page) == [], log.read_text()[-3000:]
+        saved = page.locator('[data-testid="stMain"]').inner_text()
+        running = proc.poll() is None
+        if held and running:
+            assert "queued" in saved, saved[:2000]
         page.goto(url + "/failures")
         page.get_by_text("Failures", exact=False).first.wait_for(timeout=60_000)
         bc.wait_idle(page)
@@ -71,18 +82,7 @@ def test_eval_started_while_the_app_is_open(bc, tmp_path):
         body = page.locator('[data-testid="stMain"]').inner_text()
         if held and proc.poll() is None:
             assert "read-only snapshot" in body, body[:2000]
-        page.goto(url + "/annotate")
-        page.get_by_label("Annotator name").wait_for(timeout=60_000)
-        page.get_by_label("Annotator name").fill("browser-eval")
-        page.get_by_label("Annotator name").press("Enter")
-        bc.wait_idle(page)
-        page.get_by_role("button", name="Insufficient").click()
-        page.get_by_text("Saved", exact=False).first.wait_for(timeout=60_000)
-        bc.wait_idle(page)
-        assert bc.exceptions(page) == [], log.read_text()[-3000:]
-        saved = page.locator('[data-testid="stMain"]').inner_text()
-        if held and proc.poll() is None:
-            assert "queued" in saved, saved[:2000]
+        print(f"eval held the store: {held}; running after the save: {running}; queued: {'queued' in saved}")
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-3000:]
         page.goto(url + "/")
