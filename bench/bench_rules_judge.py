@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.ingest.locomo import load_locomo  # noqa: E402
 from bfr_core.ingest.longmemeval import load_longmemeval  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm import rules  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-SOURCES = {"locomo": (load_locomo, DATA / "locomo10.json", "scope_id"),
-           "longmemeval_dev50": (load_longmemeval, DATA / "longmemeval_s_dev50.json.gz", "qtype")}
+SOURCES = {"locomo": (load_locomo, benchmark_file("locomo"), "scope_id"),
+           "longmemeval_dev50": (load_longmemeval, benchmark_file("longmemeval"), "qtype")}
 TARGETS = {"own_correct_min": 99.0, "other_wrong_min": 95.0}
 
 
