@@ -3,7 +3,8 @@
 Fails (exit 1) listing every package whose installed version differs from the lock and every installed
 package the lock does not name; packages the lock names but this venv lacks (an optional extra not
 installed, e.g. with BFR_SKIP_LOCAL_LLM=1) are listed as a note only. pip, setuptools, wheel and the
-project itself are not checked. Refresh the lock with scripts/lock.sh.
+project itself are not checked (setuptools is pinned in the lock for what pulls it in, but a new venv
+may bring its own). Refresh the lock with scripts/lock.sh.
 
     .venv/bin/python scripts/check_lock.py [--lock requirements.lock]
 """
