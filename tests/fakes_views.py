@@ -38,6 +38,9 @@ class _Ranked:
     positive_only: bool = True
     calls: list = field(default_factory=list, compare=False)
 
+    def scores(self, cue: str) -> np.ndarray:
+        return np.asarray(self.score_fn(cue))  # type: ignore[operator]
+
     def search(self, cue: str, k: int, exclude: Collection[str] = frozenset()) -> list[Hit]:
         self.calls.append((cue, k))
         scores = self.score_fn(cue)  # type: ignore[operator]

@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Suff@Set adjudicator on disagreement (default: the --provider model)")
     p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--official-corpus", action="store_true",
+                   help="LongMemEval only: also rank user turns only and add the official session-level "
+                        "recall_any@5/@10 and ndcg_any@10 (key official_corpus)")
 
 
 def _client(spec: str, config: Any, store: Any) -> Any:
@@ -57,6 +60,14 @@ def _panel(args: argparse.Namespace, config: Any, llm: Any, store: Any) -> Any:
     if args.adjudicator:
         panel = replace(panel, adjudicator=_client(args.adjudicator, config, store))
     return panel
+
+
+def _official(store: Any, dataset: str, arms: tuple[str, ...], args: argparse.Namespace) -> dict[str, Any]:
+    """The official-convention section (bfr_core.evaluation.official) over the run's own questions."""
+    from bfr_core.evaluation.evaluate import select_questions
+    from bfr_core.evaluation.official import official_summary
+
+    return official_summary(store, dataset, arms, select_questions(store, dataset, args.limit, args.sample, args.seed))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
         llm = make_llm(config.llm, store)
         provider_label = getattr(llm, "label", args.provider)
+    if args.official_corpus and dataset != "longmemeval":
+        raise BfrError("--official-corpus is LongMemEval's convention (user turns); use --benchmark longmemeval")
     if args.sample is not None and args.sample < 1:
         raise BfrError("--sample needs a positive number of questions")
     spec = RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit, args.sample, args.seed)
@@ -101,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
                       panel=_panel(args, config, llm, store),
                       progress=None if args.quiet else tqdm_progress("answers"))
     summary = summarize(store, run_id, args.benchmark)
+    if args.official_corpus:
+        summary["official_corpus"] = _official(store, dataset, arms, args)
     if llm is not None:  # what this run spent: calls, cache hits, tokens, cost (provider calls only)
         from dataclasses import asdict
 

@@ -42,6 +42,7 @@ __all__ = [
     "ndcg_any",
     "evaluate_retrieval",
     "evaluate_retrieval_turn2session",
+    "official_scores",
     "score_question",
     "aggregate",
 ]
@@ -219,6 +220,36 @@ def evaluate_retrieval_turn2session(
         effective_k += 1
         unique = set(ranked_s[:effective_k])
     return evaluate_retrieval(ranked_s, gold_s, effective_k, corpus_s)
+
+
+def official_scores(
+    ranked: Sequence[str], gold: Collection[str], corpus: Sequence[str], ks: Sequence[int] = (5, 10)
+) -> dict[str, float | None]:
+    """LongMemEval's official retrieval report for one question, from a turn ranking over ``corpus``.
+
+    ``corpus`` is every turn id the ranking could hold (the official convention: user turns only);
+    ``gold`` the has_answer turn ids, which may lie outside the corpus (an assistant turn). Keys,
+    for each k in ``ks``: ``turn_recall_any@k`` / ``turn_recall_all@k`` / ``turn_ndcg_any@k`` over the
+    gold turns inside the corpus (``None`` when none is: the turn-level official scorer has nothing
+    to find), and ``session_recall_any@k`` / ``session_recall_all@k`` / ``session_ndcg_any@k`` from
+    :func:`evaluate_retrieval_turn2session` over every gold turn's session (``None`` without gold).
+    Pure; abstention questions are the caller's to skip, as the official scorer does.
+    """
+    if isinstance(ranked, str) or isinstance(corpus, str):
+        raise TypeError("ranked and corpus must be sequences of ids, not single strings")
+    g = _idset(gold, "gold")
+    inside = g & frozenset(corpus)
+    out: dict[str, float | None] = {}
+    for k in ks:
+        t = evaluate_retrieval(ranked, inside, k, corpus) if inside else None
+        s = evaluate_retrieval_turn2session(ranked, g, k, corpus) if g else None
+        out[f"turn_recall_any@{k}"] = t.recall_any if t else None
+        out[f"turn_recall_all@{k}"] = t.recall_all if t else None
+        out[f"turn_ndcg_any@{k}"] = t.ndcg_any if t else None
+        out[f"session_recall_any@{k}"] = s.recall_any if s else None
+        out[f"session_recall_all@{k}"] = s.recall_all if s else None
+        out[f"session_ndcg_any@{k}"] = s.ndcg_any if s else None
+    return out
 
 
 # --------------------------------------------------------------------------------------------

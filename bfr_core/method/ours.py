@@ -77,6 +77,12 @@ class OursSettings:
     near2: float = 0.4  # weight of the better of the two turns two away
     cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
     novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
+    dense_view: bool = False  # dense = the dense view (static z-merged with MiniLM on short turns), not static alone
+    session: float = 0.0  # weight of z(session relevance): the mean of its best session_top turns' text scores
+    session_top: int = 1  # how many of a session's best turns make its relevance
+    role: float = 0.0  # added to the stating role's turns (stating_role; 0 on symmetric stores)
+    role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
+    recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
 
 
 DEFAULT = OursSettings()
@@ -209,6 +215,22 @@ def neighbour_max(s: np.ndarray, session: np.ndarray, d: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class ScoreParts:
+    """What the ranking reads from the store and the question, before any weight (arrays aligned with turns)."""
+
+    bm25: np.ndarray  # stemmed BM25 (or the shared view's, per settings)
+    dense: np.ndarray  # the dense view's similarity (static vectors z-merged with MiniLM on short turns)
+    dense_static: np.ndarray  # cosine with the static base vectors alone (the arm's dense before issue 16)
+    speaker: np.ndarray  # 1.0 on turns of the one speaker the question names
+    dates: np.ndarray  # 1.0 on turns whose session is dated in a window the question names
+    session: np.ndarray  # session code per turn (scope order)
+    recency: np.ndarray  # session date rank in [0, 1] (0 = oldest, 1 = newest; 0.5 without dates)
+    stating: np.ndarray  # 1.0 on turns of the stating role (see stating_role); all 0 when roles are symmetric
+    named: str
+    windows: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class TurnScores:
     """Every turn's score and its parts (arrays aligned with ``views.turns``), for the trace."""
 
@@ -216,52 +238,120 @@ class TurnScores:
     speaker: np.ndarray  # speaker prior added
     dates: np.ndarray  # date prior added
     context: np.ndarray  # neighbour contribution added
-    final: np.ndarray  # text + speaker + dates + context
+    final: np.ndarray  # text + speaker + dates + context + session + role + recency
     named: str  # the speaker the prior favours ("" = none)
     windows: tuple[tuple[str, str], ...]  # date windows (ISO days) the prior used
+    session: np.ndarray | None = None  # session-relevance contribution added
+    role: np.ndarray | None = None  # stating-role prior added
+    recency: np.ndarray | None = None  # recency contribution added
 
     def parts(self, i: int) -> dict[str, float]:
-        return {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
-                "dates": round(float(self.dates[i]), 4), "context": round(float(self.context[i]), 4)}
+        out = {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
+               "dates": round(float(self.dates[i]), 4), "context": round(float(self.context[i]), 4)}
+        for name in ("session", "role", "recency"):
+            arr = getattr(self, name)
+            if arr is not None:
+                out[name] = round(float(arr[i]), 4)
+        return out
 
 
-def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:
-    """The arm's one ranking (see the module docstring)."""
+def stating_role(turns: Sequence[Any], ratio: float) -> str:
+    """The speaker whose turns state facts, when the store shows a user/assistant asymmetry; else "".
+
+    Observed, not named: with exactly two speakers, if one speaker's median turn is ``ratio`` times
+    longer than the other's (an assistant answering at length), the other (the user) is the one who
+    states facts about themself. LoCoMo's two friends write turns of similar length: no role prior.
+    """
+    lengths: dict[str, list[int]] = {}
+    for t in turns:
+        lengths.setdefault(t.speaker, []).append(len(t.text.split()))
+    if len(lengths) != 2 or ratio <= 0:
+        return ""
+    (a, la), (b, lb) = sorted(lengths.items())
+    ma, mb = float(np.median(la)), float(np.median(lb))
+    if ma >= ratio * max(mb, 1.0):
+        return b
+    if mb >= ratio * max(ma, 1.0):
+        return a
+    return ""
+
+
+def session_recency(turns: Sequence[Any], session: np.ndarray) -> np.ndarray:
+    """Per turn: its session's date rank scaled to [0, 1] (ties and missing dates by scope order)."""
+    n = len(turns)
+    if not n or session.max() == 0:
+        return np.full(n, 0.5)
+    first: dict[int, Any] = {}
+    for t, c in zip(turns, session, strict=True):
+        first.setdefault(int(c), t.date)
+    codes = sorted(first, key=lambda c: (first[c] is None, first[c] or datetime.min, c))
+    rank = {c: r / (len(codes) - 1) for r, c in enumerate(codes)}
+    return np.array([rank[int(c)] for c in session])
+
+
+def session_max(s: np.ndarray, session: np.ndarray, top: int = 1) -> np.ndarray:
+    """Per turn: the mean of the ``top`` best scores of its session (its session's relevance)."""
+    out = np.zeros(len(s))
+    for c in np.unique(session):
+        m = session == c
+        vals = np.sort(s[m])[::-1][:top]
+        out[m] = vals.mean()
+    return out
+
+
+def score_parts(views: Any, query: Query, s: OursSettings = DEFAULT) -> ScoreParts:
+    """Everything the ranking reads, unweighted (see :func:`combine`)."""
     turns = views.turns
     n = len(turns)
     bm = stemmed_bm25(views, s.bm25_speaker).scores(query.text) if s.stemmed else views.bm25_scores(query.text)
     # cosine with the scope's own turn vectors; views.encode reuses the dense view's query cache
-    dense = np.asarray(views.turn_vectors @ views.encode([query.text])[0], dtype=np.float64) if n else np.zeros(0)
-    parts, weights = [np.asarray(bm, dtype=np.float64), dense], [s.w_bm25, s.w_dense]
-    keep = [(p, w) for p, w in zip(parts, weights, strict=True) if w]
+    static = np.asarray(views.turn_vectors @ views.encode([query.text])[0], dtype=np.float64) if n else np.zeros(0)
+    dense = np.asarray(views.dense.scores(query.text), dtype=np.float64) if n else np.zeros(0)
+    speakers = tuple(getattr(views.scope, "speakers", ())) or tuple(dict.fromkeys(t.speaker for t in turns))
+    named = named_speakers(query.text, speakers)
+    favour = named[0] if len(named) == 1 else ""
+    spk = np.array([t.speaker == favour for t in turns], dtype=np.float64) if favour else np.zeros(n)
+    dates = [t.date for t in turns]
+    windows = date_windows(query.text, query.date, [d.year for d in dates if d is not None])
+    dmask = in_windows(dates, windows)
+    session = _session_codes(turns)
+    role = stating_role(turns, s.role_ratio)
+    stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
+    used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
+    return ScoreParts(np.asarray(bm, dtype=np.float64), dense, static, spk, dmask.astype(np.float64), session,
+                      session_recency(turns, session), stating, favour, used)
+
+
+def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
+    """The arm's one ranking from its parts (see the module docstring)."""
+    n = len(p.bm25)
+    dense = p.dense if s.dense_view else p.dense_static
+    keep = [(x, w) for x, w in ((p.bm25, s.w_bm25), (dense, s.w_dense)) if w]
     if not keep:
         text = np.zeros(n)
     elif s.fusion == "rrf":
-        text = rank_fusion([p for p, _ in keep], [w for _, w in keep])
+        text = rank_fusion([x for x, _ in keep], [w for _, w in keep])
     else:
-        text = sum((w * zscore(p) for p, w in keep), start=np.zeros(n))
-
-    speakers = tuple(getattr(views.scope, "speakers", ())) or tuple(dict.fromkeys(t.speaker for t in turns))
-    named = named_speakers(query.text, speakers)
-    spk = np.zeros(n)
-    favour = named[0] if len(named) == 1 and s.speaker else ""
-    if favour:  # two named speakers ("both Jon and Gina") favour neither
-        spk = s.speaker * np.array([t.speaker == favour for t in turns], dtype=np.float64)
-
-    dates = [t.date for t in turns]
-    windows = date_windows(query.text, query.date, [d.year for d in dates if d is not None]) if s.dates else []
-    dmask = in_windows(dates, windows)
-    dat = s.dates * dmask.astype(np.float64)
-
-    prior = text + spk + dat
-    session = _session_codes(turns)
+        text = sum((w * zscore(x) for x, w in keep), start=np.zeros(n))
+    spk = s.speaker * p.speaker
+    dat = s.dates * p.dates
+    role = s.role * p.stating
+    prior = text + spk + dat + role
     ctx = np.zeros(n)
     if s.near1:
-        ctx += s.near1 * neighbour_max(prior, session, 1)
+        ctx += s.near1 * neighbour_max(prior, p.session, 1)
     if s.near2:
-        ctx += s.near2 * neighbour_max(prior, session, 2)
-    used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
-    return TurnScores(text, spk, dat, ctx, prior + ctx, favour, used)
+        ctx += s.near2 * neighbour_max(prior, p.session, 2)
+    sess = s.session * zscore(session_max(text, p.session, s.session_top)) if s.session else np.zeros(n)
+    rec = s.recency * (p.recency - 0.5)
+    final = prior + ctx + sess + rec
+    return TurnScores(text, spk, dat, ctx, final, p.named if s.speaker else "", p.windows if s.dates else (),
+                      sess, role, rec)
+
+
+def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:
+    """The arm's one ranking (see the module docstring)."""
+    return combine(score_parts(views, query, s), s)
 
 
 def _session_codes(turns: Sequence[Any]) -> np.ndarray:

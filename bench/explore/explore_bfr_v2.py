@@ -1,0 +1,82 @@
+"""Exploration for issue 16: which scoring pieces of ``bfr`` carry across LoCoMo and LongMemEval dev50.
+
+Ranking-only (no Stage I cover, no Stage II filter): every question's score parts are computed once
+through the real store views (stemmed BM25, the dense view, the static turn vectors, speaker and
+date masks, sessions, roles, lengths) and cached in memory; each variant combines them and the top-k
+of its ranking is scored (LoCoMo Gold Hit / CER, dev50 Turn Hit / recall_all). Gold ids are read by
+the scorer only. Not a product benchmark: the figures that ship come from bench/bench_ours.py.
+
+Run: PYTHONPATH=. .venv/bin/python bench/explore/explore_bfr_v2.py [--db bench/out/cache/ours.duckdb]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bfr_core.method import ours  # noqa: E402
+from bfr_core.store import Store  # noqa: E402
+
+
+@dataclass
+class Case:
+    qid: str
+    qtype: str
+    scope: str
+    gold: frozenset[str]
+    ids: list[str]
+    parts: object  # ours.ScoreParts
+
+
+def load(store: Store, dataset: str) -> list[Case]:
+    from bench_ours import Views, questions
+
+    views = Views(store, dataset)
+    out = []
+    for q in questions(store, dataset):
+        v = views(q.scope_id)
+        out.append(Case(q.question_id, q.qtype, q.scope_id, frozenset(q.gold), [t.turn_id for t in v.turns],
+                        ours.score_parts(v, q.query())))
+    return out
+
+
+def evaluate(cases: list[Case], s: ours.OursSettings, ks=(10, 40)) -> dict:
+    res = {}
+    for k in ks:
+        hit = cer = n_g = 0
+        for c in cases:
+            sc = ours.combine(c.parts, s)
+            top = {c.ids[i] for i in ours.ranking(sc.final)[:k]}
+            if c.gold:
+                n_g += 1
+                hit += bool(top & c.gold)
+                cer += c.gold <= top
+        res[k] = (round(100 * hit / len(cases), 1), round(100 * cer / max(n_g, 1), 1))
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "ours.duckdb"))
+    ap.add_argument("--grid", default="")
+    args = ap.parse_args()
+    store = Store(args.db)
+    data = {d: load(store, d) for d in ("locomo", "longmemeval")}
+    grid = json.loads(args.grid) if args.grid else {}
+    names = list(grid)
+    for combo in itertools.product(*(grid[n] for n in names)) if names else [()]:
+        s = replace(ours.DEFAULT, **dict(zip(names, combo, strict=True)))
+        r = {d: evaluate(cs, s) for d, cs in data.items()}
+        print(dict(zip(names, combo, strict=True)), "LoCoMo", r["locomo"], "LME", r["longmemeval"], flush=True)
+
+
+if __name__ == "__main__":
+    main()
