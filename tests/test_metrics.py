@@ -298,3 +298,31 @@ def test_f1_properties(p, t):
     assert f == pytest.approx(answer_f1.f1_score(t, p))
     if answer_f1.normalize_answer(t):
         assert answer_f1.f1_score(t, t) == pytest.approx(1.0)
+
+
+# -- official convention report (user-turn corpus, session level) -------------------------------
+
+
+def test_official_scores_hand_computed():
+    corpus = ["a_1", "a_3", "b_1", "c_1", "c_3"]  # user turns; b_2 (gold) is an assistant turn outside it
+    ranked = ["c_1", "a_3", "b_1", "c_3", "a_1"]
+    r = m.official_scores(ranked, ["a_3", "b_2"], corpus, ks=(1, 2))
+    # turn level, gold inside the corpus = {a_3}: @1 [c_1] misses; @2 [c_1, a_3] holds it, dcg = 0 + 1 = 1 = ideal
+    assert (r["turn_recall_any@1"], r["turn_recall_all@1"], r["turn_ndcg_any@1"]) == (0.0, 0.0, 0.0)
+    assert (r["turn_recall_any@2"], r["turn_recall_all@2"], r["turn_ndcg_any@2"]) == (1.0, 1.0, 1.0)
+    # session level, gold sessions {a, b}: @2 -> [c, a]: any 1, all 0; ideal over corpus sessions
+    # [a, a, b, c, c] -> [1, 1, 1, 0, 0], dcg@2 = 2; actual [0, 1] -> 1; ndcg 0.5
+    assert (r["session_recall_any@1"], r["session_ndcg_any@1"]) == (0.0, 0.0)
+    assert (r["session_recall_any@2"], r["session_recall_all@2"], r["session_ndcg_any@2"]) == (1.0, 0.0, 0.5)
+
+
+def test_official_scores_undefined_parts_are_none_and_inputs_untouched():
+    corpus = ["a_1", "b_1"]
+    ranked = ["b_1", "a_1"]
+    r = m.official_scores(ranked, ["a_2"], corpus, ks=(5,))  # gold outside the corpus: turn level undefined
+    assert r["turn_recall_any@5"] is None and r["turn_ndcg_any@5"] is None
+    assert r["session_recall_any@5"] == 1.0  # a_2's session a is ranked (through a_1)
+    assert all(v is None for v in m.official_scores(ranked, [], corpus, ks=(5,)).values())
+    assert ranked == ["b_1", "a_1"] and corpus == ["a_1", "b_1"]
+    with pytest.raises(TypeError):
+        m.official_scores("a_1", ["a_1"], corpus)
