@@ -158,3 +158,50 @@ def test_b3c15d39_shutter_release_both_gold_turns():
     ev = ours.bfr(_ctx(views, "C6"), q.query())[-1].evidence
     assert len(ev) <= 40
     assert {"answer_05d808e6_1_11", "answer_05d808e6_2_1"} <= set(ev)
+
+
+# -- issue 16: session relevance, stating role, recency --------------------------------------------
+
+
+WEDDING_ROWS = [
+    ("S1", "Ann", "My sister's wedding was on Saturday."),
+    ("S1", "Ann", "The wedding ceremony by the lake was lovely."),
+    ("S1", "Ben", "What did you wear to the ceremony?"),
+    ("S1", "Ann", "A blue dress I bought last spring."),
+    ("S2", "Ann", "Work was busy, nothing else."),
+    ("S2", "Ben", "The dress code at work says dress shirts; a dress shirt every dress day."),
+] + [("S3", "Ben" if i % 2 else "Ann", f"Filler chat number {i} about weather and coffee.") for i in range(12)]
+
+
+def test_session_relevance_lifts_the_answer_in_the_relevant_session():
+    views = make_views(WEDDING_ROWS)
+    q = Query("q", "s", "What dress did I wear to my sister's wedding?")
+    plain = replace(ours.DEFAULT, session=0.0, near1=0.0, near2=0.0)
+    with_session = replace(plain, session=1.5)
+    answer, lone = 3, 5  # the blue dress (session about the wedding) vs the dress-code turn
+    a = ours.score_turns(views, q, plain)
+    assert a.final[lone] > a.final[answer]  # alone, the lexical match elsewhere wins
+    b = ours.score_turns(views, q, with_session)
+    assert b.session is not None and b.session[answer] > b.session[lone]
+    assert b.final[answer] > b.final[lone]
+    assert "session" in b.parts(answer)
+
+
+def test_stating_role_is_observed_from_turn_lengths():
+    long = " ".join(["word"] * 60)
+    rows = [("S1", "user", "I adopted a cat."), ("S1", "assistant", long)] * 3
+    assert ours.stating_role(make_views(rows).turns, 3.0) == "user"
+    assert ours.stating_role(make_views(WEDDING_ROWS).turns, 3.0) == ""  # two friends: no role prior
+
+
+def test_session_recency_ranks_sessions_by_date():
+    views = make_views(WEDDING_ROWS)
+    rec = ours.session_recency(views.turns, ours._session_codes(views.turns))
+    assert rec[0] == 0.0 and rec[4] == 0.5 and rec[-1] == 1.0
+
+
+def test_pool_step_shows_session_score_beside_own_score():
+    views = make_views(WEDDING_ROWS)
+    steps = ours.bfr(_ctx(views, "C6"), Query("q", "s", "What dress did I wear to my sister's wedding?"))
+    cands = steps[0].data["candidates"]
+    assert all({"text", "session", "context"} <= set(c) for c in cands)

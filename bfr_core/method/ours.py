@@ -77,11 +77,12 @@ class OursSettings:
     near2: float = 0.4  # weight of the better of the two turns two away
     cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
     novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
-    dense_view: bool = False  # dense = the dense view (static z-merged with MiniLM on short turns), not static alone
-    session: float = 0.0  # weight of z(session relevance): the mean of its best session_top turns' text scores
+    dense_view: bool = True  # dense = the dense view (static z-merged with MiniLM on short turns), not static alone
+    session: float = 0.5  # weight of z(session relevance): the mean of its best session_top turns' text scores
     session_top: int = 1  # how many of a session's best turns make its relevance
     role: float = 0.0  # added to the stating role's turns (stating_role; 0 on symmetric stores)
     role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
+    dedup: bool = True  # Stage II skips near-duplicates of kept turns (stage2.retain, static vectors)
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
 
 
@@ -446,7 +447,8 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s
         want = min(b.keep, b.new - b_new)
         hits = top_unseen(sc.final, ids, want + s.novelty_slack, start)
         b_call += 1
-        kept = retain([hits], evidence, want, views, sc.final)
+        kept = (retain([hits], evidence, want, views, sc.final) if s.dedup
+                else [h.turn_id for h in hits[:want]])
         evidence.extend(kept)
         b_new += len(kept)
         t += 1
