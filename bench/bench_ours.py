@@ -310,9 +310,8 @@ def ablation(store: Store) -> dict:
 # ours.DEFAULT. "near" sets (near1, near2) together.
 GRID: dict[str, tuple] = {
     "dense_view": (False, True),
-    "session": (0.0, 0.5, 1.0, 1.5),
-    "session_top": (1, 2),
-    "role": (0.0, 0.5, 1.0),
+    "session": (0.0, 0.5, 1.0),
+    "role": (0.0, 0.5),
     "near": ((0.6, 0.4), (0.3, 0.2)),
     "recency": (0.0, 0.3),
 }
@@ -389,28 +388,28 @@ def selection(store: Store) -> dict:
     return out
 
 
-def figure(result: dict, path: Path) -> dict:
+def figure(curves: dict, path: Path, title: str) -> dict:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Gold Hit (%)", "Complete Evidence Recall (%)"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Turn Hit / Gold Hit (%)", "CER = recall_all (%)"))
     styles = {"bfr": ("#d62728", "solid"), "bm25 top-k (mem0)": ("#1f77b4", "dash"),
-              "dense top-k (amem)": ("#2ca02c", "dot"), "rrf top-k (hybrid view)": ("#9467bd", "dashdot")}
+              "dense top-k (amem)": ("#2ca02c", "dot"), "rrf top-k (hybrid view)": ("#9467bd", "dashdot"), PLAIN: ("#ff7f0e", "dash")}
     for name, (color, dash) in styles.items():
-        pts = result["curve"][name]
+        pts = curves[name]
         xs = [pts[str(s)]["set_size"] for s in SIZES]
         for col, metric in ((1, "gold_hit"), (2, "cer")):
-            fig.add_trace(go.Scatter(x=xs, y=[pts[str(s)][metric] for s in SIZES], mode="lines+markers", name=name,
+            fig.add_trace(go.Scatter(x=xs, y=[pts[str(s)]["turn_hit" if metric == "gold_hit" else metric] for s in SIZES], mode="lines+markers", name=name,
                                      line={"color": color, "dash": dash}, legendgroup=name, showlegend=col == 1),
                           row=1, col=col)
-    mv = {k: v for k, v in result["curve"]["bfr-mv (grid)"].items() if "error" not in v}
+    mv = {k: v for k, v in curves["bfr-mv (grid)"].items() if "error" not in v}
     for col, metric in ((1, "gold_hit"), (2, "cer")):
-        fig.add_trace(go.Scatter(x=[v["set_size"] for v in mv.values()], y=[v[metric] for v in mv.values()],
+        fig.add_trace(go.Scatter(x=[v["set_size"] for v in mv.values()], y=[v["turn_hit" if metric == "gold_hit" else metric] for v in mv.values()],
                                  mode="markers+text", text=list(mv), textposition="bottom right", name="bfr-mv (grid)",
                                  marker={"color": "black", "symbol": "x", "size": 9}, legendgroup="mv",
                                  showlegend=col == 1), row=1, col=col)
     fig.update_xaxes(title_text="mean evidence-set size (turns)")
-    fig.update_layout(title="LoCoMo (1,536 scoreable questions): quality versus evidence-set size", height=460,
+    fig.update_layout(title=title, height=460,
                       width=1100, template="plotly_white")
     fig.write_html(path.with_suffix(".html"), include_plotlyjs="cdn")
     try:
@@ -425,6 +424,7 @@ def main() -> None:
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
     ap.add_argument("--skip-ablation", action="store_true")
     ap.add_argument("--skip-lme", action="store_true")
+    ap.add_argument("--skip-selection", action="store_true")
     args = ap.parse_args()
     store = open_store(Path(args.db))
     t0 = time.time()
@@ -435,16 +435,27 @@ def main() -> None:
                       for k, (g, b) in SIZE_PLAN.items()},
     }
     print("LoCoMo curve ...", file=sys.stderr)
-    result["curve"] = curve(store)
-    print("latency ...", file=sys.stderr)
-    result["latency"] = latency(store)
+    result["curve"] = curve(store, "locomo")
     if not args.skip_lme:
+        print("LongMemEval dev50 curve ...", file=sys.stderr)
+        result["curve_longmemeval"] = curve(store, "longmemeval")
         print("LongMemEval dev50 ...", file=sys.stderr)
         result["longmemeval_dev50"] = longmemeval(store)
-    result["figure"] = figure(result, OUT / "ours_curve")
+    print("latency ...", file=sys.stderr)
+    result["latency"] = latency(store)
+    result["figure"] = figure(result["curve"], OUT / "ours_curve",
+                              "LoCoMo (1,536 scoreable questions): quality versus evidence-set size")
+    if "curve_longmemeval" in result:
+        result["figure_longmemeval"] = figure(result["curve_longmemeval"], OUT / "ours_curve_longmemeval",
+                                              "LongMemEval dev50: quality versus evidence-set size")
     result["elapsed_s"] = round(time.time() - t0, 1)
     (OUT / "ours.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT / 'ours.json'}", file=sys.stderr)
+    if not args.skip_selection:
+        print("selection ...", file=sys.stderr)
+        sel = {"benchmark": "ours_selection", **selection(store)}
+        (OUT / "ours_selection.json").write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {OUT / 'ours_selection.json'}", file=sys.stderr)
     if not args.skip_ablation:
         print("ablation ...", file=sys.stderr)
         abl = {"benchmark": "ours_ablation", "questions": len(questions(store, "locomo")),

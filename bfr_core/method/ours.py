@@ -5,11 +5,27 @@ already beats BFR-MV at ~40 turns). This arm keeps the paper's shape - a Stage I
 FCA context, lattice, prefilter, minimum cover and grounding, then budgeted completion rounds with
 the exclusion rule - but ranks every turn by one score that knows about conversations:
 
-    text(i)    = z(BM25 over stemmed bare text)(i) + z(dense cosine)(i)      z-score fusion
+    text(i)    = z(BM25 over stemmed bare text)(i) + z(dense view)(i)            z-score fusion
     prior(i)   = text(i) + SPEAKER * [the one speaker the question names spoke i]
                          + DATES * [i's session is dated in a window the question names]
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
                  (neighbours within the same session only)
+                 + SESSION * z(max text(j) over the turns j of i's session)     session relevance
+
+The dense view is the store's default index: static vectors z-merged with MiniLM on turns that fit
+its token cap (views/dense.py). Until issue 16 the arm read the static vectors alone; on dev50's
+long user/assistant histories that cost 8 points of Turn Hit at 40 turns (ranking top-40 86.0 ->
+94.0, recall_all 85.4 -> 93.8; LoCoMo 93.7 -> 94.0 Gold Hit). Session relevance lets the answer
+turn of a session that matches the question well outrank a lone lexical match elsewhere (dev50
+Turn Hit at 10 turns 82.0 -> 86.0, LoCoMo Gold Hit at 10 84.0 -> 85.1; bench/out/ours_selection.json).
+Stage II keeps the ranking's own order (``dedup`` off): stage2.retain's near-duplicate filter on
+static vectors skipped relevant long turns on dev50 (pipeline 92.0 / 91.7 at 40 turns with it).
+
+Measured and left off (0 by default, kept as settings so the selection grid can re-check them):
+a prior for the "stating" role (observed: with two speakers, the one whose median turn is 3x
+shorter; never fires on LoCoMo), a session-recency term for knowledge updates, the mean of a
+session's best 2-3 turns instead of its best. None moved dev50 at 40 turns and each cost LoCoMo
+0.1-0.5 points (ours_selection.json rows).
 
 Why each piece (bench/out/ours_ablation.json removes each in turn):
 * stemming and z-score fusion: RRF throws the score gaps away; z-scores keep "one turn matches
@@ -82,7 +98,7 @@ class OursSettings:
     session_top: int = 1  # how many of a session's best turns make its relevance
     role: float = 0.0  # added to the stating role's turns (stating_role; 0 on symmetric stores)
     role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
-    dedup: bool = True  # Stage II skips near-duplicates of kept turns (stage2.retain, static vectors)
+    dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
 
 
