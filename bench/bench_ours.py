@@ -195,13 +195,16 @@ def _r(x: object) -> object:
 PLAIN = "plain fusion top-k (stemmed bm25 + dense, rrf)"
 
 
-def curve(store: Store, dataset: str = "locomo") -> dict:
-    """Quality by set size for bfr and the one-shot top-k arms; bfr-mv at its grid points."""
+def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
+          mv_points: Sequence[str] = MV_POINTS) -> dict:
+    """Quality by set size for bfr and the plain stemmed fusion (and, with ``baselines``, BM25 / dense /
+    hybrid-view top-k); bfr-mv at ``mv_points``."""
     qs = questions(store, dataset)
     views = Views(store, dataset)
     halves = dataset == "locomo"
-    out: dict[str, dict] = {"bfr": {}, PLAIN: {}, "bm25 top-k (mem0)": {}, "dense top-k (amem)": {},
-                            "rrf top-k (hybrid view)": {}, "bfr-mv (grid)": {}}
+    out: dict[str, dict] = {"bfr": {}, PLAIN: {}, "bfr-mv (grid)": {}}
+    if baselines:
+        out.update({"bm25 top-k (mem0)": {}, "dense top-k (amem)": {}, "rrf top-k (hybrid view)": {}})
     for size in SIZES:
         ground, budget = SIZE_PLAN[size]
         r = score(qs, arm_runner(views, dataset, "bfr", budget, ground=ground), halves=halves)
@@ -209,11 +212,13 @@ def curve(store: Store, dataset: str = "locomo") -> dict:
         r["ground"] = ground
         out["bfr"][str(size)] = r
         out[PLAIN][str(size)] = score(qs, plain_fusion_runner(views, size), halves=halves and size == 40)
-        out["bm25 top-k (mem0)"][str(size)] = score(qs, arm_runner(views, dataset, "mem0", k=size))
-        out["dense top-k (amem)"][str(size)] = score(qs, arm_runner(views, dataset, "amem", k=size))
-        out["rrf top-k (hybrid view)"][str(size)] = score(qs, hybrid_runner(views, size), halves=halves and size == 40)
+        if baselines:
+            out["bm25 top-k (mem0)"][str(size)] = score(qs, arm_runner(views, dataset, "mem0", k=size))
+            out["dense top-k (amem)"][str(size)] = score(qs, arm_runner(views, dataset, "amem", k=size))
+            out["rrf top-k (hybrid view)"][str(size)] = score(qs, hybrid_runner(views, size),
+                                                              halves=halves and size == 40)
         _log(out, size)
-    for point in MV_POINTS:
+    for point in mv_points:
         try:
             r = score(qs, arm_runner(views, dataset, "bfr-mv", point))
         except Exception as exc:  # another module's bug must not cost the rest of the benchmark
@@ -312,7 +317,7 @@ GRID: dict[str, tuple] = {
     "dense_view": (False, True),
     "session": (0.0, 0.5, 1.0),
     "role": (0.0, 0.5),
-    "near": ((0.6, 0.4), (0.3, 0.2)),
+    "near": ((0.6, 0.4),),
     "recency": (0.0, 0.3),
 }
 RANK_KS = (10, 40)
@@ -396,6 +401,8 @@ def figure(curves: dict, path: Path, title: str) -> dict:
     styles = {"bfr": ("#d62728", "solid"), "bm25 top-k (mem0)": ("#1f77b4", "dash"),
               "dense top-k (amem)": ("#2ca02c", "dot"), "rrf top-k (hybrid view)": ("#9467bd", "dashdot"), PLAIN: ("#ff7f0e", "dash")}
     for name, (color, dash) in styles.items():
+        if name not in curves:
+            continue
         pts = curves[name]
         xs = [pts[str(s)]["set_size"] for s in SIZES]
         for col, metric in ((1, "gold_hit"), (2, "cer")):
@@ -425,6 +432,8 @@ def main() -> None:
     ap.add_argument("--skip-ablation", action="store_true")
     ap.add_argument("--skip-lme", action="store_true")
     ap.add_argument("--skip-selection", action="store_true")
+    ap.add_argument("--baselines", action="store_true", help="also BM25 / dense / hybrid-view top-k in the curves")
+    ap.add_argument("--mv-points", default=",".join(MV_POINTS), help="bfr-mv grid points in the curves")
     args = ap.parse_args()
     store = open_store(Path(args.db))
     t0 = time.time()
@@ -435,10 +444,11 @@ def main() -> None:
                       for k, (g, b) in SIZE_PLAN.items()},
     }
     print("LoCoMo curve ...", file=sys.stderr)
-    result["curve"] = curve(store, "locomo")
+    mv = tuple(p for p in args.mv_points.split(",") if p)
+    result["curve"] = curve(store, "locomo", baselines=args.baselines, mv_points=mv)
     if not args.skip_lme:
         print("LongMemEval dev50 curve ...", file=sys.stderr)
-        result["curve_longmemeval"] = curve(store, "longmemeval")
+        result["curve_longmemeval"] = curve(store, "longmemeval", baselines=args.baselines, mv_points=mv)
         print("LongMemEval dev50 ...", file=sys.stderr)
         result["longmemeval_dev50"] = longmemeval(store)
     print("latency ...", file=sys.stderr)
