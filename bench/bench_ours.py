@@ -264,14 +264,15 @@ def latency(store: Store) -> dict:
             "note": "elapsed inside the arm (Trace.elapsed_ms); views built once per scope before timing"}
 
 
-def longmemeval(store: Store) -> dict:
+def longmemeval(store: Store, with_mv: bool = True) -> dict:
     if store.dataset("longmemeval") is None:
         return {"skipped": "longmemeval not in the store"}
     qs = questions(store, "longmemeval")
     views = Views(store, "longmemeval")
     arms: dict[str, Runner] = {
         "bfr (C6)": arm_runner(views, "longmemeval", "bfr", "C6"),
-        "bfr-mv (C6)": arm_runner(views, "longmemeval", "bfr-mv", "C6"),
+        **({"bfr-mv (C6)": arm_runner(views, "longmemeval", "bfr-mv", "C6")} if with_mv else {}),
+        PLAIN.replace("top-k", "top-40"): plain_fusion_runner(views, 40),
         "bm25 top-40 (mem0)": arm_runner(views, "longmemeval", "mem0", k=40),
         "rrf top-40 (hybrid view)": hybrid_runner(views, 40),
     }
@@ -447,7 +448,10 @@ def main() -> None:
     ap.add_argument("--skip-lme", action="store_true")
     ap.add_argument("--skip-selection", action="store_true")
     ap.add_argument("--baselines", action="store_true", help="also BM25 / dense / hybrid-view top-k in the curves")
-    ap.add_argument("--mv-points", default=",".join(MV_POINTS), help="bfr-mv grid points in the curves")
+    ap.add_argument("--mv-points", default=",".join(MV_POINTS), help="bfr-mv grid points in the LoCoMo curve")
+    ap.add_argument("--lme-mv-points", default="C6",
+                    help="bfr-mv grid points on dev50 ('' = none: its entity map runs NER over every haystack, "
+                         "~20 s each cold; its dev50 rows are in method.json / ours_eval_longmemeval.json)")
     args = ap.parse_args()
     store = open_store(Path(args.db))
     t0 = time.time()
@@ -462,9 +466,10 @@ def main() -> None:
     result["curve"] = curve(store, "locomo", baselines=args.baselines, mv_points=mv)
     if not args.skip_lme:
         print("LongMemEval dev50 curve ...", file=sys.stderr)
-        result["curve_longmemeval"] = curve(store, "longmemeval", baselines=args.baselines, mv_points=mv)
+        lme_mv = tuple(p for p in args.lme_mv_points.split(",") if p)
+        result["curve_longmemeval"] = curve(store, "longmemeval", baselines=args.baselines, mv_points=lme_mv)
         print("LongMemEval dev50 ...", file=sys.stderr)
-        result["longmemeval_dev50"] = longmemeval(store)
+        result["longmemeval_dev50"] = longmemeval(store, with_mv=bool(lme_mv))
     print("latency ...", file=sys.stderr)
     result["latency"] = latency(store)
     result["figure"] = figure(result["curve"], OUT / "ours_curve",
