@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from bfr_core.retrieval.scope import ScopeViews, build_views, scope_views
 from bfr_core.evaluation.metrics import aggregate, official_scores
 from bfr_core.pipeline import run_query
 from bfr_core.records import Question
+from bfr_core.retrieval.scope import ScopeViews, build_views, scope_views
 from bfr_core.store import Store
 
 USER = "user"
