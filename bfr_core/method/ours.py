@@ -21,11 +21,12 @@ Turn Hit at 10 turns 82.0 -> 86.0, LoCoMo Gold Hit at 10 84.0 -> 85.1; bench/out
 Stage II keeps the ranking's own order (``dedup`` off): stage2.retain's near-duplicate filter on
 static vectors skipped relevant long turns on dev50 (pipeline 92.0 / 91.7 at 40 turns with it).
 
-Measured and left off (0 by default, kept as settings so the selection grid can re-check them):
-a prior for the "stating" role (observed: with two speakers, the one whose median turn is 3x
-shorter; never fires on LoCoMo), a session-recency term for knowledge updates, the mean of a
-session's best 2-3 turns instead of its best. None moved dev50 at 40 turns and each cost LoCoMo
-0.1-0.5 points (ours_selection.json rows).
+Measured and left off (0 by default, kept as settings so the selection grid re-checks them;
+bench/out/ours_selection.json, ranking top-k): a prior for the "stating" role (observed: with two
+speakers, the one whose median turn is 3x shorter; never fires on LoCoMo, no change on dev50 at
+0.5), a session-recency term for knowledge updates (0.3: LoCoMo Gold Hit at 10 85.1 -> 84.9, CER
+at 40 83.3 -> 82.9, dev50 unchanged), and a session relevance from its best 2-3 turns instead of its
+best (LoCoMo -0.2 to -0.5 at 10 turns, dev50 unchanged; bench/explore/explore_bfr_v2.py).
 
 Why each piece (bench/out/ours_ablation.json removes each in turn):
 * stemming and z-score fusion: RRF throws the score gaps away; z-scores keep "one turn matches
