@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
-from bfr_core.method import ours  # noqa: E402
+from bfr_core.method import ours, turn_scores  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
 from bfr_core.pipeline import ArmContext, run_query  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
@@ -60,20 +60,20 @@ SIZE_PLAN: dict[int, tuple[int, str | Budget]] = {
     30: (10, "C1"), 40: (10, "C6"),
 }
 
-# The ablation: each component removed in turn (settings differ from ours.DEFAULT in one place).
-ABLATIONS: dict[str, ours.OursSettings] = {
-    "full": ours.DEFAULT,
-    "- stemming (the shared, unstemmed BM25 view)": replace(ours.DEFAULT, stemmed=False),
-    "+ speaker prefix in BM25 (as the shared views)": replace(ours.DEFAULT, bm25_speaker=True),
-    "- z-score fusion (RRF instead)": replace(ours.DEFAULT, fusion="rrf"),
-    "- dense": replace(ours.DEFAULT, w_dense=0.0),
-    "- BM25": replace(ours.DEFAULT, w_bm25=0.0),
-    "- speaker prior": replace(ours.DEFAULT, speaker=0.0),
-    "- date prior": replace(ours.DEFAULT, dates=0.0),
-    "- context +-1": replace(ours.DEFAULT, near1=0.0),
-    "- context +-2": replace(ours.DEFAULT, near2=0.0),
-    "- context (both)": replace(ours.DEFAULT, near1=0.0, near2=0.0),
-    "- Stage I cover (E0 = score order)": replace(ours.DEFAULT, cover=False),
+# The ablation: each component removed in turn (settings differ from turn_scores.DEFAULT in one place).
+ABLATIONS: dict[str, turn_scores.OursSettings] = {
+    "full": turn_scores.DEFAULT,
+    "- stemming (the shared, unstemmed BM25 view)": replace(turn_scores.DEFAULT, stemmed=False),
+    "+ speaker prefix in BM25 (as the shared views)": replace(turn_scores.DEFAULT, bm25_speaker=True),
+    "- z-score fusion (RRF instead)": replace(turn_scores.DEFAULT, fusion="rrf"),
+    "- dense": replace(turn_scores.DEFAULT, w_dense=0.0),
+    "- BM25": replace(turn_scores.DEFAULT, w_bm25=0.0),
+    "- speaker prior": replace(turn_scores.DEFAULT, speaker=0.0),
+    "- date prior": replace(turn_scores.DEFAULT, dates=0.0),
+    "- context +-1": replace(turn_scores.DEFAULT, near1=0.0),
+    "- context +-2": replace(turn_scores.DEFAULT, near2=0.0),
+    "- context (both)": replace(turn_scores.DEFAULT, near1=0.0, near2=0.0),
+    "- Stage I cover (E0 = score order)": replace(turn_scores.DEFAULT, cover=False),
 }
 
 
@@ -149,15 +149,15 @@ def plain_fusion_runner(views: Views, k: int) -> Runner:
     def run(q: Question) -> tuple[Sequence[str], int, float]:
         t0 = time.perf_counter()
         v = views(q.scope_id, q.text)
-        bm = ours.stemmed_bm25(v).scores(q.text)
-        fused = ours.rank_fusion([np.asarray(bm, dtype=np.float64), np.asarray(v.dense.scores(q.text), np.float64)],
+        bm = turn_scores.stemmed_bm25(v).scores(q.text)
+        fused = turn_scores.rank_fusion([np.asarray(bm, dtype=np.float64), np.asarray(v.dense.scores(q.text), np.float64)],
                                  [1.0, 1.0])
-        ids = [v.turns[int(i)].turn_id for i in ours.ranking(fused)[:k]]
+        ids = [v.turns[int(i)].turn_id for i in turn_scores.ranking(fused)[:k]]
         return ids, 1, (time.perf_counter() - t0) * 1000
     return run
 
 
-def settings_runner(views: Views, settings: ours.OursSettings, budget: str | Budget, ground: int) -> Runner:
+def settings_runner(views: Views, settings: turn_scores.OursSettings, budget: str | Budget, ground: int) -> Runner:
     b = budget_for("bfr", budget) if isinstance(budget, str) else budget
     config = Config(retrieval=RetrievalConfig(ground=ground))
 
@@ -327,7 +327,7 @@ def ablation(store: Store) -> dict:
 # ------------------------------------------------------------------------------------------------
 
 # The knobs issue 16 added (plus the context weights), each a few values; every other setting as
-# ours.DEFAULT. "near" sets (near1, near2) together.
+# turn_scores.DEFAULT. "near" sets (near1, near2) together.
 GRID: dict[str, tuple] = {
     "dense_view": (False, True),
     "session": (0.0, 0.5, 1.0),
@@ -338,32 +338,32 @@ GRID: dict[str, tuple] = {
 RANK_KS = (10, 40)
 
 
-def grid_settings() -> list[tuple[dict, ours.OursSettings]]:
+def grid_settings() -> list[tuple[dict, turn_scores.OursSettings]]:
     out = []
     for combo in itertools.product(*GRID.values()):
         knobs = dict(zip(GRID, combo, strict=True))
         near1, near2 = knobs["near"]
-        st = replace(ours.DEFAULT, **{k: v for k, v in knobs.items() if k != "near"}, near1=near1, near2=near2)
+        st = replace(turn_scores.DEFAULT, **{k: v for k, v in knobs.items() if k != "near"}, near1=near1, near2=near2)
         out.append((knobs, st))
     return out
 
 
-def rank_cases(store: Store, dataset: str) -> list[tuple[frozenset[str], tuple[str, ...], ours.ScoreParts]]:
+def rank_cases(store: Store, dataset: str) -> list[tuple[frozenset[str], tuple[str, ...], turn_scores.ScoreParts]]:
     views = Views(store, dataset)
     out = []
     for q in questions(store, dataset):
         v = views(q.scope_id, q.text)
-        out.append((frozenset(q.gold), tuple(t.turn_id for t in v.turns), ours.score_parts(v, q.query())))
+        out.append((frozenset(q.gold), tuple(t.turn_id for t in v.turns), turn_scores.score_parts(v, q.query())))
     return out
 
 
-def rank_quality(cases: Sequence[tuple], st: ours.OursSettings) -> dict[str, float]:
+def rank_quality(cases: Sequence[tuple], st: turn_scores.OursSettings) -> dict[str, float]:
     """Top-k of the ranking alone (no Stage I cover): hit over all questions, CER over those with gold."""
     out: dict[str, float] = {}
     for k in RANK_KS:
         hit = cer = with_gold = 0
         for gold, ids, parts in cases:
-            top = {ids[int(i)] for i in ours.ranking(ours.combine(parts, st).final)[:k]}
+            top = {ids[int(i)] for i in turn_scores.ranking(turn_scores.combine(parts, st).final)[:k]}
             if gold:
                 with_gold += 1
                 hit += bool(top & gold)
@@ -401,9 +401,9 @@ def selection(store: Store) -> dict:
         best = max(range(len(rows)), key=lambda i: (objective(rows[i][tune]), -i))
         out[f"tune on {tune}, report {other}"] = {"knobs": rows[best]["knobs"], f"{tune} (tuned, development)":
                                                   rows[best][tune], f"{other} (held out)": rows[best][other]}
-    default = next((r for (knobs, st), r in zip(grid_settings(), rows, strict=True) if st == ours.DEFAULT), None)
-    out["shipped default"] = default if default else {"settings": asdict(ours.DEFAULT),
-                                                      **{d: rank_quality(c, ours.DEFAULT) for d, c in data.items()}}
+    default = next((r for (knobs, st), r in zip(grid_settings(), rows, strict=True) if st == turn_scores.DEFAULT), None)
+    out["shipped default"] = default if default else {"settings": asdict(turn_scores.DEFAULT),
+                                                      **{d: rank_quality(c, turn_scores.DEFAULT) for d, c in data.items()}}
     out["rows"] = rows
     return out
 
@@ -457,7 +457,7 @@ def main() -> None:
     t0 = time.time()
     result: dict[str, object] = {
         "benchmark": "ours", "python": platform.python_version(), "machine": platform.machine(),
-        "settings": asdict(ours.DEFAULT),
+        "settings": asdict(turn_scores.DEFAULT),
         "size_plan": {str(k): {"ground": g, "budget": b if isinstance(b, str) else asdict(b)}
                       for k, (g, b) in SIZE_PLAN.items()},
     }

@@ -17,14 +17,21 @@ Covers:
   (the offline rules' wider reading, "when" included), :data:`SPAN_UNIT` (the unit asked) and
   :data:`DURATION_QUESTION` ("how many / much / long ..." at the start).
 
-Does not cover: relative dates ("yesterday", "last week": ``method.ours`` turns those into windows
-from the question's own date), time zones (the store is naive).
+* the session-date windows a question points at (:func:`date_windows`: a named day, month or year,
+  widened forward because conversations report events late; "two weeks ago", "last weekend" from
+  the question's own date) and :func:`in_windows` (which turns' sessions fall in them).
+
+Does not cover: time zones (the store is naive).
 """
 
 from __future__ import annotations
 
+import calendar
 import re
-from datetime import UTC, date, datetime
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
 
 MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
                "october", "november", "december")
@@ -182,3 +189,59 @@ INTERVAL_QUESTION = re.compile(
     r"\b(how (many|much) (days?|weeks?|months?|years?|hours?|minutes?|time)|how long|when)\b", re.I)
 SPAN_UNIT = re.compile(r"how (?:many|much) (day|week|month|year)s?|how long", re.I)
 DURATION_QUESTION = re.compile(r"^\s*how\s+(?:many|much|long)\b(?P<rest>.*)$", re.IGNORECASE)
+
+
+# -- session-date windows a question points at ----------------------------------------------------
+DAY_SLACK = (3, 10)  # a named day: sessions from 3 days before to 10 days after it
+MONTH_SLACK = 14  # a named month or year: sessions up to two weeks after its end
+RELATIVE_COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+        "eight": 8, "nine": 9, "ten": 10, "few": 3, "couple": 2}
+AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of)\s+"
+                  r"(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+LAST_UNIT = re.compile(r"\b(?:last|past|previous)\s+(week(?:end)?|month|year|monday|tuesday|wednesday|thursday|"
+                   r"friday|saturday|sunday)\b|\byesterday\b", re.IGNORECASE)
+
+
+def date_windows(text: str, qdate: datetime | None, years: Sequence[int]) -> list[tuple[datetime, datetime]]:
+    """Session-date windows the question points at.
+
+    Named dates (:func:`find_date_constraints`) widen forward by a slack because conversations report
+    events late; a month without a year is tried in every year of ``years`` (the scope's session
+    years). Relative times ("two weeks ago", "last weekend") need the question date.
+    """
+    out: list[tuple[datetime, datetime]] = []
+    for _, (y, m, d) in find_date_constraints(text):
+        if m is None and y is None:
+            continue
+        for yy in ([y] if y else sorted(set(years))):
+            if m and d:
+                try:
+                    day = datetime(yy, m, d)
+                except ValueError:
+                    continue
+                out.append((day - timedelta(days=DAY_SLACK[0]), day + timedelta(days=DAY_SLACK[1])))
+            elif m:
+                end = datetime(yy, m, calendar.monthrange(yy, m)[1], 23, 59)
+                out.append((datetime(yy, m, 1), end + timedelta(days=MONTH_SLACK)))
+            else:
+                out.append((datetime(yy, 1, 1), datetime(yy, 12, 31, 23, 59) + timedelta(days=MONTH_SLACK)))
+    if qdate is not None:
+        for mt in AGO.finditer(text):
+            word = mt.group(1).lower().split()[0]
+            days = (int(word) if word.isdigit() else RELATIVE_COUNT.get(word, 1)) * WINDOW_UNIT_DAYS[mt.group(2).lower()]
+            slack = timedelta(days=max(2, days // 4))
+            centre = qdate - timedelta(days=days)
+            out.append((centre - slack, centre + slack))
+        for mt in LAST_UNIT.finditer(text):
+            unit = (mt.group(1) or "").lower()
+            days = {**WINDOW_UNIT_DAYS, "weekend": 7}.get(unit, 7 if unit else 1)
+            out.append((qdate - timedelta(days=2 * days), qdate))
+    return out
+
+
+def in_windows(dates: Sequence[datetime | None], windows: Sequence[tuple[datetime, datetime]]) -> np.ndarray:
+    """Per turn: its session date falls in a window. A window holding every turn says nothing."""
+    if not windows:
+        return np.zeros(len(dates), dtype=bool)
+    mask = np.array([d is not None and any(lo <= d <= hi for lo, hi in windows) for d in dates], dtype=bool)
+    return mask if not mask.all() else np.zeros(len(dates), dtype=bool)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from fakes_views import SHUTTER_ROWS, make_views
 
+from bfr_core import dates
 from bfr_core.config import Budget, Config, RetrievalConfig
 from bfr_core.ingest.sources import benchmark_file
-from bfr_core.method import ours
+from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext, resolve
 from bfr_core.records import Query
@@ -32,40 +33,40 @@ def _ctx(views, budget: Budget | str = "C6", ground: int = 10) -> ArmContext:
 
 
 def test_named_speakers_first_names_nicknames_and_roles():
-    assert ours.named_speakers("What does Melanie do to destress?", ["Caroline", "Melanie"]) == ["Melanie"]
-    assert ours.named_speakers("What did Mel and her kids paint?", ["Caroline", "Melanie"]) == ["Melanie"]
-    assert ours.named_speakers("How do Jon and Gina destress?", ["Jon", "Gina"]) == ["Jon", "Gina"]
-    assert ours.named_speakers("What did I tell the assistant?", ["user", "assistant"]) == []
-    assert ours.named_speakers("what did mel do?", ["Melanie"]) == []  # a lower-case prefix is not a name
+    assert turn_scores.named_speakers("What does Melanie do to destress?", ["Caroline", "Melanie"]) == ["Melanie"]
+    assert turn_scores.named_speakers("What did Mel and her kids paint?", ["Caroline", "Melanie"]) == ["Melanie"]
+    assert turn_scores.named_speakers("How do Jon and Gina destress?", ["Jon", "Gina"]) == ["Jon", "Gina"]
+    assert turn_scores.named_speakers("What did I tell the assistant?", ["user", "assistant"]) == []
+    assert turn_scores.named_speakers("what did mel do?", ["Melanie"]) == []  # a lower-case prefix is not a name
 
 
 def test_date_windows_named_and_relative():
-    day = ours.date_windows("What did John do on 7 July, 2023?", None, [2023])
+    day = dates.date_windows("What did John do on 7 July, 2023?", None, [2023])
     assert day == [(datetime(2023, 7, 4), datetime(2023, 7, 17))]
-    month = ours.date_windows("When did Melanie go camping in June?", None, [2022, 2023])
+    month = dates.date_windows("When did Melanie go camping in June?", None, [2022, 2023])
     assert [lo for lo, _ in month] == [datetime(2022, 6, 1), datetime(2023, 6, 1)]
-    assert ours.date_windows("What did I buy two weeks ago?", None, [2023]) == []  # needs the question date
-    rel = ours.date_windows("What did I buy two weeks ago?", datetime(2023, 3, 15), [2023])
+    assert dates.date_windows("What did I buy two weeks ago?", None, [2023]) == []  # needs the question date
+    rel = dates.date_windows("What did I buy two weeks ago?", datetime(2023, 3, 15), [2023])
     lo, hi = rel[0]
     assert lo <= datetime(2023, 3, 1) <= hi
 
 
 def test_in_windows_ignores_a_window_that_holds_everything():
-    dates = [datetime(2023, 1, 1), datetime(2023, 6, 1), None]
+    when = [datetime(2023, 1, 1), datetime(2023, 6, 1), None]
     w = [(datetime(2023, 5, 1), datetime(2023, 7, 1))]
-    assert ours.in_windows(dates, w).tolist() == [False, True, False]
-    assert not ours.in_windows(dates[:2], [(datetime(2022, 1, 1), datetime(2024, 1, 1))]).any()
+    assert dates.in_windows(when, w).tolist() == [False, True, False]
+    assert not dates.in_windows(when[:2], [(datetime(2022, 1, 1), datetime(2024, 1, 1))]).any()
 
 
 def test_neighbour_max_stays_inside_sessions():
     s = np.array([1.0, 5.0, 2.0, 9.0])
     session = np.array([0, 0, 0, 1])
-    assert ours.neighbour_max(s, session, 1).tolist() == [5.0, 2.0, 5.0, 0.0]
-    assert ours.neighbour_max(s, session, 2).tolist() == [2.0, 0.0, 1.0, 0.0]
+    assert turn_scores.neighbour_max(s, session, 1).tolist() == [5.0, 2.0, 5.0, 0.0]
+    assert turn_scores.neighbour_max(s, session, 2).tolist() == [2.0, 0.0, 1.0, 0.0]
 
 
 def test_zscore_of_a_constant_is_zero():
-    assert ours.zscore(np.ones(4)).tolist() == [0.0] * 4
+    assert turn_scores.zscore(np.ones(4)).tolist() == [0.0] * 4
 
 
 def test_target_size_follows_the_budget():
@@ -82,14 +83,14 @@ def test_speaker_prior_and_context_lift_the_reply():
     rows = [("S1", "Ann", "Do you have any hobbies these days?"), ("S1", "Ben", "Pottery on weekends."),
             ("S1", "Ann", "Nice."), ("S2", "Ann", "I like hobbies too."), ("S2", "Ben", "Cool.")]
     views = make_views(rows)
-    sc = ours.score_turns(views, Query("q", "s", "What hobbies does Ben have?"))
+    sc = turn_scores.score_turns(views, Query("q", "s", "What hobbies does Ben have?"))
     assert sc.named == "Ben"
     assert sc.speaker[1] > 0 and sc.speaker[0] == 0
     assert sc.context[1] > 0  # the question right before it lends it context
-    assert int(ours.ranking(sc.final)[0]) == 1
-    plain = ours.score_turns(views, Query("q", "s", "What hobbies does Ben have?"),
-                             replace(ours.DEFAULT, speaker=0.0, near1=0.0, near2=0.0))
-    assert int(ours.ranking(plain.final)[0]) != 1
+    assert int(turn_scores.ranking(sc.final)[0]) == 1
+    plain = turn_scores.score_turns(views, Query("q", "s", "What hobbies does Ben have?"),
+                             replace(turn_scores.DEFAULT, speaker=0.0, near1=0.0, near2=0.0))
+    assert int(turn_scores.ranking(plain.final)[0]) != 1
 
 
 # -- the arm --------------------------------------------------------------------------------------
@@ -176,12 +177,12 @@ WEDDING_ROWS = [
 def test_session_relevance_lifts_the_answer_in_the_relevant_session():
     views = make_views(WEDDING_ROWS)
     q = Query("q", "s", "What dress did I wear to my sister's wedding?")
-    plain = replace(ours.DEFAULT, session=0.0, near1=0.0, near2=0.0)
+    plain = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0)
     with_session = replace(plain, session=1.5)
     answer, lone = 3, 5  # the blue dress (session about the wedding) vs the dress-code turn
-    a = ours.score_turns(views, q, plain)
+    a = turn_scores.score_turns(views, q, plain)
     assert a.final[lone] > a.final[answer]  # alone, the lexical match elsewhere wins
-    b = ours.score_turns(views, q, with_session)
+    b = turn_scores.score_turns(views, q, with_session)
     assert b.session is not None and b.session[answer] > b.session[lone]
     assert b.final[answer] > b.final[lone]
     assert "session" in b.parts(answer)
@@ -190,13 +191,13 @@ def test_session_relevance_lifts_the_answer_in_the_relevant_session():
 def test_stating_role_is_observed_from_turn_lengths():
     long = " ".join(["word"] * 60)
     rows = [("S1", "user", "I adopted a cat."), ("S1", "assistant", long)] * 3
-    assert ours.stating_role(make_views(rows).turns, 3.0) == "user"
-    assert ours.stating_role(make_views(WEDDING_ROWS).turns, 3.0) == ""  # two friends: no role prior
+    assert turn_scores.stating_role(make_views(rows).turns, 3.0) == "user"
+    assert turn_scores.stating_role(make_views(WEDDING_ROWS).turns, 3.0) == ""  # two friends: no role prior
 
 
 def test_session_recency_ranks_sessions_by_date():
     views = make_views(WEDDING_ROWS)
-    rec = ours.session_recency(views.turns, ours._session_codes(views.turns))
+    rec = turn_scores.session_recency(views.turns, turn_scores._session_codes(views.turns))
     assert rec[0] == 0.0 and rec[4] == 0.5 and rec[-1] == 1.0
 
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bfr_core.method import ours  # noqa: E402
+from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 
@@ -33,7 +33,7 @@ class Case:
     scope: str
     gold: frozenset[str]
     ids: list[str]
-    parts: object  # ours.ScoreParts
+    parts: object  # turn_scores.ScoreParts
 
 
 def load(store: Store, dataset: str) -> list[Case]:
@@ -44,17 +44,17 @@ def load(store: Store, dataset: str) -> list[Case]:
     for q in questions(store, dataset):
         v = views(q.scope_id)
         out.append(Case(q.question_id, q.qtype, q.scope_id, frozenset(q.gold), [t.turn_id for t in v.turns],
-                        ours.score_parts(v, q.query())))
+                        turn_scores.score_parts(v, q.query())))
     return out
 
 
-def evaluate(cases: list[Case], s: ours.OursSettings, ks=(10, 40)) -> dict:
+def evaluate(cases: list[Case], s: turn_scores.OursSettings, ks=(10, 40)) -> dict:
     res = {}
     for k in ks:
         hit = cer = n_g = 0
         for c in cases:
-            sc = ours.combine(c.parts, s)
-            top = {c.ids[i] for i in ours.ranking(sc.final)[:k]}
+            sc = turn_scores.combine(c.parts, s)
+            top = {c.ids[i] for i in turn_scores.ranking(sc.final)[:k]}
             if c.gold:
                 n_g += 1
                 hit += bool(top & c.gold)
@@ -73,7 +73,7 @@ def main() -> None:
     grid = json.loads(args.grid) if args.grid else {}
     names = list(grid)
     for combo in itertools.product(*(grid[n] for n in names)) if names else [()]:
-        s = replace(ours.DEFAULT, **dict(zip(names, combo, strict=True)))
+        s = replace(turn_scores.DEFAULT, **dict(zip(names, combo, strict=True)))
         r = {d: evaluate(cs, s) for d, cs in data.items()}
         print(dict(zip(names, combo, strict=True)), "LoCoMo", r["locomo"], "LME", r["longmemeval"], flush=True)
 

@@ -43,10 +43,10 @@ def user_views(views: ScopeViews) -> ScopeViews:
 def arm_ranking(views: ScopeViews, q: Question, arm: str, dataset_id: str) -> list[str]:
     """Turn ids in rank order: ``bfr``'s whole ranking, or another arm's evidence set in its order."""
     if arm == "bfr":
-        from bfr_core.method import ours
+        from bfr_core.method import turn_scores
 
-        sc = ours.score_turns(views, q.query())
-        return [views.turns[int(i)].turn_id for i in ours.ranking(sc.final)]
+        sc = turn_scores.score_turns(views, q.query())
+        return [views.turns[int(i)].turn_id for i in turn_scores.ranking(sc.final)]
     trace = run_query(views, q.query(), arm, dataset_id=dataset_id)
     return list(trace.evidence)
 
