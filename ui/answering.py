@@ -1,7 +1,7 @@
 """Final answer and judge (label and reason) for a finished trace, through ``bfr_core.roles`` (never
 reimplemented).
 
-Evidence is rendered by ``bfr_core.evaluation.answers.render_evidence`` in the set's order, exactly as
+Evidence is rendered by ``bfr_core.roles.snippets.render`` in the set's order, exactly as
 ``bfr eval --answer`` does, so the app shows the answer the evaluation scores.
 """
 
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from bfr_core.errors import BfrError
 from bfr_core.records import Question, Turn
+from bfr_core.roles import answer_judge, answerer
+from bfr_core.roles.fit import fit_for
+from bfr_core.roles.snippets import render
 
 
 @dataclass(frozen=True)
@@ -35,22 +37,13 @@ def verdict_text(a: Answered) -> str:
 
 
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
-    try:
-        from bfr_core.roles.snippets import render as render_evidence
-    except ImportError:  # the answering module has not landed in this build: text in time order
-        return [t.text for t in sorted(turns, key=lambda t: (t.date or datetime.min, t.session_id, t.idx))]
-    return render_evidence(turns)
+    return render(turns)
 
 
 def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provider: str) -> Answered:
     """Answer from the evidence turns, then judge against the reference answer."""
-    try:
-        from bfr_core.roles import answer_judge, answerer
-    except ImportError as exc:
-        return Answered("", None, provider, f"the answerer is not available in this build ({exc})")
     if llm is None:
-        return Answered("", None, provider, "no LLM client (bfr_core.llm is not available in this build)")
-    from bfr_core.roles.fit import fit_for
+        return Answered("", None, provider, "no LLM client: choose a provider in the sidebar")
 
     try:
         got = answerer.answered(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))

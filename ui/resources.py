@@ -122,11 +122,7 @@ def provider_options() -> list[str]:
 @st.cache_resource(show_spinner=False)
 def _llm(path: str, label: str) -> Any:
     from bfr_core.config import LLMConfig, load_config
-
-    try:
-        from bfr_core.llm.factory import make_llm
-    except ImportError:  # the LLM layer has not landed in this build
-        return None
+    from bfr_core.llm.factory import make_llm
     if label == OFFLINE:
         cfg = LLMConfig(provider="rules")
     else:
