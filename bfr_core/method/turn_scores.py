@@ -1,0 +1,279 @@
+"""The score every turn gets in our arm ``bfr``: the pieces (:func:`score_parts`), their weights
+(:class:`OursSettings`, :func:`combine`) and the ranking they give (:func:`ranking`, :func:`top_unseen`).
+
+``method.ours`` explains each piece and what it measured; this module computes them. Pure functions
+over arrays aligned with ``views.turns``, plus one small cache of the stemmed BM25 view per scope.
+Reads only the question text and date and the store's own turns, never gold ids, answers or types.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from bfr_core.dates import date_windows, in_windows
+from bfr_core.records import Hit, Query
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.text import words
+
+
+@dataclass(frozen=True, slots=True)
+class OursSettings:
+    w_bm25: float = 1.0  # weight of z(BM25) in the text score
+    w_dense: float = 1.0  # weight of z(dense cosine) in the text score
+    stemmed: bool = True  # BM25 over Porter-stemmed tokens (the shared BM25 view is unstemmed)
+    bm25_speaker: bool = False  # index "Speaker: text" like the shared views; the speaker prior does it better
+    fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60; ablation only)
+    speaker: float = 6.0  # added to the turns of the one scope speaker the question names
+    dates: float = 2.0  # added to turns of sessions dated in a window the question names
+    near1: float = 0.6  # weight of the better of the two adjacent turns' prior scores
+    near2: float = 0.4  # weight of the better of the two turns two away
+    cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
+    novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
+    dense_view: bool = True  # dense = the dense view (static z-merged with MiniLM on short turns), not static alone
+    session: float = 0.5  # weight of z(session relevance): the mean of its best session_top turns' text scores
+    session_top: int = 1  # how many of a session's best turns make its relevance
+    role: float = 0.0  # added to the stating role's turns (stating_role; 0 on symmetric stores)
+    role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
+    dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
+    recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
+
+
+DEFAULT = OursSettings()
+RRF_C = 60.0  # Cormack et al. (2009), as in the hybrid view
+
+
+# ----------------------------------------------------------------------------------------------
+# Stemmed BM25 over a scope, cached per views object (the shared view is built unstemmed)
+# ----------------------------------------------------------------------------------------------
+
+_BM25: OrderedDict[tuple[int, bool], tuple[Any, BM25View]] = OrderedDict()
+_BM25_SIZE = 64
+
+
+def stemmed_bm25(views: Any, with_speaker: bool = False) -> BM25View:
+    key = (id(views), with_speaker)
+    hit = _BM25.get(key)
+    if hit is not None and hit[0] is views:
+        _BM25.move_to_end(key)
+        return hit[1]
+    view = BM25View(views.turns, stemmed=True, with_speaker=with_speaker)
+    _BM25[key] = (views, view)  # holding the views keeps id() from being reused while cached
+    while len(_BM25) > _BM25_SIZE:
+        _BM25.popitem(last=False)
+    return view
+
+
+# ----------------------------------------------------------------------------------------------
+# Score pieces (pure functions over arrays aligned with views.turns)
+# ----------------------------------------------------------------------------------------------
+
+
+def zscore(s: np.ndarray) -> np.ndarray:
+    sd = float(s.std()) if len(s) else 0.0
+    return (s - s.mean()) / sd if sd > 0 else np.zeros(len(s))
+
+
+def rank_fusion(parts: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    out = np.zeros(len(parts[0]) if parts else 0)
+    for w, s in zip(weights, parts, strict=True):
+        order = np.lexsort((np.arange(len(s)), -s))
+        r = np.empty(len(s))
+        r[order] = np.arange(1, len(s) + 1)
+        out += w / (RRF_C + r)
+    return out * RRF_C  # back to roughly unit scale, so the priors mean the same in both modes
+
+
+def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:
+    """Scope speakers the question names: by first name, or a capitalised nickname prefix ("Mel").
+
+    LongMemEval's "user" / "assistant" are roles, never names.
+    """
+    ws = set(words(text))
+    caps = [w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", text)]
+    out = []
+    for sp in speakers:
+        first = (sp.split() or [""])[0].lower()
+        if not first or first in ("user", "assistant"):
+            continue
+        if first in ws or any(first.startswith(c) for c in caps):
+            out.append(sp)
+    return out
+
+
+def neighbour_max(s: np.ndarray, session: np.ndarray, d: int) -> np.ndarray:
+    """max(s(i-d), s(i+d)) over neighbours in the same session; 0 where there is none."""
+    n = len(s)
+    best = np.full(n, -np.inf)
+    if n > d:
+        same = session[d:] == session[:-d]
+        best[d:] = np.where(same, s[:-d], -np.inf)
+        best[:-d] = np.maximum(best[:-d], np.where(same, s[d:], -np.inf))
+    return np.where(np.isfinite(best), best, 0.0)
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """What the ranking reads from the store and the question, before any weight (arrays aligned with turns)."""
+
+    bm25: np.ndarray  # stemmed BM25 (or the shared view's, per settings)
+    dense: np.ndarray  # the dense view's similarity (static vectors z-merged with MiniLM on short turns)
+    dense_static: np.ndarray  # cosine with the static base vectors alone (the arm's dense before issue 16)
+    speaker: np.ndarray  # 1.0 on turns of the one speaker the question names
+    dates: np.ndarray  # 1.0 on turns whose session is dated in a window the question names
+    session: np.ndarray  # session code per turn (scope order)
+    recency: np.ndarray  # session date rank in [0, 1] (0 = oldest, 1 = newest; 0.5 without dates)
+    stating: np.ndarray  # 1.0 on turns of the stating role (see stating_role); all 0 when roles are symmetric
+    named: str
+    windows: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class TurnScores:
+    """Every turn's score and its parts (arrays aligned with ``views.turns``), for the trace."""
+
+    text: np.ndarray  # fused BM25 + dense
+    speaker: np.ndarray  # speaker prior added
+    dates: np.ndarray  # date prior added
+    context: np.ndarray  # neighbour contribution added
+    final: np.ndarray  # text + speaker + dates + context + session + role + recency
+    named: str  # the speaker the prior favours ("" = none)
+    windows: tuple[tuple[str, str], ...]  # date windows (ISO days) the prior used
+    session: np.ndarray | None = None  # session-relevance contribution added
+    role: np.ndarray | None = None  # stating-role prior added
+    recency: np.ndarray | None = None  # recency contribution added
+
+    def parts(self, i: int) -> dict[str, float]:
+        out = {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
+               "dates": round(float(self.dates[i]), 4), "context": round(float(self.context[i]), 4)}
+        for name in ("session", "role", "recency"):
+            arr = getattr(self, name)
+            if arr is not None:
+                out[name] = round(float(arr[i]), 4)
+        return out
+
+
+def stating_role(turns: Sequence[Any], ratio: float) -> str:
+    """The speaker whose turns state facts, when the store shows a user/assistant asymmetry; else "".
+
+    Observed, not named: with exactly two speakers, if one speaker's median turn is ``ratio`` times
+    longer than the other's (an assistant answering at length), the other (the user) is the one who
+    states facts about themself. LoCoMo's two friends write turns of similar length: no role prior.
+    """
+    lengths: dict[str, list[int]] = {}
+    for t in turns:
+        lengths.setdefault(t.speaker, []).append(len(t.text.split()))
+    if len(lengths) != 2 or ratio <= 0:
+        return ""
+    (a, la), (b, lb) = sorted(lengths.items())
+    ma, mb = float(np.median(la)), float(np.median(lb))
+    if ma >= ratio * max(mb, 1.0):
+        return b
+    if mb >= ratio * max(ma, 1.0):
+        return a
+    return ""
+
+
+def session_recency(turns: Sequence[Any], session: np.ndarray) -> np.ndarray:
+    """Per turn: its session's date rank scaled to [0, 1] (ties and missing dates by scope order)."""
+    n = len(turns)
+    if not n or session.max() == 0:
+        return np.full(n, 0.5)
+    first: dict[int, Any] = {}
+    for t, c in zip(turns, session, strict=True):
+        first.setdefault(int(c), t.date)
+    codes = sorted(first, key=lambda c: (first[c] is None, first[c] or datetime.min, c))
+    rank = {c: r / (len(codes) - 1) for r, c in enumerate(codes)}
+    return np.array([rank[int(c)] for c in session])
+
+
+def session_max(s: np.ndarray, session: np.ndarray, top: int = 1) -> np.ndarray:
+    """Per turn: the mean of the ``top`` best scores of its session (its session's relevance)."""
+    out = np.zeros(len(s))
+    for c in np.unique(session):
+        m = session == c
+        vals = np.sort(s[m])[::-1][:top]
+        out[m] = vals.mean()
+    return out
+
+
+def score_parts(views: Any, query: Query, s: OursSettings = DEFAULT) -> ScoreParts:
+    """Everything the ranking reads, unweighted (see :func:`combine`)."""
+    turns = views.turns
+    n = len(turns)
+    bm = stemmed_bm25(views, s.bm25_speaker).scores(query.text) if s.stemmed else views.bm25_scores(query.text)
+    # cosine with the scope's own turn vectors; views.encode reuses the dense view's query cache
+    static = np.asarray(views.turn_vectors @ views.encode([query.text])[0], dtype=np.float64) if n else np.zeros(0)
+    dense = np.asarray(views.dense.scores(query.text), dtype=np.float64) if n else np.zeros(0)
+    speakers = tuple(getattr(views.scope, "speakers", ())) or tuple(dict.fromkeys(t.speaker for t in turns))
+    named = named_speakers(query.text, speakers)
+    favour = named[0] if len(named) == 1 else ""
+    spk = np.array([t.speaker == favour for t in turns], dtype=np.float64) if favour else np.zeros(n)
+    dates = [t.date for t in turns]
+    windows = date_windows(query.text, query.date, [d.year for d in dates if d is not None])
+    dmask = in_windows(dates, windows)
+    session = _session_codes(turns)
+    role = stating_role(turns, s.role_ratio)
+    stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
+    used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
+    return ScoreParts(np.asarray(bm, dtype=np.float64), dense, static, spk, dmask.astype(np.float64), session,
+                      session_recency(turns, session), stating, favour, used)
+
+
+def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
+    """The arm's one ranking from its parts (see the module docstring)."""
+    n = len(p.bm25)
+    dense = p.dense if s.dense_view else p.dense_static
+    keep = [(x, w) for x, w in ((p.bm25, s.w_bm25), (dense, s.w_dense)) if w]
+    if not keep:
+        text = np.zeros(n)
+    elif s.fusion == "rrf":
+        text = rank_fusion([x for x, _ in keep], [w for _, w in keep])
+    else:
+        text = sum((w * zscore(x) for x, w in keep), start=np.zeros(n))
+    spk = s.speaker * p.speaker
+    dat = s.dates * p.dates
+    role = s.role * p.stating
+    prior = text + spk + dat + role
+    ctx = np.zeros(n)
+    if s.near1:
+        ctx += s.near1 * neighbour_max(prior, p.session, 1)
+    if s.near2:
+        ctx += s.near2 * neighbour_max(prior, p.session, 2)
+    sess = s.session * zscore(session_max(text, p.session, s.session_top)) if s.session else np.zeros(n)
+    rec = s.recency * (p.recency - 0.5)
+    final = prior + ctx + sess + rec
+    return TurnScores(text, spk, dat, ctx, final, p.named if s.speaker else "", p.windows if s.dates else (),
+                      sess, role, rec)
+
+
+def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:
+    """The arm's one ranking (see the module docstring)."""
+    return combine(score_parts(views, query, s), s)
+
+
+def _session_codes(turns: Sequence[Any]) -> np.ndarray:
+    codes: dict[str, int] = {}
+    return np.array([codes.setdefault(t.session_id, len(codes)) for t in turns], dtype=np.int64)
+
+
+def ranking(scores: np.ndarray) -> np.ndarray:
+    """Positions by descending score, ties by turn order."""
+    return np.lexsort((np.arange(len(scores)), -scores))
+
+
+def top_unseen(scores: np.ndarray, ids: Sequence[str], k: int, exclude: frozenset[str]) -> list[Hit]:
+    """The exclusion rule (Eq. 8) on our ranking: the ``k`` best turns not in ``exclude``."""
+    out: list[Hit] = []
+    for i in ranking(scores):
+        if len(out) >= k:
+            break
+        if ids[i] not in exclude:
+            out.append(Hit(ids[i], float(scores[i]), "ours", len(out)))
+    return out
