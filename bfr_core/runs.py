@@ -9,7 +9,8 @@ the app and ``bfr trace`` use (:func:`run_row`, :func:`load_results`, :func:`lis
 ``evaluation.answers``), the LLM call log (``llm.cache``).
 
 Moved here from ``evaluation/evaluate.py`` unchanged in behaviour; ``evaluate`` re-exports the old
-names. Every write goes through the store's one connection (a cursor per call), so a process has one
+names. It sits beside ``store`` in the store layer, so it takes the store as anything with
+``cursor()``, ``transaction()`` and ``ensure()`` (a layer does not import across itself). Every write goes through the store's one connection (a cursor per call), so a process has one
 writer; callers that run work in threads hand their rows to one thread that calls these.
 """
 
@@ -18,9 +19,28 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-from bfr_core.store import Store, insert_columns, rows_to_columns
+import pyarrow as pa
+
+
+class Store(Protocol):
+    """What these functions need of ``bfr_core.store.Store``."""
+
+    def cursor(self) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def ensure(self, ddl: str) -> None: ...
+
+
+def _insert(cur: Any, table: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """``INSERT OR IGNORE`` many rows in one statement through Arrow (as ``store.insert_columns``)."""
+    arrow = pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)})  # noqa: F841 - DuckDB scans it
+    if arrow.num_rows:
+        cols = ", ".join(names)
+        cur.execute(f"INSERT OR IGNORE INTO {table} ({cols}) SELECT {cols} FROM arrow")
 
 RUNS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -35,6 +55,7 @@ CREATE TABLE IF NOT EXISTS results (
     answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON, llm_ms DOUBLE,
     PRIMARY KEY (run_id, question_id, arm));
 ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
 CREATE TABLE IF NOT EXISTS traces (
     run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
     PRIMARY KEY (run_id, question_id, arm));
@@ -59,7 +80,7 @@ UPDATE results SET answer = ?, f1 = ?, suff = ?, suff_detail = coalesce(?, suff_
 WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 UPDATE_JUDGE = """
-UPDATE results SET judge = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
+UPDATE results SET judge = ?, judge_reason = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
 WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 
@@ -100,8 +121,8 @@ def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: 
         for question_id, arm in (p for p in earlier if p in batch):
             tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
                        [run_id, question_id, arm])
-        insert_columns(tx, "results", rows_to_columns(RESULT_COLUMNS, rows), or_ignore=True)
-        insert_columns(tx, "traces", rows_to_columns(TRACE_COLUMNS, traces), or_ignore=True)
+        _insert(tx, "results", RESULT_COLUMNS, rows)
+        _insert(tx, "traces", TRACE_COLUMNS, traces)
 
 
 def answer_todo(store: Store, run_id: str) -> list[tuple[Any, ...]]:
@@ -116,8 +137,8 @@ def update_answer_columns(cur: Any, run_id: str, question_id: str, arm: str, *, 
 
 
 def update_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *, judge: str | None,
-                        error: str | None, llm_ms: float) -> None:
-    cur.execute(UPDATE_JUDGE, [judge, error, llm_ms, run_id, question_id, arm])
+                        error: str | None, llm_ms: float, reason: str | None = None) -> None:
+    cur.execute(UPDATE_JUDGE, [judge, reason, error, llm_ms, run_id, question_id, arm])
 
 
 def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:

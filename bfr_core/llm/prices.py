@@ -69,3 +69,19 @@ def load_prices(path: str | Path | None) -> dict[str, dict[str, tuple[float, flo
         for provider, models in data.items():
             merged.setdefault(provider, {}).update({m: (float(v[0]), float(v[1])) for m, v in models.items()})
     return merged
+
+
+OFFICIAL_HOSTS = ("api.openai.com", "api.anthropic.com")
+
+
+def price_key(client: object) -> str:
+    """The table key of a client: its provider, or ``provider@base_url`` for a self-hosted endpoint
+    (looked up through wrappers' ``inner``)."""
+    provider = str(getattr(client, "provider", ""))
+    seen: object | None = client
+    while seen is not None:
+        base = getattr(seen, "base_url", None)
+        if base is not None:
+            return provider if not base or any(h in base for h in OFFICIAL_HOSTS) else f"{provider}@{base}"
+        seen = getattr(seen, "inner", None)
+    return provider
