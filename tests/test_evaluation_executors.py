@@ -171,8 +171,8 @@ def test_sigkill_of_a_concurrent_run_loses_at_most_the_batch_in_flight(template,
     con = duckdb.connect(str(db))
     kept = con.execute("SELECT count(*) FROM results").fetchone()[0]
     con.close()
-    assert kept >= seen["done"] and kept % 3 == 0  # whole scopes (7 questions x 3 arms each) or none
-    assert kept % 21 == 0
+    per_scope = seen["total"] // 4  # 4 scopes, 6 scoreable questions x 3 arms each
+    assert kept >= seen["done"] and kept % per_scope == 0 and kept < seen["total"]  # whole scopes only
     again = subprocess.run([*cmd, "--db", str(db), "--json", str(tmp_path / "k.json"), "--quiet"], cwd=ROOT,
                            env=env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -187,9 +187,11 @@ def test_ray_executor_on_a_local_2_worker_cluster_matches_threads(template, tmp_
     import ray
 
     threads, dist = fresh(template, tmp_path, "threads"), fresh(template, tmp_path, "ray")
-    assert main(eval_args(threads, tmp_path / "t.json", server, "--workers", "2")) == 0
+    # two scopes (12 scoreable questions) keep the cluster's start-up the bulk of the time
+    assert main(eval_args(threads, tmp_path / "t.json", server, "--workers", "2", "--limit", "12")) == 0
     try:
-        assert main(eval_args(dist, tmp_path / "r.json", server, "--executor", "ray", "--workers", "2")) == 0
+        assert main(eval_args(dist, tmp_path / "r.json", server, "--executor", "ray", "--workers", "2",
+                              "--limit", "12")) == 0
     finally:
         ray.shutdown()
     assert rows_of(threads) == rows_of(dist)
