@@ -104,12 +104,3 @@ def test_retrying_llm_hands_retry_after_to_the_limiter():
     assert llm.complete(LLMRequest("hi")).attempts == 2
     assert c.slept[0] == 3.0  # the backoff honours Retry-After (max of it and the base delay)
 
-
-def test_run_status_line_and_eta():
-    from bfr_core.progress import RunStatus
-
-    st = RunStatus(done=10, total=40, elapsed_s=20.0, calls=50, cached=5, failed=1, tokens_in=12_345,
-                   tokens_out=678, cost_usd=0.4321)
-    assert st.eta_s == 60.0
-    assert st.line() == "calls 50 (cached 5, failed 1) tokens 12.3k/678 $0.43 eta 1m00s"
-    assert RunStatus(0, 5, 0.0, cost_usd=None).line().endswith("price unknown eta ?")
