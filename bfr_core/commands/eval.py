@@ -130,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
     if llm is not None:
         llm = llm.with_run(spec.run_id)  # calls, tokens and cost are accounted to this run
     panel = _panel(args, config, llm, store) if wants_answers else None
+    if panel is not None:  # a second judge's or the adjudicator's calls count to this run too
+        panel = replace(panel, judge_b=panel.judge_b if panel.judge_b is llm else panel.judge_b.with_run(spec.run_id),
+                        adjudicator=panel.adjudicator if panel.adjudicator is llm
+                        else panel.adjudicator.with_run(spec.run_id))
     if args.dry_run:
         from bfr_core.evaluation.dryrun import dry_run, render_plan
 
