@@ -170,7 +170,7 @@ def main() -> None:
                               "estimated_tokens_out": cold["total"]["tokens_out"],
                               "note": "no earlier runs: every Suff@Set adjudicated, replies at max_tokens "
                                       "(upper bounds); the pilot's own calls are not in this comparison"},
-            "usage_by_role_real": real["summary"].get("usage_by_role"),
+            "usage_by_role_real": real["summary"].get("usage", {}).get("by_role"),
         },
         "ray": ray_res,
     }

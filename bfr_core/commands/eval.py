@@ -168,10 +168,8 @@ def run(args: argparse.Namespace) -> int:
         from bfr_core.llm.cache import call_summary, usage_by
 
         summary["llm_calls"] = asdict(call_summary(store, run_id))
-        usage = usage_by(store, run_id, price)
-        for arm, block in summary["arms"].items():
-            block["usage"] = usage["by_arm"].get(arm, {})
-        summary["usage_by_role"] = usage["by_role"]
+        # per arm (and role inside) and per role; beside the arms, whose contract (DESIGN.md 4) stays as is
+        summary["usage"] = usage_by(store, run_id, price)
     from bfr_core.evaluation.labels import flush_pending
 
     queued = flush_pending(store)  # labels the app queued while this run held the store
