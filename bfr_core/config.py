@@ -40,6 +40,8 @@ class LLMConfig:
     timeout_s: float = 60.0  # per request
     max_retries: int = 4  # on 429 / 5xx / timeouts, with exponential backoff
     concurrency: int = 2  # simultaneous requests per provider
+    rpm: float = 0.0  # requests per minute per provider (0 = no limit)
+    tpm: float = 0.0  # tokens per minute per provider, estimated prompt + max_tokens (0 = no limit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 # ../shared/data when present, AppTest, and the real-browser test in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh test
+bash scripts/setup.sh test,ray
 # Debian's Chromium for the browser tests (Playwright is pointed at /usr/bin/chromium; it never downloads one).
 if [ ! -x /usr/bin/chromium ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

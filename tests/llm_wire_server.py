@@ -10,8 +10,11 @@ the "model" answers with (a string, or a function of the request body).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import random
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +37,17 @@ class WireServer:
     reply: str | Callable[[dict[str, Any]], str] = '{"answer": "ok"}'
     faults: deque[str] = field(default_factory=deque)
     seen: list[Seen] = field(default_factory=list)
+    delay_s: float = 0.0  # every reply waits this long (the model "thinking")
+    rate_429: float = 0.0  # this share of requests (seeded) gets 429 with Retry-After
+    retry_after: str = "0"
+    seed: int = 17
+    count: str = "words"  # usage tokens: "words" (whitespace split of the JSON) or "chars4" (count_tokens)
+    max_requests: int | None = None  # bounded: after this many requests it answers 503 and stops
+    lifetime_s: float | None = None  # stops itself after this long
+    n_requests: int = 0
+    n_429: int = 0
+    tokens_in: int = 0  # usage reported on successful replies
+    tokens_out: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -52,12 +66,27 @@ class WireServer:
                 with server._lock:
                     server.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                     fault = server.faults.popleft() if server.faults else ""
+                    server.n_requests += 1
+                    n = server.n_requests
+                    if not fault and server.rate_429 and random.Random(f"{server.seed}:{n}").random() < server.rate_429:
+                        fault = "429"
+                        server.n_429 += 1
+                if server.max_requests is not None and n > server.max_requests:
+                    server._send(self, 503, b'{"error": {"message": "request bound reached"}}')
+                    threading.Thread(target=server.stop, daemon=True).start()
+                    return
+                if server.delay_s and fault != "429":
+                    time.sleep(server.delay_s)
                 server._answer(self, body, fault)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
+        if self.lifetime_s:
+            timer = threading.Timer(self.lifetime_s, self.stop)
+            timer.daemon = True
+            timer.start()
         return self
 
     @property
@@ -73,6 +102,8 @@ class WireServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def stop(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
@@ -93,7 +124,7 @@ class WireServer:
             kind = "rate_limit_error" if status == 429 else "api_error"
             payload = ({"type": "error", "error": {"type": kind, "message": f"injected {status}"}}
                        if is_anthropic else {"error": {"message": f"injected {status}", "type": kind}})
-            extra = {"retry-after": "0"} if status == 429 else {}
+            extra = {"retry-after": self.retry_after} if status == 429 else {}
             return self._send(h, status, json.dumps(payload).encode(), extra)
         if fault == "echo":
             creds = h.headers.get("x-api-key") or h.headers.get("authorization") or ""
@@ -103,6 +134,20 @@ class WireServer:
             return self._send(h, 401, json.dumps(payload).encode())
         text = self.reply(body) if callable(self.reply) else self.reply
         payload = self._anthropic(body, text) if is_anthropic else self._openai(body, text)
+        if self.count == "chars4":
+            from bfr_core.llm.limits import count_tokens
+
+            system = body.get("system") or ""
+            prompt = system + "".join(str(m.get("content", "")) for m in body.get("messages", []))
+            tin, tout = count_tokens(prompt), count_tokens(text)
+            if is_anthropic:
+                payload["usage"] = {"input_tokens": tin, "output_tokens": tout}
+            else:
+                payload["usage"] = {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout}
+        usage = payload["usage"]
+        with self._lock:
+            self.tokens_in += usage.get("prompt_tokens", usage.get("input_tokens", 0))
+            self.tokens_out += usage.get("completion_tokens", usage.get("output_tokens", 0))
         data = json.dumps(payload).encode()
         if fault == "malformed":
             data = b"<html>502 Bad Gateway</html>"
@@ -138,3 +183,18 @@ class WireServer:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
         }
+
+
+def role_reply(body: dict[str, Any]) -> str:
+    """A valid reply for every answer-level role, decided by a hash of the prompt alone: an answer,
+    a CORRECT/WRONG judge label, a sufficient/insufficient Suff@Set label, the span role's dates."""
+    prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
+    h = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16)
+    if "Gold answer:" in prompt:
+        label = "CORRECT" if h % 3 else "WRONG"
+    elif "insufficient" in prompt:
+        label = "sufficient" if h % 2 else "insufficient"
+    else:
+        label = "sufficient"
+    return json.dumps({"reason": f"r{h % 97}", "label": label, "answer": f"answer {h % 1000}",
+                       "earlier": "1 May 2023", "later": "8 May 2023"})

@@ -39,6 +39,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--official-corpus", action="store_true",
                    help="LongMemEval only: also rank user turns only and add the official session-level "
                         "recall_any@5/@10 and ndcg_any@10 (key official_corpus)")
+    # -- scale: concurrency, limits, executors, cost (issue 17) --
+    g = p.add_argument_group("scale")
+    g.add_argument("--workers", type=int, default=1,
+                   help="(question, arm) jobs run at once (threads; default 1 = one after another)")
+    g.add_argument("--executor", default="thread", choices=("thread", "ray"),
+                   help="where jobs run: threads in this process, or a Ray cluster")
+    g.add_argument("--ray-address", default=None,
+                   help="Ray cluster to join (e.g. ray://head:10001 or auto; default: start a local one)")
+    g.add_argument("--max-concurrent", type=int, default=None,
+                   help="requests in flight per provider (default: --workers, at least the config's 2)")
+    g.add_argument("--rpm", type=float, default=0.0, help="requests per minute per provider (0 = no limit)")
+    g.add_argument("--tpm", type=float, default=0.0, help="tokens per minute per provider (0 = no limit)")
+    g.add_argument("--max-retries", type=int, default=None, help="retries of a transient failure (default 4)")
+    g.add_argument("--dry-run", action="store_true",
+                   help="print the calls, tokens and cost the run would make; call nothing, write nothing")
+    g.add_argument("--prices", default=None, metavar="JSON",
+                   help='price overrides {"provider": {"model-prefix": [usd_in, usd_out per 1M]}}')
 
 
 def _client(spec: str, config: Any, store: Any) -> Any:
@@ -73,6 +90,8 @@ def _official(store: Any, dataset: str, arms: tuple[str, ...], args: argparse.Na
 def run(args: argparse.Namespace) -> int:
     from bfr_core.config import Config, LLMConfig
     from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize
+    from bfr_core.evaluation.executors import make_executor
+    from bfr_core.llm.prices import load_prices
     from bfr_core.progress import tqdm_progress
     from bfr_core.store import Store
 
@@ -88,7 +107,13 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.db)
     if store.dataset(dataset) is None:
         raise BfrError(f"dataset '{dataset}' is not in {args.db}; ingest it first")
-    config = Config(llm=LLMConfig(provider=args.provider, model=args.model, base_url=args.base_url))
+    if args.workers < 1:
+        raise BfrError("--workers needs a positive number")
+    llm_cfg = LLMConfig(provider=args.provider, model=args.model, base_url=args.base_url)
+    llm_cfg = replace(llm_cfg, concurrency=args.max_concurrent or max(llm_cfg.concurrency, args.workers),
+                      rpm=args.rpm, tpm=args.tpm,
+                      max_retries=llm_cfg.max_retries if args.max_retries is None else args.max_retries)
+    config = Config(llm=llm_cfg)
     llm = None
     provider_label = "offline rules"
     wants_answers = args.answer or args.judge or args.suff
@@ -104,35 +129,86 @@ def run(args: argparse.Namespace) -> int:
     spec = RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit, args.sample, args.seed)
     if llm is not None:
         llm = llm.with_run(spec.run_id)  # calls, tokens and cost are accounted to this run
+    panel = _panel(args, config, llm, store) if wants_answers else None
+    if panel is not None:  # a second judge's or the adjudicator's calls count to this run too
+        panel = replace(panel, judge_b=panel.judge_b if panel.judge_b is llm else panel.judge_b.with_run(spec.run_id),
+                        adjudicator=panel.adjudicator if panel.adjudicator is llm
+                        else panel.adjudicator.with_run(spec.run_id))
+    if args.dry_run:
+        from bfr_core.evaluation.dryrun import dry_run, render_plan
+
+        plan = dry_run(store, spec, llm=llm if args.provider != "rules" else None, answer_llm=llm, panel=panel,
+                       config=config, answer=wants_answers, judge=args.judge, suff=args.suff,
+                       prices=load_prices(args.prices))
+        print(render_plan(plan), file=sys.stderr)
+        _emit(args, json.dumps(plan, indent=2), spec.run_id)
+        return 0
+    executor = make_executor(args.executor, args.workers, args.ray_address)
+    price = _pricer(llm, panel, load_prices(args.prices))
+    clients = [llm, *(panel.clients if panel else ())]
+    tracker_price = (lambda tin, tout: price(llm.provider, llm.model, tin, tout)) if llm is not None else None
     progress = None if args.quiet else tqdm_progress(f"eval {dataset}")
     run_id = evaluate(store, spec, llm=llm if args.provider != "rules" else None, config=config,
-                      progress=progress)
+                      progress=progress, executor=executor, llm_config=config.llm, price=tracker_price)
     if wants_answers:
         from bfr_core.evaluation.answers import score_answers
+        from bfr_core.evaluation.evaluate import StatusTracker
 
-        score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff,
-                      panel=_panel(args, config, llm, store),
-                      progress=None if args.quiet else tqdm_progress("answers"))
+        tracker = StatusTracker(0, clients, tracker_price)
+        score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff, panel=panel,
+                      progress=None if args.quiet else tqdm_progress("answers"), executor=executor,
+                      shipped=_shipped(args, config), status=lambda: tracker.status().line(),
+                      on_calls=tracker.record)
     summary = summarize(store, run_id, args.benchmark)
     if args.official_corpus:
         summary["official_corpus"] = _official(store, dataset, arms, args)
     if llm is not None:  # what this run spent: calls, cache hits, tokens, cost (provider calls only)
         from dataclasses import asdict
 
-        from bfr_core.llm.cache import call_summary
+        from bfr_core.llm.cache import call_summary, usage_by
 
         summary["llm_calls"] = asdict(call_summary(store, run_id))
-    text = json.dumps(summary, indent=2)
+        # per arm (and role inside) and per role; beside the arms, whose contract (DESIGN.md 4) stays as is
+        summary["usage"] = usage_by(store, run_id, price)
     from bfr_core.evaluation.labels import flush_pending
 
     queued = flush_pending(store)  # labels the app queued while this run held the store
     if queued:
         print(f"wrote {queued} label(s) saved in the app during the run", file=sys.stderr)
     store.close()
+    _emit(args, json.dumps(summary, indent=2), run_id)
+    return 0
+
+
+def _pricer(llm: Any, panel: Any, table: Any) -> Any:
+    """cost(provider, model, tokens_in, tokens_out) for this run's clients; None = unknown price."""
+    from bfr_core.llm.prices import cost_usd, price_key
+
+    keys = {(c.provider, c.model): price_key(c) for c in [llm, *(panel.clients if panel else ())] if c is not None}
+
+    def price(provider: str, model: str, tin: int, tout: int) -> float | None:
+        return cost_usd(keys.get((provider, model), provider), model, tin, tout, table)
+
+    return price
+
+
+def _shipped(args: argparse.Namespace, config: Any) -> Any:
+    """The Suff@Set panel as settings, for remote workers."""
+    from bfr_core.evaluation.answers import ShippedClients
+
+    def cfg(spec: str) -> Any:
+        if not spec:
+            return None
+        provider, _, model = spec.partition(":")
+        return replace(config.llm, provider=provider.strip(), model=model.strip())
+
+    return ShippedClients(config.llm, cfg(args.judge_b), cfg(args.adjudicator), "reason" if args.judge_b else "cite")
+
+
+def _emit(args: argparse.Namespace, text: str, run_id: str) -> None:
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
         print(f"run {run_id}: wrote {args.json_out}", file=sys.stderr)
     else:
         print(text)
-    return 0

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bfr_core.config import LLMConfig
+from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_f1 import f1_score, locomo_f1
 from bfr_core.llm.base import LLM, LLMCallFailed
-from bfr_core.llm.cache import spent_ms
+from bfr_core.llm.cache import CallRecord, LLMCache, call_arm, spent_ms
 from bfr_core.progress import Progress
 from bfr_core.records import Question
 from bfr_core.roles.answer_judge import judgment as judge_role
@@ -27,23 +29,8 @@ from bfr_core.roles.answerer import answer as answer_role
 from bfr_core.roles.fit import fit_for
 from bfr_core.roles.snippets import render
 from bfr_core.roles.sufficiency import suff_at_set
+from bfr_core.runs import answer_todo, update_answer_columns, update_judge_column
 from bfr_core.store import Store
-
-SELECT_TODO = """
-SELECT r.question_id, r.arm, r.evidence, r.answer, r.judge, r.suff
-FROM results r JOIN runs u ON u.run_id = r.run_id
-WHERE r.run_id = ? AND r.status = 'ok'
-ORDER BY r.question_id, r.arm
-"""
-UPDATE_FIRST = """
-UPDATE results SET answer = ?, f1 = ?, suff = ?, suff_detail = coalesce(?, suff_detail), error = ?,
-    llm_ms = coalesce(llm_ms, 0) + ?
-WHERE run_id = ? AND question_id = ? AND arm = ?
-"""
-UPDATE_JUDGE = """
-UPDATE results SET judge = ?, judge_reason = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
-WHERE run_id = ? AND question_id = ? AND arm = ?
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,21 +66,137 @@ def answer_f1(question: Question, prediction: str) -> float:
     return f1_score(prediction, question.answer)
 
 
+@dataclass(frozen=True, slots=True)
+class ArmTodo:
+    """One row to score: its arm, its evidence rendered as text, and what is already filled."""
+
+    arm: str
+    texts: tuple[str, ...]
+    prev_answer: str | None
+    prev_judge: str | None
+    prev_suff: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """What one row's LLM work produced (the driver writes it)."""
+
+    arm: str
+    answer: str | None
+    f1: float | None
+    suff: str | None
+    suff_detail: str | None
+    error: str | None
+    first_ms: float
+    judged: bool  # the judge ran (its columns are written)
+    judge: str | None = None
+    judge_error: str | None = None
+    judge_ms: float = 0.0
+    judge_reason: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class LocalClients:
+    """A thread worker's clients: the run's own (cached, logging) ones."""
+
+    llm: LLM
+    panel: SuffPanel
+
+    def open(self) -> tuple[LLM, SuffPanel]:
+        return self.llm, self.panel
+
+
+@dataclass(frozen=True)
+class ShippedClients:
+    """A remote worker's clients, as settings (keys come from the worker's environment)."""
+
+    llm: LLMConfig
+    judge_b: LLMConfig | None = None
+    adjudicator: LLMConfig | None = None
+    procedure_b: str = "cite"
+
+    def open(self) -> tuple[LLM, SuffPanel]:
+        from bfr_core.evaluation.evaluate import worker_llm
+
+        main = worker_llm(self.llm)
+        b = worker_llm(self.judge_b) if self.judge_b else main
+        adj = worker_llm(self.adjudicator) if self.adjudicator else main
+        return main, SuffPanel(main, b, adj, procedure_b=self.procedure_b)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerWork:
+    """The shared part of a scoring run: which columns to fill, and with what."""
+
+    clients: LocalClients | ShippedClients
+    answer: bool
+    judge: bool
+    suff: bool
+
+
+def score_question(work: AnswerWork, item: tuple[Question, tuple[ArmTodo, ...]]) -> tuple[tuple[Scored, ...],
+                                                                                          tuple[CallRecord, ...]]:
+    """One question's rows (all its arms, or one): first the answer and Suff@Set of each arm's set
+    (they read the same evidence, so a local model reuses its evaluated snippets; an arm whose set
+    starts with another's, as FCA-MS's E0 starts BFR-MV's, reuses that prefix from the local model's
+    state cache), then the judge for every arm (its long fixed preamble is evaluated once and
+    reused). A function of its arguments: it runs in any thread or worker."""
+    q, todos = item
+    llm, panel = work.clients.open()
+    firsts: list[tuple[ArmTodo, dict[str, Any], float]] = []
+    for t in todos:
+        with call_arm(t.arm):
+            start = spent_ms(llm, *panel.clients)
+            values = _answer_and_suff(q, t, llm, panel, answer=work.answer, suff=work.suff)
+            firsts.append((t, values, spent_ms(llm, *panel.clients) - start))
+    out = []
+    for t, values, first_ms in firsts:
+        judged, label, reason, error, judge_ms = False, None, None, None, 0.0
+        if work.judge and values["answer"] is not None and t.prev_judge is None:
+            judged = True
+            with call_arm(t.arm):
+                start = spent_ms(llm, *panel.clients)
+                try:
+                    verdict = judge_role(llm, q.text, q.answer, values["answer"])
+                    label, reason = verdict.label, verdict.reason
+                except LLMCallFailed as exc:
+                    error = f"llm: {exc.reason}"
+                judge_ms = spent_ms(llm, *panel.clients) - start
+        f1 = answer_f1(q, values["answer"]) if values["answer"] is not None else None
+        out.append(Scored(t.arm, values["answer"], f1, values["suff"], values["suff_detail"], values["error"],
+                          first_ms, judged, label, error, judge_ms, reason))
+    calls: list[CallRecord] = []
+    for client in dict.fromkeys([llm, *panel.clients]):
+        drain = getattr(client, "drain", None)
+        if drain is not None:
+            calls += drain()
+    return tuple(out), tuple(calls)
+
+
 def score_answers(
     store: Store, run_id: str, llm: LLM, *, answer: bool = True, judge: bool = False, suff: bool = False,
-    panel: SuffPanel | None = None, progress: Progress | None = None,
+    panel: SuffPanel | None = None, progress: Progress | None = None, executor: Any = None,
+    shipped: ShippedClients | None = None, status: Callable[[], str] | None = None,
+    on_calls: Callable[[Sequence[CallRecord]], None] | None = None,
 ) -> int:
     """Fill answer-level columns for every finished row of ``run_id``; returns rows updated.
 
-    Question by question (so an interrupted run leaves whole questions done): first the answer and
-    Suff@Set of each arm's set (they read the same evidence, so a local model reuses its evaluated
-    snippets; an arm whose set starts with another's, as FCA-MS's E0 starts BFR-MV's, reuses that
-    prefix from the local model's state cache), then the judge for every arm (its long fixed
-    preamble is evaluated once and reused). ``llm_ms`` accumulates each row's LLM wall time.
+    Question by question (so an interrupted run leaves whole questions done; see :func:`score_question`
+    for the order of the calls). ``executor`` runs the questions (default: one at a time, here); with
+    more than one worker each (question, arm) is its own job, for more calls in flight. The calling
+    thread alone writes the store, one transaction per batch of jobs (a killed run loses at most the
+    batch in flight), in job order. A remote executor needs ``shipped`` (the clients as settings).
+    ``llm_ms`` accumulates each row's LLM wall time. ``status()`` adds a line to the progress label.
     """
+    from bfr_core.evaluation.executors import ThreadExecutor
+
+    executor = executor or ThreadExecutor(1)
+    remote = bool(getattr(executor, "remote", False))
+    if remote and shipped is None:
+        raise BfrError("a remote executor needs the clients' settings (shipped) to score answers")
     cur = store.cursor()
     dataset_id = cur.execute("SELECT dataset_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    rows = cur.execute(SELECT_TODO, [run_id]).fetchall()
+    rows = answer_todo(store, run_id)
     questions = {q.question_id: q for q in store.questions(dataset_id)}
     panel = panel or SuffPanel.single(llm)
     answer = answer or judge
@@ -101,47 +204,68 @@ def score_answers(
     by_question: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     for r in todo:
         by_question[r[0]].append(r)
+    workers = int(getattr(executor, "workers", 1))
+    work = AnswerWork(shipped if remote else LocalClients(llm, panel), answer, judge, suff)
+    cache = LLMCache(store) if remote else None
+
+    def jobs() -> Iterator[tuple[AnswerWork, tuple[Question, tuple[ArmTodo, ...]]]]:
+        for qid, group in by_question.items():
+            arms = tuple(_todo(store, dataset_id, r) for r in group)
+            for part in ((arms,) if workers == 1 else tuple((a,) for a in arms)):
+                yield work, (questions[qid], part)
+
+    sizes = [len(g) if workers == 1 else 1 for g in by_question.values() for _ in range(1 if workers == 1 else len(g))]
+    qids = [qid for qid, g in by_question.items() for _ in range(1 if workers == 1 else len(g))]
+    batch: list[tuple[str, tuple[Scored, ...]]] = []
+    per_batch = max(1, workers)
     done = 0
-    for qid, group in by_question.items():
-        q = questions[qid]
-        answers: dict[str, str | None] = {}
-        for _, arm, evidence, prev_answer, _, prev_suff in group:
-            answers[arm] = _answer_and_suff(store, cur, run_id, dataset_id, q, arm, evidence, prev_answer,
-                                            prev_suff, llm, panel, answer=answer, suff=suff)
-        if judge:
-            for _, arm, _, _, prev_judge, _ in group:
-                if answers[arm] is not None and prev_judge is None:
-                    start = spent_ms(llm, *panel.clients)
-                    label, reason, error = None, None, None
-                    try:
-                        verdict = judge_role(llm, q.text, q.answer, answers[arm])
-                        label, reason = verdict.label, verdict.reason
-                    except LLMCallFailed as exc:
-                        error = f"llm: {exc.reason}"
-                    cur.execute(UPDATE_JUDGE, [label, reason, error, spent_ms(llm, *panel.clients) - start,
-                                               run_id, qid, arm])
-        done += len(group)
-        if progress:
-            progress(done, len(todo), qid)
+    for n, (scored, calls) in enumerate(executor.map(score_question, jobs())):
+        if cache is not None and calls:
+            cache.replay(calls, run_id)
+        if on_calls is not None:
+            on_calls(calls)
+        batch.append((qids[n], scored))
+        done += sizes[n]
+        if len(batch) >= per_batch or n + 1 == len(sizes):
+            _write(store, run_id, batch)
+            batch = []
+            if progress:
+                progress(done, len(todo), f"{qids[n]} {status()}" if status else qids[n])
     return len(todo)
 
 
-def _answer_and_suff(store: Store, cur: Any, run_id: str, dataset_id: str, q: Question, arm: str,
-                     evidence: Sequence[str], prev_answer: str | None, prev_suff: str | None, llm: LLM,
-                     panel: SuffPanel, *, answer: bool, suff: bool) -> str | None:
-    """One row's answer (and F1) and Suff@Set, written to the store; returns the answer."""
-    start = spent_ms(llm, *panel.clients)
+def _todo(store: Store, dataset_id: str, row: tuple[Any, ...]) -> ArmTodo:
+    _, arm, evidence, prev_answer, prev_judge, prev_suff = row
     by_id = store.turns_by_id(dataset_id, list(evidence))
-    texts = render([by_id[t] for t in evidence if t in by_id])
+    return ArmTodo(arm, tuple(render([by_id[t] for t in evidence if t in by_id])), prev_answer, prev_judge, prev_suff)
+
+
+def _write(store: Store, run_id: str, batch: Sequence[tuple[str, tuple[Scored, ...]]]) -> None:
+    """One transaction: each row's answer and Suff@Set columns, then its judge."""
+    with store.transaction() as tx:
+        for qid, scored in batch:
+            for s in scored:
+                update_answer_columns(tx, run_id, qid, s.arm, answer=s.answer, f1=s.f1, suff=s.suff,
+                                      suff_detail=s.suff_detail, error=s.error, llm_ms=s.first_ms)
+            for s in scored:
+                if s.judged:
+                    update_judge_column(tx, run_id, qid, s.arm, judge=s.judge, error=s.judge_error,
+                                        llm_ms=s.judge_ms, reason=s.judge_reason)
+
+
+def _answer_and_suff(q: Question, t: ArmTodo, llm: LLM, panel: SuffPanel, *, answer: bool,
+                     suff: bool) -> dict[str, Any]:
+    """One row's answer and Suff@Set (the values of its columns)."""
+    texts = list(t.texts)
     # a small-context model: every role reads the same fitted snippets
     fitted = fit_for([llm, *panel.clients], q.text, texts)
     trimmed = sum(a != b for a, b in zip(texts, fitted, strict=True))
     texts = fitted
-    values: dict[str, Any] = {"answer": prev_answer, "suff": prev_suff, "suff_detail": None, "error": None}
+    values: dict[str, Any] = {"answer": t.prev_answer, "suff": t.prev_suff, "suff_detail": None, "error": None}
     try:
-        if answer and prev_answer is None:
+        if answer and t.prev_answer is None:
             values["answer"] = answer_role(llm, q.text, texts)
-        if suff and prev_suff is None:
+        if suff and t.prev_suff is None:
             res = suff_at_set((panel.judge_a, panel.judge_b), panel.adjudicator, q.text, q.answer, texts,
                               procedure_b=panel.procedure_b)
             values["suff"] = res.label
@@ -151,7 +275,4 @@ def _answer_and_suff(store: Store, cur: Any, run_id: str, dataset_id: str, q: Qu
             })
     except LLMCallFailed as exc:
         values["error"] = f"llm: {exc.reason}"
-    f1 = answer_f1(q, values["answer"]) if values["answer"] is not None else None
-    cur.execute(UPDATE_FIRST, [values["answer"], f1, values["suff"], values["suff_detail"], values["error"],
-                               spent_ms(llm, *panel.clients) - start, run_id, q.question_id, arm])
-    return values["answer"]
+    return values

@@ -7,6 +7,14 @@ loses at most the batch in flight, and rows are never duplicated (primary keys, 
 per batch). Answer-level scores (answer, F1, judge, Suff) are optional columns filled when a
 provider is set (see ``bfr_core.evaluation.answers``).
 
+The (question, arm) pairs run on an :class:`~bfr_core.evaluation.executors.Executor` (threads by
+default, or a Ray cluster); the calling thread alone writes the store, one scope per batch, in the
+same order whatever the number of workers, so the rows do not depend on it. A thread worker gets the
+scope's views and the run's client (:class:`LocalScope`); a remote one gets what rebuilds them
+without the store (:class:`ShippedScope`: the scope's turns, their and the questions' cached vectors
+and entities, the LLM settings) and sends back its calls for the driver to log
+(``llm.cache.RecordingLLM``). The table SQL lives in ``bfr_core.runs``.
+
 Scoring follows DESIGN.md section 4: LoCoMo questions with usable gold ids (categories 1-4) are
 scored; LongMemEval Turn Hit averages over all questions (unannotated count as misses) and
 ``recall_all`` over the questions with gold turns.
@@ -17,49 +25,42 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
+import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from bfr_core.config import Budget, Config
+import numpy as np
+
+from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.executors import Executor, ThreadExecutor
 from bfr_core.evaluation.metrics import score_question
 from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
-from bfr_core.llm.cache import spent_ms
-from bfr_core.progress import Progress
-from bfr_core.records import Question, Trace
+from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
+from bfr_core.progress import Progress, RunStatus
+from bfr_core.records import Question, Scope, Trace, Turn
 from bfr_core.retrieval.embed import default_spec
 from bfr_core.roles.answer_judge import UNDECIDED
-from bfr_core.store import Store, insert_columns, rows_to_columns
-
-RUNS_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id VARCHAR PRIMARY KEY, dataset_id VARCHAR, arms VARCHAR[], budget VARCHAR, k INTEGER,
-    provider VARCHAR, n_questions INTEGER, options JSON, created TIMESTAMP DEFAULT current_timestamp,
-    finished TIMESTAMP);
-CREATE TABLE IF NOT EXISTS results (
-    run_id VARCHAR, question_id VARCHAR, arm VARCHAR, budget VARCHAR, qtype VARCHAR,
-    evidence VARCHAR[], set_size INTEGER, calls INTEGER, gold_n INTEGER,
-    gold_hit DOUBLE, turn_hit DOUBLE, er DOUBLE, cer DOUBLE, recall_any DOUBLE, recall_all DOUBLE,
-    ndcg_any DOUBLE, elapsed_ms DOUBLE, status VARCHAR, error VARCHAR,
-    answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON, llm_ms DOUBLE,
-    PRIMARY KEY (run_id, question_id, arm));
-ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
-ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
-CREATE TABLE IF NOT EXISTS traces (
-    run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
-    PRIMARY KEY (run_id, question_id, arm));
-"""
-
-RESULT_COLUMNS = (
-    "run_id", "question_id", "arm", "budget", "qtype", "evidence", "set_size", "calls", "gold_n",
-    "gold_hit", "turn_hit", "er", "cer", "recall_any", "recall_all", "ndcg_any", "elapsed_ms",
-    "status", "error", "llm_ms",
+from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these names
+    RESULT_COLUMNS,
+    RUNS_DDL,
+    TRACE_COLUMNS,
+    done_pairs,
+    ensure_schema,
+    finish_run,
+    list_runs,
+    load_results,
+    load_trace_dict,
+    register_run,
+    run_row,
+    write_batch,
 )
-TRACE_COLUMNS = ("run_id", "question_id", "arm", "trace")
+from bfr_core.store import Store
+
 OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
@@ -82,10 +83,6 @@ class RunSpec:
             parts += [self.sample, self.seed]
         key = json.dumps(parts)
         return f"{self.dataset_id}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
-
-
-def ensure_schema(store: Store) -> None:
-    store.ensure(RUNS_DDL)
 
 
 def select_questions(store: Store, dataset_id: str, limit: int | None = None, sample: int | None = None,
@@ -117,83 +114,278 @@ def failed_row(run_id: str, q: Question, arm: str, budget: str, error: str) -> t
             s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error, None)
 
 
-def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
-    rows = store.cursor().execute(
-        "SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'ok'", [run_id]
-    ).fetchall()
-    return {(r[0], r[1]) for r in rows}
+# -- the work of one (question, arm), wherever it runs ----------------------------------------
+@dataclass(frozen=True, slots=True)
+class RunParams:
+    """What every (question, arm) of a run shares besides the scope."""
+
+    run_id: str
+    dataset_id: str
+    budget: str | Budget | None
+    spec_budget: str
+    k: int
+    config: Config | None
 
 
-def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: list[tuple[Any, ...]]) -> None:
-    """One transaction: this batch's rows replace failed rows of an earlier attempt at the same
-    (question, arm) pairs; finished pairs are never rewritten. Bulk inserts, not one per row."""
-    batch = {(r[1], r[2]) for r in rows}
-    with store.transaction() as tx:
-        earlier = tx.execute("SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'failed'",
-                             [run_id]).fetchall()
-        for question_id, arm in (p for p in earlier if p in batch):
-            tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
-                       [run_id, question_id, arm])
-        insert_columns(tx, "results", rows_to_columns(RESULT_COLUMNS, rows), or_ignore=True)
-        insert_columns(tx, "traces", rows_to_columns(TRACE_COLUMNS, traces), or_ignore=True)
+@dataclass(frozen=True, eq=False)
+class LocalScope:
+    """A thread worker's context: the scope's views and the run's (cached, logging) client."""
+
+    params: RunParams
+    views: Any
+    llm: Any = None
+
+    def open(self) -> tuple[Any, Any]:
+        return self.views, self.llm
+
+
+@dataclass(frozen=True, eq=False)
+class ShippedScope:
+    """A remote worker's context: everything that rebuilds the scope's views without the store.
+
+    The vectors and entities are the store's cached ones, so the worker ranks exactly as the driver
+    would; ``llm`` are the settings a worker builds its own client from (API keys come from the
+    worker's environment, never from here)."""
+
+    params: RunParams
+    scope: Scope
+    turns: tuple[Turn, ...]
+    vectors: np.ndarray
+    short_vectors: np.ndarray | None
+    model_id: str
+    short_model_id: str
+    query_texts: tuple[str, ...]
+    query_vectors: np.ndarray  # rows aligned with query_texts (base model)
+    short_query_vectors: np.ndarray | None
+    entities: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # text hash -> NER, cached
+    llm: LLMConfig | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.params.run_id, self.params.dataset_id, self.scope.scope_id)
+
+    def open(self) -> tuple[Any, Any]:
+        return _worker_views(self), (worker_llm(self.llm) if self.llm is not None else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """One (question, arm) done: its results row, its trace (JSON) and, from a remote worker, the
+    LLM calls it made (the driver logs them)."""
+
+    row: tuple[Any, ...]
+    trace_json: str | None
+    calls: tuple[CallRecord, ...] = ()
+
+
+_WORKER_VIEWS: dict[tuple[str, str, str], Any] = {}
+_WORKER_LLMS: dict[LLMConfig, Any] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def _worker_views(ship: ShippedScope) -> Any:
+    """The views of a shipped scope, built once per worker process."""
+    from functools import partial
+
+    from bfr_core.retrieval.embed import get_model
+    from bfr_core.retrieval.scope import build_views
+    from bfr_core.retrieval.views.dense import _remember
+
+    with _WORKER_LOCK:
+        hit = _WORKER_VIEWS.get(ship.key)
+        if hit is not None:
+            return hit
+        model = get_model(ship.model_id)
+        short = get_model(ship.short_model_id) if ship.short_model_id else None
+        views = build_views(ship.params.dataset_id, ship.scope, ship.turns, ship.vectors, model, None,
+                            short_vectors=ship.short_vectors, short_model=short)
+        views.entity._ner = partial(_shipped_ner, ship.entities)  # the driver's cached NER first
+        for i, text in enumerate(ship.query_texts):
+            _remember((model.model_id, text), ship.query_vectors[i].copy())
+            if short is not None and ship.short_query_vectors is not None:
+                _remember((short.model_id, text), ship.short_query_vectors[i].copy())
+        _WORKER_VIEWS.clear()  # one scope at a time per worker: a run goes scope by scope
+        _WORKER_VIEWS[ship.key] = views
+        return views
+
+
+def _shipped_ner(cached: dict[str, list[tuple[str, str]]], texts: Sequence[str]) -> list[Any]:
+    from bfr_core.retrieval.views.entity import run_ner
+    from bfr_core.store import text_hash
+
+    hashes = [text_hash(t) for t in texts]
+    todo = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in cached))
+    fresh = dict(zip(todo, run_ner(todo), strict=True))
+    return [list(cached[h]) if h in cached else fresh[t] for t, h in zip(texts, hashes, strict=True)]
+
+
+def worker_llm(config: LLMConfig) -> Any:
+    """A remote worker's client (one per settings per process) for ``config``: the provider, retried under its limits, recording calls."""
+    from bfr_core.llm.cache import RecordingLLM
+    from bfr_core.llm.factory import make_provider
+    from bfr_core.llm.limits import Limits, limiter_for
+    from bfr_core.llm.retry import RetryingLLM, RetryPolicy
+
+    with _WORKER_LOCK:
+        if config not in _WORKER_LLMS:
+            inner = make_provider(config)
+            slots = 1 if inner.provider == "local" else config.concurrency
+            limiter = limiter_for(inner.label, Limits(slots, config.rpm, config.tpm))
+            _WORKER_LLMS[config] = RecordingLLM(RetryingLLM(inner, RetryPolicy(max_retries=config.max_retries),
+                                                            concurrency=slots, limiter=limiter))
+        return _WORKER_LLMS[config]
+
+
+def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> Retrieved:
+    """Run ``arm`` on ``question`` in ``ctx``'s scope: its row and trace (a failure is a failed row)."""
+    from bfr_core.pipeline import run_query
+
+    q, arm = item
+    p = ctx.params
+    views, llm = ctx.open()
+    drain = getattr(llm, "drain", None)
+    llm_start = spent_ms(llm)
+    try:
+        with call_arm(arm):
+            trace = run_query(views, q.query(), arm, dataset_id=p.dataset_id, budget=p.budget, llm=llm,
+                              config=p.config, k=p.k)
+    except LLMCallFailed as exc:  # a model that failed for good on this question: record, go on
+        return Retrieved(failed_row(p.run_id, q, arm, p.spec_budget, f"llm: {exc.reason}"), None,
+                         tuple(drain()) if drain else ())
+    except BfrError:
+        raise
+    except Exception as exc:  # one question's failure must not end the run
+        return Retrieved(failed_row(p.run_id, q, arm, p.spec_budget, f"{type(exc).__name__}: {exc}"), None,
+                         tuple(drain()) if drain else ())
+    row = result_row(p.run_id, q, trace, spent_ms(llm) - llm_start if llm is not None else None)
+    return Retrieved(row, json.dumps(trace.to_dict()), tuple(drain()) if drain else ())
+
+
+def ship_scope(store: Store, params: RunParams, views: Any, questions: Sequence[Question],
+               llm_config: LLMConfig | None) -> ShippedScope:
+    """What a remote worker needs for ``views``' scope, read from the store's caches."""
+    from bfr_core.retrieval.embed import query_vectors
+    from bfr_core.retrieval.views.entity import NER_MODEL, Q_ENTITIES
+    from bfr_core.store import text_hash
+
+    texts = tuple(dict.fromkeys(q.text for q in questions))
+    short_model = views.dense.short_model
+
+    def vecs(model: Any) -> np.ndarray:
+        found, _ = query_vectors(store, model, texts)
+        return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+
+    entities: dict[str, list[tuple[str, str]]] = {}
+    hashes = list(dict.fromkeys(text_hash(t.text) for t in views.turns))
+    try:
+        for h, labels, spans in store.cursor().execute(Q_ENTITIES, [hashes, NER_MODEL]).fetchall():
+            entities[h] = list(zip(labels, spans, strict=True))
+    except Exception:  # noqa: BLE001 - no entities table yet: the worker runs NER itself
+        entities = {}
+    return ShippedScope(
+        params, views.scope, tuple(views.turns), views.turn_vectors, views.dense.short_vectors,
+        views.model.model_id, short_model.model_id if short_model is not None else "", texts,
+        vecs(views.model), vecs(short_model) if short_model is not None else None, entities, llm_config,
+    )
+
+
+# -- the run ----------------------------------------------------------------------------------
+class StatusTracker:
+    """Counts units and the calls behind them for a progress line (the driver's thread only)."""
+
+    def __init__(self, total: int, clients: Sequence[Any] = (), price: Callable[[int, int], float | None] | None = None,
+                 start_done: int = 0) -> None:
+        self.total, self.done, self.start_done = total, start_done, start_done
+        self.clients = list(clients)
+        self.price = price
+        self.remote = Meter()  # calls that remote workers reported
+        self.t0 = time.perf_counter()
+
+    def record(self, calls: Sequence[CallRecord]) -> None:
+        for c in calls:
+            self.remote.add(c.resp)
+
+    def status(self) -> RunStatus:
+        ms = [*meters(*self.clients), self.remote]
+        tin, tout = sum(m.tokens_in for m in ms), sum(m.tokens_out for m in ms)
+        cost = self.price(tin, tout) if self.price else 0.0
+        return RunStatus(self.done - self.start_done, self.total - self.start_done, time.perf_counter() - self.t0,
+                         sum(m.calls for m in ms), sum(m.cached for m in ms), sum(m.failed for m in ms),
+                         tin, tout, cost)
 
 
 def evaluate(
     store: Store, spec: RunSpec, *, llm: Any = None, config: Config | None = None,
     progress: Progress | None = None, budget: Budget | None = None,
     on_question: Callable[[Question, Trace], None] | None = None,
+    executor: Executor | None = None, llm_config: LLMConfig | None = None,
+    price: Callable[[int, int], float | None] | None = None,
 ) -> str:
-    """Run every arm on every selected question; returns the run id. Safe to call again."""
-    from bfr_core.pipeline import run_query
+    """Run every arm on every selected question; returns the run id. Safe to call again.
+
+    ``executor`` runs the (question, arm) pairs (default: one thread, the sequential loop). A remote
+    executor needs ``llm_config`` when ``llm`` is set (its workers build their own clients). The
+    progress label is the run's :class:`~bfr_core.progress.RunStatus` line."""
     from bfr_core.retrieval.scope import scope_views
 
+    executor = executor or ThreadExecutor(1)
+    remote = bool(getattr(executor, "remote", False))
+    if remote and llm is not None and llm_config is None:
+        raise BfrError("a remote executor needs the LLM settings (llm_config) to build its workers' clients")
     ensure_schema(store)
     questions = select_questions(store, spec.dataset_id, spec.limit, spec.sample, spec.seed)
     run_id = spec.run_id
-    cur = store.cursor()
-    cur.execute(
-        "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [run_id, spec.dataset_id, list(spec.arms), spec.budget, spec.k, spec.provider, len(questions),
-         json.dumps({"limit": spec.limit, "sample": spec.sample, "seed": spec.seed, "dense": default_spec().name})],
-    )
+    register_run(store, run_id, spec.dataset_id, spec.arms, spec.budget, spec.k, spec.provider, len(questions),
+                 {"limit": spec.limit, "sample": spec.sample, "seed": spec.seed, "dense": default_spec().name})
     done = done_pairs(store, run_id)
     by_scope: dict[str, list[Question]] = defaultdict(list)
     for q in questions:
         by_scope[q.scope_id].append(q)
-    total = len(questions) * len(spec.arms)
-    finished = len(done)
-    for scope_id in sorted(by_scope):
-        todo = [(q, a) for q in by_scope[scope_id] for a in spec.arms if (q.question_id, a) not in done]
-        if not todo:
-            continue
-        views = scope_views(store, spec.dataset_id, scope_id)
-        prime = getattr(getattr(views, "dense", None), "prime", None)
-        if prime is not None:  # cached question vectors, else batched encoding instead of one call per question
-            prime(list(dict.fromkeys(q.text for q, _ in todo)), store)
-        rows, traces = [], []
-        for q, arm in todo:
-            llm_start = spent_ms(llm)
-            try:
-                trace = run_query(views, q.query(), arm, dataset_id=spec.dataset_id,
-                                  budget=budget or spec.budget or None, llm=llm, config=config, k=spec.k)
-            except LLMCallFailed as exc:  # a model that failed for good on this question: record, go on
-                rows.append(failed_row(run_id, q, arm, spec.budget, f"llm: {exc.reason}"))
-                continue
-            except BfrError:
-                raise
-            except Exception as exc:  # one question's failure must not end the run
-                rows.append(failed_row(run_id, q, arm, spec.budget, f"{type(exc).__name__}: {exc}"))
-                continue
-            rows.append(result_row(run_id, q, trace, spent_ms(llm) - llm_start if llm is not None else None))
-            traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
+    params = RunParams(run_id, spec.dataset_id, budget or spec.budget or None, spec.budget, spec.k, config)
+    tracker = StatusTracker(len(questions) * len(spec.arms), [llm], price, start_done=len(done))
+    cache = LLMCache(store) if remote and llm is not None else None
+
+    todo_by_scope = {
+        scope_id: [(q, a) for q in by_scope[scope_id] for a in spec.arms if (q.question_id, a) not in done]
+        for scope_id in sorted(by_scope)
+    }
+    todo_by_scope = {k: v for k, v in todo_by_scope.items() if v}
+    order = [(scope_id, item) for scope_id, todo in todo_by_scope.items() for item in todo]
+
+    def jobs() -> Iterator[tuple[LocalScope | ShippedScope, tuple[Question, str]]]:
+        """Scope by scope; a scope's views are built when its first job is taken (in this thread)."""
+        for scope_id, todo in todo_by_scope.items():
+            views = scope_views(store, spec.dataset_id, scope_id)
+            prime = getattr(getattr(views, "dense", None), "prime", None)
+            if prime is not None:  # cached question vectors, else batched encoding instead of one call per question
+                prime(list(dict.fromkeys(q.text for q, _ in todo)), store)
+            ctx: LocalScope | ShippedScope = (
+                ship_scope(store, params, views, [q for q, _ in todo], llm_config if llm is not None else None)
+                if remote else LocalScope(params, views, llm))
+            for item in todo:
+                yield ctx, item
+
+    rows: list[tuple[Any, ...]] = []
+    traces: list[tuple[Any, ...]] = []
+    for n, res in enumerate(executor.map(retrieve_one, jobs())):
+        scope_id, (q, arm) = order[n]
+        if cache is not None and res.calls:
+            cache.replay(res.calls, run_id)
+        tracker.record(res.calls)
+        rows.append(res.row)
+        if res.trace_json is not None:
+            traces.append((run_id, q.question_id, arm, res.trace_json))
             if on_question is not None:
-                on_question(q, trace)
+                on_question(q, Trace.from_dict(json.loads(res.trace_json)))
+        if len(rows) == len(todo_by_scope[scope_id]):  # results come in job order: the scope is complete
+            write_batch(store, run_id, rows, traces)  # one scope per batch
+            tracker.done += len(rows)
+            rows, traces = [], []
+            if progress:
+                progress(tracker.done, tracker.total, f"{scope_id} {tracker.status().line()}")
+    if rows:
         write_batch(store, run_id, rows, traces)
-        finished += len(todo)
-        if progress:
-            progress(finished, total, scope_id)
-    cur.execute("UPDATE runs SET finished = ? WHERE run_id = ?", [time.strftime("%Y-%m-%d %H:%M:%S"), run_id])
+    finish_run(store, run_id)
     return run_id
 
 
@@ -231,19 +423,10 @@ def _median_s(ms: Sequence[float | None]) -> float | None:
     return round(statistics.median(vals) / 1000, 2) if vals else None
 
 
-def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
-    cur = store.cursor()
-    cur.execute("SELECT * FROM results WHERE run_id = ? ORDER BY question_id, arm", [run_id])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
 def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[str, Any]:
     """The DESIGN.md section 4 JSON contract (percentages 0-100)."""
     ensure_schema(store)
-    run = store.cursor().execute(
-        "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
-    ).fetchone()
+    run = run_row(store, run_id)
     if run is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
     rows = load_results(store, run_id)
@@ -266,16 +449,6 @@ def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[s
     }
 
 
-def list_runs(store: Store) -> list[dict[str, Any]]:
-    ensure_schema(store)
-    cur = store.cursor()
-    cur.execute("SELECT * FROM runs ORDER BY created DESC")
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
 def load_trace(store: Store, run_id: str, question_id: str, arm: str) -> Trace | None:
-    row = store.cursor().execute(
-        "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
-    ).fetchone()
-    return Trace.from_dict(json.loads(row[0])) if row else None
+    data = load_trace_dict(store, run_id, question_id, arm)
+    return Trace.from_dict(data) if data is not None else None

@@ -20,22 +20,13 @@ from bfr_core.llm.base import (
     price,
     sdk_error,
 )
+from bfr_core.llm.prices import PRICES as TABLE
 
 DEFAULT_MODEL = "claude-sonnet-4-6"  # one of the paper's two Suff@Set judges (Appendix M)
 
 # USD per million tokens (input, output), matched by model-id prefix; indicative list prices,
 # used for the run's cost column only. Unknown models cost 0.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4-0": (15.0, 75.0),
-    "claude-opus-4": (5.0, 25.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-3-7-sonnet": (3.0, 15.0),
-    "claude-3-5-sonnet": (3.0, 15.0),
-    "claude-haiku-4": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "claude-3-haiku": (0.25, 1.25),
-}
+PRICES = TABLE["anthropic"]  # bfr_core.llm.prices holds every provider's table
 
 
 class AnthropicLLM:

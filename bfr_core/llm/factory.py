@@ -4,7 +4,8 @@ Covers: choosing the backend from :class:`~bfr_core.config.LLMConfig` (rules | a
 local), finding API keys (environment ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` first, then
 ``.streamlit/secrets.toml``, top-level or under ``[anthropic]`` / ``[openai]`` as ``api_key``), and
 stacking the wrappers: cache (outermost, so a rerun makes no provider call and takes no semaphore
-slot) -> retries with a concurrency cap -> provider.
+slot) -> retries held to the provider's limits (``limits.py``: concurrency, requests and tokens per
+minute, shared by every client of one endpoint) -> provider.
 
 Keys are held in :class:`~bfr_core.llm.base.Secret` and only revealed to the SDK constructor; they
 are never logged, never part of a repr, an error message, the store or an export.
@@ -21,6 +22,7 @@ from pathlib import Path
 from bfr_core.config import LLMConfig
 from bfr_core.llm.base import LLM, LLMConfigError, Secret
 from bfr_core.llm.cache import CachedLLM, LLMCache
+from bfr_core.llm.limits import Limits, ProviderLimiter, limiter_for
 from bfr_core.llm.retry import RetryingLLM, RetryPolicy
 from bfr_core.llm.rules import RulesLLM
 from bfr_core.store import Store
@@ -103,4 +105,9 @@ def make_llm(
     inner = provider or make_provider(config, env=env, secrets_path=secrets_path)
     policy = policy or RetryPolicy(max_retries=config.max_retries)
     slots = 1 if inner.provider == "local" else config.concurrency
-    return CachedLLM(RetryingLLM(inner, policy, concurrency=slots, sleep=sleep), LLMCache(store), run_id=run_id)
+    # one limiter per endpoint in the process: every client of one provider shares its limits
+    # (a test's injected sleep gets a limiter of its own, so it never waits on the clock)
+    limits = Limits(max_concurrent=slots, rpm=config.rpm, tpm=config.tpm)
+    limiter = limiter_for(inner.label, limits) if sleep is time.sleep else ProviderLimiter(limits, sleep=sleep)
+    retrying = RetryingLLM(inner, policy, concurrency=slots, sleep=sleep, limiter=limiter)
+    return CachedLLM(retrying, LLMCache(store), run_id=run_id)

@@ -21,20 +21,12 @@ from bfr_core.llm.base import (
     price,
     sdk_error,
 )
+from bfr_core.llm.prices import PRICES as TABLE
 
 DEFAULT_MODEL = "gpt-5.5"  # the paper's answer judge (Section 5.1); set `model` for other servers
 
 # USD per million tokens (input, output) by model-id prefix, api.openai.com only; indicative.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.6),
-    "gpt-4o": (2.5, 10.0),
-    "gpt-4.1-nano": (0.1, 0.4),
-    "gpt-4.1-mini": (0.4, 1.6),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-5-nano": (0.05, 0.4),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5": (1.25, 10.0),
-}
+PRICES = TABLE["openai"]
 
 
 class OpenAILLM:

@@ -1,8 +1,10 @@
 """Making one provider call dependable, and its JSON usable.
 
 Covers: :class:`RetryPolicy` (exponential backoff with seeded jitter), :class:`RetryingLLM`
-(retries transient :class:`ProviderError` — 429, 5xx, timeouts, broken response bodies — and caps
-simultaneous requests with a semaphore), :func:`repair_json` (fences, prose around the object,
+(retries transient :class:`ProviderError` — 429, 5xx, timeouts, broken response bodies — and
+holds each attempt to the provider's :class:`~bfr_core.llm.limits.ProviderLimiter`: concurrent
+requests, requests and tokens per minute; a 429's ``Retry-After`` pauses every caller of that
+provider, not just the one that got it), :func:`repair_json` (fences, prose around the object,
 single quotes, trailing commas, truncated output) and :func:`complete_json` (repair, then exactly
 one re-ask, then :class:`LLMCallFailed`). Does not cover: caching (``cache.py``).
 
@@ -16,13 +18,13 @@ import json
 import logging
 import random
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from bfr_core.llm.base import LLM, LLMCallFailed, LLMRequest, LLMResponse, ProviderError
+from bfr_core.llm.limits import Limits, ProviderLimiter, count_tokens
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,15 +47,16 @@ class RetryPolicy:
 
 
 class RetryingLLM:
-    """Retries transient failures of ``inner``; at most ``concurrency`` requests in flight."""
+    """Retries transient failures of ``inner``; each attempt waits for ``limiter`` (by default one of
+    its own allowing ``concurrency`` requests in flight and no rate limit)."""
 
     def __init__(
         self, inner: LLM, policy: RetryPolicy = RetryPolicy(), *, concurrency: int = 2,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = time.sleep, limiter: ProviderLimiter | None = None,
     ) -> None:
         self.inner, self.policy, self.sleep = inner, policy, sleep
         self.provider, self.model = inner.provider, inner.model
-        self._slots = threading.BoundedSemaphore(max(1, concurrency))
+        self.limiter = limiter or ProviderLimiter(Limits(max_concurrent=concurrency), sleep=sleep)
 
     @property
     def label(self) -> str:
@@ -68,7 +71,8 @@ class RetryingLLM:
         while True:
             attempt += 1
             try:
-                with self._slots:  # the slot is held for the request only, never while backing off
+                # the slot is held for the request only, never while backing off
+                with self.limiter.request(count_tokens(request.system + request.prompt) + request.max_tokens):
                     resp = self.inner.complete(request)
                 return replace(resp, attempts=attempt)
             except ProviderError as exc:
@@ -77,6 +81,8 @@ class RetryingLLM:
                 if attempt > self.policy.max_retries:
                     why = f"{exc.reason} (gave up after {attempt} attempts)"
                     raise LLMCallFailed(why, attempts=attempt) from None
+                if exc.retry_after is not None:  # the server said when: everyone waits that long
+                    self.limiter.pause(min(self.policy.max_delay_s, exc.retry_after))
                 wait = self.policy.delay(attempt, key, exc.retry_after)
                 log.info("%s: %s; retry %d in %.1fs", self.label, exc.reason, attempt, wait)
                 self.sleep(wait)

@@ -1,0 +1,170 @@
+"""The runs / results / traces tables: their schema, their writes and their reads, in one place.
+
+Covers: the DDL (:data:`RUNS_DDL`, :func:`ensure_schema`), registering a run (:func:`register_run`,
+:func:`finish_run`), which (question, arm) pairs are done (:func:`done_pairs`), one batch of rows and
+traces in one transaction (:func:`write_batch`), the answer-level column updates
+(:func:`update_answer_columns`, :func:`update_judge_column`) and the reads the summaries, the report,
+the app and ``bfr trace`` use (:func:`run_row`, :func:`load_results`, :func:`list_runs`,
+:func:`load_trace_dict`). Does not cover: what the rows mean (``evaluation.evaluate``,
+``evaluation.answers``), the LLM call log (``llm.cache``).
+
+Moved here from ``evaluation/evaluate.py`` unchanged in behaviour; ``evaluate`` re-exports the old
+names. It sits beside ``store`` in the store layer, so it takes the store as anything with
+``cursor()``, ``transaction()`` and ``ensure()`` (a layer does not import across itself). Every write goes through the store's one connection (a cursor per call), so a process has one
+writer; callers that run work in threads hand their rows to one thread that calls these.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+
+class Store(Protocol):
+    """What these functions need of ``bfr_core.store.Store``."""
+
+    def cursor(self) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def ensure(self, ddl: str) -> None: ...
+
+
+def _insert(cur: Any, table: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """``INSERT OR IGNORE`` many rows in one statement through Arrow (as ``store.insert_columns``)."""
+    arrow = pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)})  # noqa: F841 - DuckDB scans it
+    if arrow.num_rows:
+        cols = ", ".join(names)
+        cur.execute(f"INSERT OR IGNORE INTO {table} ({cols}) SELECT {cols} FROM arrow")
+
+RUNS_DDL = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY, dataset_id VARCHAR, arms VARCHAR[], budget VARCHAR, k INTEGER,
+    provider VARCHAR, n_questions INTEGER, options JSON, created TIMESTAMP DEFAULT current_timestamp,
+    finished TIMESTAMP);
+CREATE TABLE IF NOT EXISTS results (
+    run_id VARCHAR, question_id VARCHAR, arm VARCHAR, budget VARCHAR, qtype VARCHAR,
+    evidence VARCHAR[], set_size INTEGER, calls INTEGER, gold_n INTEGER,
+    gold_hit DOUBLE, turn_hit DOUBLE, er DOUBLE, cer DOUBLE, recall_any DOUBLE, recall_all DOUBLE,
+    ndcg_any DOUBLE, elapsed_ms DOUBLE, status VARCHAR, error VARCHAR,
+    answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON, llm_ms DOUBLE,
+    PRIMARY KEY (run_id, question_id, arm));
+ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
+CREATE TABLE IF NOT EXISTS traces (
+    run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
+    PRIMARY KEY (run_id, question_id, arm));
+"""
+
+RESULT_COLUMNS = (
+    "run_id", "question_id", "arm", "budget", "qtype", "evidence", "set_size", "calls", "gold_n",
+    "gold_hit", "turn_hit", "er", "cer", "recall_any", "recall_all", "ndcg_any", "elapsed_ms",
+    "status", "error", "llm_ms",
+)
+TRACE_COLUMNS = ("run_id", "question_id", "arm", "trace")
+
+SELECT_ANSWER_TODO = """
+SELECT r.question_id, r.arm, r.evidence, r.answer, r.judge, r.suff
+FROM results r JOIN runs u ON u.run_id = r.run_id
+WHERE r.run_id = ? AND r.status = 'ok'
+ORDER BY r.question_id, r.arm
+"""
+UPDATE_FIRST = """
+UPDATE results SET answer = ?, f1 = ?, suff = ?, suff_detail = coalesce(?, suff_detail), error = ?,
+    llm_ms = coalesce(llm_ms, 0) + ?
+WHERE run_id = ? AND question_id = ? AND arm = ?
+"""
+UPDATE_JUDGE = """
+UPDATE results SET judge = ?, judge_reason = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
+WHERE run_id = ? AND question_id = ? AND arm = ?
+"""
+
+
+def ensure_schema(store: Store) -> None:
+    store.ensure(RUNS_DDL)
+
+
+def register_run(store: Store, run_id: str, dataset_id: str, arms: Sequence[str], budget: str, k: int,
+                 provider: str, n_questions: int, options: dict[str, Any]) -> None:
+    """The run's row (kept as first written when the run is resumed)."""
+    store.cursor().execute(
+        "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, dataset_id, list(arms), budget, k, provider, n_questions, json.dumps(options)],
+    )
+
+
+def finish_run(store: Store, run_id: str) -> None:
+    store.cursor().execute("UPDATE runs SET finished = ? WHERE run_id = ?",
+                           [time.strftime("%Y-%m-%d %H:%M:%S"), run_id])
+
+
+def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
+    rows = store.cursor().execute(
+        "SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'ok'", [run_id]
+    ).fetchall()
+    return {(r[0], r[1]) for r in rows}
+
+
+def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: list[tuple[Any, ...]]) -> None:
+    """One transaction: this batch's rows replace failed rows of an earlier attempt at the same
+    (question, arm) pairs; finished pairs are never rewritten. Bulk inserts, not one per row."""
+    batch = {(r[1], r[2]) for r in rows}
+    with store.transaction() as tx:
+        earlier = tx.execute("SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'failed'",
+                             [run_id]).fetchall()
+        for question_id, arm in (p for p in earlier if p in batch):
+            tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
+                       [run_id, question_id, arm])
+        _insert(tx, "results", RESULT_COLUMNS, rows)
+        _insert(tx, "traces", TRACE_COLUMNS, traces)
+
+
+def answer_todo(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    """(question_id, arm, evidence, answer, judge, suff) of every finished row, by question then arm."""
+    return store.cursor().execute(SELECT_ANSWER_TODO, [run_id]).fetchall()
+
+
+def update_answer_columns(cur: Any, run_id: str, question_id: str, arm: str, *, answer: str | None,
+                          f1: float | None, suff: str | None, suff_detail: str | None, error: str | None,
+                          llm_ms: float) -> None:
+    cur.execute(UPDATE_FIRST, [answer, f1, suff, suff_detail, error, llm_ms, run_id, question_id, arm])
+
+
+def update_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *, judge: str | None,
+                        error: str | None, llm_ms: float, reason: str | None = None) -> None:
+    cur.execute(UPDATE_JUDGE, [judge, reason, error, llm_ms, run_id, question_id, arm])
+
+
+def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
+    """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None."""
+    return store.cursor().execute(
+        "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
+    ).fetchone()
+
+
+def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
+    cur = store.cursor()
+    cur.execute("SELECT * FROM results WHERE run_id = ? ORDER BY question_id, arm", [run_id])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def list_runs(store: Store) -> list[dict[str, Any]]:
+    ensure_schema(store)
+    cur = store.cursor()
+    cur.execute("SELECT * FROM runs ORDER BY created DESC")
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> dict[str, Any] | None:
+    row = store.cursor().execute(
+        "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
+    ).fetchone()
+    return json.loads(row[0]) if row else None
