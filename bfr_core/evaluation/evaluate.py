@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (run_id, question_id, arm));
 ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS lme_judge VARCHAR;
 CREATE TABLE IF NOT EXISTS traces (
     run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
     PRIMARY KEY (run_id, question_id, arm));
@@ -60,7 +61,7 @@ RESULT_COLUMNS = (
     "status", "error", "llm_ms",
 )
 TRACE_COLUMNS = ("run_id", "question_id", "arm", "trace")
-OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
+OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "lme_judge", "lme_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
 
@@ -141,9 +142,11 @@ def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: 
 def evaluate(
     store: Store, spec: RunSpec, *, llm: Any = None, config: Config | None = None,
     progress: Progress | None = None, budget: Budget | None = None,
-    on_question: Callable[[Question, Trace], None] | None = None,
+    on_question: Callable[[Question, Trace], None] | None = None, processes: int = 1,
 ) -> str:
-    """Run every arm on every selected question; returns the run id. Safe to call again."""
+    """Run every arm on every selected question; returns the run id. Safe to call again.
+    ``processes`` > 1 on a run without an LLM: scopes run in worker processes (``procpool``), the
+    same rows in the same order; with an LLM or ``on_question`` the loop below runs."""
     from bfr_core.pipeline import run_query
     from bfr_core.retrieval.scope import scope_views
 
@@ -163,6 +166,19 @@ def evaluate(
         by_scope[q.scope_id].append(q)
     total = len(questions) * len(spec.arms)
     finished = len(done)
+    if processes > 1 and llm is None and on_question is None:  # -- worker processes (procpool) --
+        from bfr_core.evaluation.procpool import scopes_in_processes
+
+        todo_by_scope = [(s, [(q, a) for q in by_scope[s] for a in spec.arms if (q.question_id, a) not in done])
+                         for s in sorted(by_scope)]
+        for scope_id, rows, traces in scopes_in_processes(
+                store, spec.dataset_id, [(s, t) for s, t in todo_by_scope if t], processes, run_id,
+                budget or spec.budget or None, config, spec.k, spec.budget):
+            write_batch(store, run_id, rows, traces)
+            finished += len(rows)
+            if progress:
+                progress(finished, total, scope_id)
+        by_scope = {}  # done: the loop below has nothing left
     for scope_id in sorted(by_scope):
         todo = [(q, a) for q in by_scope[scope_id] for a in spec.arms if (q.question_id, a) not in done]
         if not todo:
@@ -218,6 +234,10 @@ def _arm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                         for r in rows]),
         "judge_undecided": (sum(r["judge"] == UNDECIDED for r in rows)
                             if any(r["judge"] is not None for r in rows) else None),
+        # LongMemEval's official judge: % "yes" of the decided rows (the offline rules' "undecided" excluded)
+        "lme_judge": _mean([None if r.get("lme_judge") in (None, "undecided") else float(r["lme_judge"] == "yes")
+                            for r in rows]),
+        "lme_undecided": sum(r.get("lme_judge") == "undecided" for r in rows) or None,
         "suff": _mean([None if r["suff"] in (None, "uncertain") else float(r["suff"] == "sufficient")
                        for r in rows]),
         "failed": sum(r["status"] != "ok" for r in rows),
