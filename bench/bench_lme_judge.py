@@ -13,6 +13,7 @@ no per-question text (the answers quote the benchmark). Calls are cached in ``--
 call.
 
     .venv/bin/python bench/bench_lme_judge.py                    # local model (~15 s per answer on 2 cores)
+    .venv/bin/python bench/bench_lme_judge.py --arm mem0 --sample 12   # what was run here (a loaded machine)
     .venv/bin/python bench/bench_lme_judge.py --provider rules   # offline rules, seconds
 """
 
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--provider", default="local")
     ap.add_argument("--arm", default="bfr-mv")
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--sample", type=int, default=None, help="a seeded sample stratified by question type")
     ap.add_argument("--out", default="")
     args = ap.parse_args(argv)
     out = Path(args.out or ROOT / "bench" / "out" / ("lme_judge.json" if args.provider == "local"
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     if store.dataset("longmemeval") is None:
         ingest(store, "longmemeval", DEV50)
     llm = make_llm(LLMConfig(provider=args.provider), store)
-    spec = RunSpec("longmemeval", (args.arm,), provider=llm.label, limit=args.limit)
+    spec = RunSpec("longmemeval", (args.arm,), provider=llm.label, limit=args.limit, sample=args.sample)
     start = time.perf_counter()
     run_id = evaluate(store, spec)
     llm = llm.with_run(run_id)
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     calls = call_summary(store, run_id)
     result = {
         "benchmark": "lme_judge", "dataset": "longmemeval_s_dev50", "arm": args.arm, "provider": llm.label,
+        "questions": "all 50" if not (args.sample or args.limit) else f"sample {args.sample} (seed 0, by type)"
+        if args.sample else f"first {args.limit}",
         "run_id": run_id, "wall_s": round(wall, 1), "provider_calls": calls.provider_calls,
         "cached_calls": calls.cached, "failed_rows": sum(r["error"] is not None for r in rows),
         "note": "judge = the paper's Mem0-style judge (% CORRECT); lme_judge = LongMemEval's official "
