@@ -13,7 +13,8 @@ not cache (requirements, names) are encoded in the worker with the same encoder,
 text the vector it gets alone (``embed.encode_queries``), so results do not depend on which process
 ran a scope (checked by ``bench/bench_offline.py`` on dev50 and LoCoMo).
 
-Does not cover: runs with an LLM (a client with its cache and call log stays in the parent; those
+Does not cover: writing back NER a worker parsed (a store ingested before ``entity.ensure_entities``
+existed parses those texts again in the next run; re-ingest or run ``ensure_entities`` once), runs with an LLM (a client with its cache and call log stays in the parent; those
 run in the parent's loop), thread executors and remote executors (``evaluation/executors.py``, in
 progress on another branch: this module is the process step it can call).
 """
@@ -40,7 +41,7 @@ class ScopePayload:
     turns: tuple[Turn, ...]
     vectors: np.ndarray
     short_vectors: np.ndarray | None
-    ents: tuple[tuple[str, list[tuple[str, str]]], ...]  # (text, NER spans) of every cached text
+    ents: tuple[tuple[str, list[tuple[str, str]]], ...]  # (text, NER spans) of the texts the cache holds
     query_vectors: tuple[tuple[str, str, np.ndarray], ...]  # (model id, text, vector) for the LRU
     jobs: tuple[tuple[Question, str], ...]  # (question, arm) in the sequential loop's order
 
@@ -64,15 +65,16 @@ def scope_payload(store: Store, dataset_id: str, scope_id: str, jobs: Sequence[t
     the store lacks are encoded here and cached, as the sequential loop's ``prime`` does."""
     from bfr_core.retrieval.embed import default_spec, get_model, query_vectors, vectors_for_texts
     from bfr_core.retrieval.views.common import index_text
-    from bfr_core.retrieval.views.entity import cached_ner
+    from bfr_core.retrieval.views.entity import known_entities
 
     spec = default_spec()
     models = [get_model(spec.base)] + ([get_model(spec.short)] if spec.short else [])
     turns = tuple(store.scope_turns(dataset_id, scope_id))
     texts = [index_text(t) for t in turns]
     vecs = [vectors_for_texts(store, m, texts) for m in models]
-    raw = [t.text for t in turns]
-    ents = cached_ner(store, raw)
+    # only what the NER cache holds (ingest fills it); the worker parses the rest if an arm searches
+    # the entity view, as the sequential loop would, so no scope pays NER it would not have paid
+    ents = known_entities(store, [t.text for t in turns])
     questions = list(dict.fromkeys([q.text for q in store.questions(dataset_id, scope_id=scope_id)]
                                    + [q.text for q, _ in jobs]))
     asked = {q.text for q, _ in jobs}
@@ -82,7 +84,7 @@ def scope_payload(store: Store, dataset_id: str, scope_id: str, jobs: Sequence[t
         found.update(query_vectors(store, m, [t for t in questions if t in asked])[0])
         qv += [(m.model_id, t, v) for t, v in sorted(found.items())]
     return ScopePayload(dataset_id, store.scope(dataset_id, scope_id), turns, vecs[0],
-                        vecs[1] if len(vecs) > 1 else None, tuple(zip(raw, ents, strict=True)), tuple(qv),
+                        vecs[1] if len(vecs) > 1 else None, tuple(sorted(ents.items())), tuple(qv),
                         tuple(jobs))
 
 

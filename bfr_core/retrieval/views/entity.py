@@ -122,6 +122,16 @@ def cached_ner(store: Store | None, texts: Sequence[str], processes: int = 1) ->
     return [found[h] for h in hashes]
 
 
+def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
+    """The cached NER output of those ``texts`` the store holds (text -> spans); parses nothing."""
+    by_hash = {text_hash(t): t for t in texts}
+    cur = store.cursor()
+    if not cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'entities'").fetchall()[0][0]:
+        return {}
+    rows = cur.execute(Q_ENTITIES, [list(by_hash), NER_MODEL]).fetchall()
+    return {by_hash[h]: list(zip(labels, spans, strict=True)) for h, labels, spans in rows}
+
+
 def ensure_entities(store: Store, dataset_id: str, processes: int | None = None) -> int:
     """Parse and cache every distinct turn text of ``dataset_id`` not cached yet (what the entity view
     of each scope would parse on its first search); returns how many texts were parsed. ``processes``
