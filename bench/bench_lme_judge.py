@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, evaluate, load_results, summarize  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, evaluate, load_results  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
@@ -49,6 +49,18 @@ def agreement(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "agree_pct": round(100 * same / len(both), 1) if both else None}
 
 
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``evaluate``'s per-arm summary over ``rows`` (one arm), with its per-type table."""
+    from bfr_core.evaluation.evaluate import _arm_summary
+
+    out = _arm_summary(rows)
+    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_type[r["qtype"]].append(r)
+    out["by_type"] = {t: _arm_summary(v) for t, v in sorted(by_type.items())}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "lme_judge.duckdb"))
@@ -57,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--sample", type=int, default=None, help="a seeded sample stratified by question type")
     ap.add_argument("--out", default="")
+    ap.add_argument("--partial", action="store_true",
+                    help="make no call: summarise the rows an interrupted run already judged (both judges)")
     args = ap.parse_args(argv)
     out = Path(args.out or ROOT / "bench" / "out" / ("lme_judge.json" if args.provider == "local"
                                                       else f"lme_judge_{args.provider}.json"))
@@ -67,13 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     llm = make_llm(LLMConfig(provider=args.provider), store)
     spec = RunSpec("longmemeval", (args.arm,), provider=llm.label, limit=args.limit, sample=args.sample)
     start = time.perf_counter()
-    run_id = evaluate(store, spec)
+    run_id = spec.run_id if args.partial else evaluate(store, spec)
     llm = llm.with_run(run_id)
-    score_answers(store, run_id, llm, answer=True, judge=True, lme_judge=True,
-                  progress=tqdm_progress("answer, judge, lme_judge"))
+    if not args.partial:
+        score_answers(store, run_id, llm, answer=True, judge=True, lme_judge=True,
+                      progress=tqdm_progress("answer, judge, lme_judge"))
     wall = time.perf_counter() - start
-    summary = summarize(store, run_id, "longmemeval")["arms"][args.arm]
     rows = load_results(store, run_id)
+    if args.partial:  # only the questions both judges finished
+        done = {r["question_id"] for r in rows if r["judge"] is not None and r["lme_judge"] is not None}
+        rows = [r for r in rows if r["question_id"] in done]
+    summary = _summary(rows)
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_type[r["qtype"]].append(r)
@@ -83,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "lme_judge", "dataset": "longmemeval_s_dev50", "arm": args.arm, "provider": llm.label,
         "questions": "all 50" if not (args.sample or args.limit) else f"sample {args.sample} (seed 0, by type)"
         if args.sample else f"first {args.limit}",
-        "run_id": run_id, "wall_s": round(wall, 1), "provider_calls": calls.provider_calls,
+        "run_id": run_id, "wall_s": round(wall, 1), "partial": args.partial, "questions_judged": len(
+            {r["question_id"] for r in rows}), "provider_calls": calls.provider_calls,
         "cached_calls": calls.cached, "failed_rows": sum(r["error"] is not None for r in rows),
         "note": "judge = the paper's Mem0-style judge (% CORRECT); lme_judge = LongMemEval's official "
                 "judge (% yes of decided rows); both judge the same answer; abstention questions use "
