@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (run_id, question_id, arm));
 ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS lme_judge VARCHAR;
 CREATE TABLE IF NOT EXISTS traces (
     run_id VARCHAR, question_id VARCHAR, arm VARCHAR, trace JSON,
     PRIMARY KEY (run_id, question_id, arm));
@@ -69,7 +70,7 @@ RESULT_COLUMNS = (
 TRACE_COLUMNS = ("run_id", "question_id", "arm", "trace")
 
 SELECT_ANSWER_TODO = """
-SELECT r.question_id, r.arm, r.evidence, r.answer, r.judge, r.suff
+SELECT r.question_id, r.arm, r.evidence, r.answer, r.judge, r.suff, r.lme_judge
 FROM results r JOIN runs u ON u.run_id = r.run_id
 WHERE r.run_id = ? AND r.status = 'ok'
 ORDER BY r.question_id, r.arm
@@ -81,6 +82,10 @@ WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 UPDATE_JUDGE = """
 UPDATE results SET judge = ?, judge_reason = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
+WHERE run_id = ? AND question_id = ? AND arm = ?
+"""
+UPDATE_LME_JUDGE = """
+UPDATE results SET lme_judge = ?, error = coalesce(?, error), llm_ms = coalesce(llm_ms, 0) + ?
 WHERE run_id = ? AND question_id = ? AND arm = ?
 """
 
@@ -126,7 +131,7 @@ def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: 
 
 
 def answer_todo(store: Store, run_id: str) -> list[tuple[Any, ...]]:
-    """(question_id, arm, evidence, answer, judge, suff) of every finished row, by question then arm."""
+    """(question_id, arm, evidence, answer, judge, suff, lme_judge) of every finished row, by question then arm."""
     return store.cursor().execute(SELECT_ANSWER_TODO, [run_id]).fetchall()
 
 
@@ -139,6 +144,11 @@ def update_answer_columns(cur: Any, run_id: str, question_id: str, arm: str, *, 
 def update_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *, judge: str | None,
                         error: str | None, llm_ms: float, reason: str | None = None) -> None:
     cur.execute(UPDATE_JUDGE, [judge, reason, error, llm_ms, run_id, question_id, arm])
+
+
+def update_lme_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *, label: str | None,
+                            error: str | None, llm_ms: float) -> None:
+    cur.execute(UPDATE_LME_JUDGE, [label, error, llm_ms, run_id, question_id, arm])
 
 
 def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:

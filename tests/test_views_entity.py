@@ -93,13 +93,32 @@ def test_ner_cache_by_text_hash(monkeypatch):
     store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
                               IngestReport("d", "jsonl", "mem")))
     seen = []
-    monkeypatch.setattr(ent, "run_ner", lambda texts: seen.extend(texts) or fake_ner(texts))
+    monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1: seen.extend(texts) or fake_ner(texts))
     texts = [t.text for t in TURNS]
     first = cached_ner(store, texts + texts[:1])
     assert len(seen) == 5  # the duplicate is parsed once
     assert cached_ner(store, texts) == first[:5]
     assert len(seen) == 5  # all from the cache now
     assert first[0] == [("GPE", "Boston")]
+
+
+def test_ensure_entities_fills_the_cache_once_for_a_dataset(monkeypatch):
+    store = Store()
+    sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
+    store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
+                              IngestReport("d", "jsonl", "mem")))
+    seen = []
+    monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1: seen.extend(texts) or fake_ner(texts))
+    assert ent.ensure_entities(store, "d") == 5 and sorted(seen) == sorted(t.text for t in TURNS)
+    assert ent.ensure_entities(store, "d") == 0 and len(seen) == 5  # a second ingest step parses nothing
+    view = EntityView(TURNS, lambda texts: cached_ner(store, texts))
+    assert [h.turn_id for h in view.search("Boston", 5)] == ["t1"] and len(seen) == 5  # the view reads the cache
+
+
+@pytest.mark.slow
+def test_real_spacy_is_the_same_in_worker_processes():
+    texts = ["Yesterday Melanie flew to Paris with Caroline to see the Louvre.", "I met Rose at Target in Boston."] * 3
+    assert ent.run_ner(texts, processes=2) == ent.run_ner(texts)
 
 
 @pytest.mark.slow

@@ -29,11 +29,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default="", help="OpenAI-compatible endpoint")
     p.add_argument("--answer", action="store_true", help="run the extractive answerer and stem F1")
     p.add_argument("--judge", action="store_true", help="Mem0-style CORRECT/WRONG judge (implies --answer)")
+    p.add_argument("--lme-judge", action="store_true",
+                   help="LongMemEval's official yes/no judge, per question type (implies --answer)")
     p.add_argument("--suff", action="store_true", help="blinded LLM-Suff@Set (two judges + adjudicator)")
     p.add_argument("--judge-b", default="", metavar="PROVIDER[:MODEL]",
                    help="second Suff@Set judge (default: the --provider model with the 'cite' procedure)")
     p.add_argument("--adjudicator", default="", metavar="PROVIDER[:MODEL]",
                    help="Suff@Set adjudicator on disagreement (default: the --provider model)")
+    p.add_argument("--processes", type=int, default=1,
+                   help="offline runs (no --provider model): scopes in N worker processes (same rows)")
     p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--official-corpus", action="store_true",
@@ -116,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     config = Config(llm=llm_cfg)
     llm = None
     provider_label = "offline rules"
-    wants_answers = args.answer or args.judge or args.suff
+    wants_answers = args.answer or args.judge or args.suff or args.lme_judge
     if args.provider != "rules" or wants_answers:
         from bfr_core.llm.factory import make_llm
 
@@ -149,13 +153,15 @@ def run(args: argparse.Namespace) -> int:
     tracker_price = (lambda tin, tout: price(llm.provider, llm.model, tin, tout)) if llm is not None else None
     progress = None if args.quiet else tqdm_progress(f"eval {dataset}")
     run_id = evaluate(store, spec, llm=llm if args.provider != "rules" else None, config=config,
-                      progress=progress, executor=executor, llm_config=config.llm, price=tracker_price)
+                      progress=progress, executor=executor, llm_config=config.llm, price=tracker_price,
+                      processes=args.processes)
     if wants_answers:
         from bfr_core.evaluation.answers import score_answers
         from bfr_core.evaluation.evaluate import StatusTracker
 
         tracker = StatusTracker(0, clients, tracker_price)
-        score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff, panel=panel,
+        score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff, lme_judge=args.lme_judge,
+                      panel=panel,
                       progress=None if args.quiet else tqdm_progress("answers"), executor=executor,
                       shipped=_shipped(args, config), status=lambda: tracker.status().line(),
                       on_calls=tracker.record)

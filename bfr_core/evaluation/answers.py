@@ -1,7 +1,10 @@
-"""Answer-level scores for a finished run: extractive answer, stem F1, Mem0-style judge, LLM-Suff@Set.
+"""Answer-level scores for a finished run: extractive answer, stem F1, Mem0-style judge, LLM-Suff@Set,
+and (LongMemEval) LongMemEval's official per-type judge.
 
 Reads the evidence sets a run stored, renders them as text (session date, speaker, text; no ids),
-and fills the ``answer``, ``f1``, ``judge``, ``suff`` and ``suff_detail`` columns of ``results``.
+and fills the ``answer``, ``f1``, ``judge``, ``lme_judge``, ``suff`` and ``suff_detail`` columns of
+``results``. On LongMemEval the answerer is shown the question's date, as LongMemEval's own reader is;
+the question type reaches LongMemEval's judge only (``roles.lme_judge``), never a method.
 Resumable: rows that already have a value are skipped, and every LLM call is cached, so a rerun of a
 finished run makes no provider call. A call that fails for good is recorded in ``error`` and the run
 goes on. LoCoMo F1 follows the official scorer (per category); other datasets use plain stem F1.
@@ -27,10 +30,14 @@ from bfr_core.records import Question
 from bfr_core.roles.answer_judge import judgment as judge_role
 from bfr_core.roles.answerer import answer as answer_role
 from bfr_core.roles.fit import fit_for
-from bfr_core.roles.snippets import render
+from bfr_core.roles.lme_judge import QUESTION_TYPES
+from bfr_core.roles.lme_judge import lme_judge as lme_judge_role
+from bfr_core.roles.snippets import DATE_FORMAT, render
 from bfr_core.roles.sufficiency import suff_at_set
-from bfr_core.runs import answer_todo, update_answer_columns, update_judge_column
+from bfr_core.runs import answer_todo, update_answer_columns, update_judge_column, update_lme_judge_column
 from bfr_core.store import Store
+
+LME_KIND = "longmemeval"  # the dataset kind whose answerer sees the question date
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +82,7 @@ class ArmTodo:
     prev_answer: str | None
     prev_judge: str | None
     prev_suff: str | None
+    prev_lme: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,10 @@ class Scored:
     judge_error: str | None = None
     judge_ms: float = 0.0
     judge_reason: str | None = None
+    lme_judged: bool = False  # LongMemEval's judge ran
+    lme_judge: str | None = None
+    lme_error: str | None = None
+    lme_ms: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,6 +144,8 @@ class AnswerWork:
     answer: bool
     judge: bool
     suff: bool
+    lme_judge: bool = False
+    dated: bool = False  # the answerer sees the question date (LongMemEval)
 
 
 def score_question(work: AnswerWork, item: tuple[Question, tuple[ArmTodo, ...]]) -> tuple[tuple[Scored, ...],
@@ -147,7 +161,7 @@ def score_question(work: AnswerWork, item: tuple[Question, tuple[ArmTodo, ...]])
     for t in todos:
         with call_arm(t.arm):
             start = spent_ms(llm, *panel.clients)
-            values = _answer_and_suff(q, t, llm, panel, answer=work.answer, suff=work.suff)
+            values = _answer_and_suff(q, t, llm, panel, answer=work.answer, suff=work.suff, dated=work.dated)
             firsts.append((t, values, spent_ms(llm, *panel.clients) - start))
     out = []
     for t, values, first_ms in firsts:
@@ -162,9 +176,14 @@ def score_question(work: AnswerWork, item: tuple[Question, tuple[ArmTodo, ...]])
                 except LLMCallFailed as exc:
                     error = f"llm: {exc.reason}"
                 judge_ms = spent_ms(llm, *panel.clients) - start
+        lme_judged, lme_label, lme_error, lme_ms = False, None, None, 0.0
+        if work.lme_judge and values["answer"] is not None and t.prev_lme is None:
+            lme_judged = True
+            with call_arm(t.arm):
+                lme_label, lme_error, lme_ms = _lme_judgment(llm, panel, q, values["answer"])
         f1 = answer_f1(q, values["answer"]) if values["answer"] is not None else None
         out.append(Scored(t.arm, values["answer"], f1, values["suff"], values["suff_detail"], values["error"],
-                          first_ms, judged, label, error, judge_ms, reason))
+                          first_ms, judged, label, error, judge_ms, reason, lme_judged, lme_label, lme_error, lme_ms))
     calls: list[CallRecord] = []
     for client in dict.fromkeys([llm, *panel.clients]):
         drain = getattr(client, "drain", None)
@@ -177,7 +196,7 @@ def score_answers(
     store: Store, run_id: str, llm: LLM, *, answer: bool = True, judge: bool = False, suff: bool = False,
     panel: SuffPanel | None = None, progress: Progress | None = None, executor: Any = None,
     shipped: ShippedClients | None = None, status: Callable[[], str] | None = None,
-    on_calls: Callable[[Sequence[CallRecord]], None] | None = None,
+    on_calls: Callable[[Sequence[CallRecord]], None] | None = None, lme_judge: bool = False,
 ) -> int:
     """Fill answer-level columns for every finished row of ``run_id``; returns rows updated.
 
@@ -187,6 +206,8 @@ def score_answers(
     thread alone writes the store, one transaction per batch of jobs (a killed run loses at most the
     batch in flight), in job order. A remote executor needs ``shipped`` (the clients as settings).
     ``llm_ms`` accumulates each row's LLM wall time. ``status()`` adds a line to the progress label.
+    ``lme_judge``: LongMemEval's official judge after the paper's (a question of a type it has no prompt
+    for is an error); on a LongMemEval dataset the answerer sees the question date.
     """
     from bfr_core.evaluation.executors import ThreadExecutor
 
@@ -199,13 +220,17 @@ def score_answers(
     rows = answer_todo(store, run_id)
     questions = {q.question_id: q for q in store.questions(dataset_id)}
     panel = panel or SuffPanel.single(llm)
-    answer = answer or judge
-    todo = [r for r in rows if (answer and r[3] is None) or (judge and r[4] is None) or (suff and r[5] is None)]
+    answer = answer or judge or lme_judge
+    dated = (store.dataset(dataset_id) or {}).get("kind") == LME_KIND
+    if lme_judge:
+        _check_lme_types(questions.values())
+    todo = [r for r in rows if (answer and r[3] is None) or (judge and r[4] is None) or (suff and r[5] is None)
+            or (lme_judge and r[6] is None)]
     by_question: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     for r in todo:
         by_question[r[0]].append(r)
     workers = int(getattr(executor, "workers", 1))
-    work = AnswerWork(shipped if remote else LocalClients(llm, panel), answer, judge, suff)
+    work = AnswerWork(shipped if remote else LocalClients(llm, panel), answer, judge, suff, lme_judge, dated)
     cache = LLMCache(store) if remote else None
 
     def jobs() -> Iterator[tuple[AnswerWork, tuple[Question, tuple[ArmTodo, ...]]]]:
@@ -234,14 +259,33 @@ def score_answers(
     return len(todo)
 
 
+def _check_lme_types(questions: Any) -> None:
+    """LongMemEval's judge has a prompt per LongMemEval question type (and one for abstention)."""
+    odd = sorted({q.qtype for q in questions if not q.is_abstention and q.qtype not in QUESTION_TYPES})
+    if odd:
+        raise BfrError(f"--lme-judge: LongMemEval's judge has no prompt for question type(s) {', '.join(odd)}")
+
+
+def _lme_judgment(llm: LLM, panel: SuffPanel, q: Question, response: str) -> tuple[str | None, str | None, float]:
+    """One row's LongMemEval judgment ("yes" / "no" / the offline rules' "undecided"), error, ms."""
+    start = spent_ms(llm, *panel.clients)
+    label, error = None, None
+    try:
+        label = lme_judge_role(llm, q.qtype, q.text, q.answer, response, abstention=q.is_abstention)
+    except LLMCallFailed as exc:
+        error = f"llm: {exc.reason}"
+    return label, error, spent_ms(llm, *panel.clients) - start
+
+
 def _todo(store: Store, dataset_id: str, row: tuple[Any, ...]) -> ArmTodo:
-    _, arm, evidence, prev_answer, prev_judge, prev_suff = row
+    _, arm, evidence, prev_answer, prev_judge, prev_suff, prev_lme = row
     by_id = store.turns_by_id(dataset_id, list(evidence))
-    return ArmTodo(arm, tuple(render([by_id[t] for t in evidence if t in by_id])), prev_answer, prev_judge, prev_suff)
+    return ArmTodo(arm, tuple(render([by_id[t] for t in evidence if t in by_id])), prev_answer, prev_judge, prev_suff,
+                  prev_lme)
 
 
 def _write(store: Store, run_id: str, batch: Sequence[tuple[str, tuple[Scored, ...]]]) -> None:
-    """One transaction: each row's answer and Suff@Set columns, then its judge."""
+    """One transaction: each row's answer and Suff@Set columns, then its judge, then LongMemEval's."""
     with store.transaction() as tx:
         for qid, scored in batch:
             for s in scored:
@@ -251,10 +295,14 @@ def _write(store: Store, run_id: str, batch: Sequence[tuple[str, tuple[Scored, .
                 if s.judged:
                     update_judge_column(tx, run_id, qid, s.arm, judge=s.judge, error=s.judge_error,
                                         llm_ms=s.judge_ms, reason=s.judge_reason)
+            for s in scored:
+                if s.lme_judged:
+                    update_lme_judge_column(tx, run_id, qid, s.arm, label=s.lme_judge, error=s.lme_error,
+                                            llm_ms=s.lme_ms)
 
 
 def _answer_and_suff(q: Question, t: ArmTodo, llm: LLM, panel: SuffPanel, *, answer: bool,
-                     suff: bool) -> dict[str, Any]:
+                     suff: bool, dated: bool = False) -> dict[str, Any]:
     """One row's answer and Suff@Set (the values of its columns)."""
     texts = list(t.texts)
     # a small-context model: every role reads the same fitted snippets
@@ -264,7 +312,8 @@ def _answer_and_suff(q: Question, t: ArmTodo, llm: LLM, panel: SuffPanel, *, ans
     values: dict[str, Any] = {"answer": t.prev_answer, "suff": t.prev_suff, "suff_detail": None, "error": None}
     try:
         if answer and t.prev_answer is None:
-            values["answer"] = answer_role(llm, q.text, texts)
+            when = q.date.strftime(DATE_FORMAT) if dated and q.date else None
+            values["answer"] = answer_role(llm, q.text, texts, question_date=when)
         if suff and t.prev_suff is None:
             res = suff_at_set((panel.judge_a, panel.judge_b), panel.adjudicator, q.text, q.answer, texts,
                               procedure_b=panel.procedure_b)

@@ -61,7 +61,7 @@ from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these n
 )
 from bfr_core.store import Store
 
-OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
+OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "lme_judge", "lme_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
 
@@ -319,13 +319,14 @@ def evaluate(
     progress: Progress | None = None, budget: Budget | None = None,
     on_question: Callable[[Question, Trace], None] | None = None,
     executor: Executor | None = None, llm_config: LLMConfig | None = None,
-    price: Callable[[int, int], float | None] | None = None,
+    price: Callable[[int, int], float | None] | None = None, processes: int = 1,
 ) -> str:
     """Run every arm on every selected question; returns the run id. Safe to call again.
 
     ``executor`` runs the (question, arm) pairs (default: one thread, the sequential loop). A remote
     executor needs ``llm_config`` when ``llm`` is set (its workers build their own clients). The
-    progress label is the run's :class:`~bfr_core.progress.RunStatus` line."""
+    progress label is the run's :class:`~bfr_core.progress.RunStatus` line. ``processes`` > 1 on a run
+    without an LLM: scopes run in worker processes (``procpool``), the same rows in the same order."""
     from bfr_core.retrieval.scope import scope_views
 
     executor = executor or ThreadExecutor(1)
@@ -341,6 +342,20 @@ def evaluate(
     by_scope: dict[str, list[Question]] = defaultdict(list)
     for q in questions:
         by_scope[q.scope_id].append(q)
+    if processes > 1 and llm is None and on_question is None:  # -- worker processes (procpool) --
+        from bfr_core.evaluation.procpool import scopes_in_processes
+
+        total, finished = len(questions) * len(spec.arms), len(done)
+        todo_scopes = [(s, [(q, a) for q in by_scope[s] for a in spec.arms if (q.question_id, a) not in done])
+                       for s in sorted(by_scope)]
+        for scope_id, rows, traces in scopes_in_processes(
+                store, spec.dataset_id, [(s, t) for s, t in todo_scopes if t], processes, run_id,
+                budget or spec.budget or None, config, spec.k, spec.budget):
+            write_batch(store, run_id, rows, traces)
+            finished += len(rows)
+            if progress:
+                progress(finished, total, scope_id)
+        by_scope = defaultdict(list)  # done: the executor below has nothing left
     params = RunParams(run_id, spec.dataset_id, budget or spec.budget or None, spec.budget, spec.k, config)
     tracker = StatusTracker(len(questions) * len(spec.arms), [llm], price, start_done=len(done))
     cache = LLMCache(store) if remote and llm is not None else None
@@ -410,6 +425,10 @@ def _arm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                         for r in rows]),
         "judge_undecided": (sum(r["judge"] == UNDECIDED for r in rows)
                             if any(r["judge"] is not None for r in rows) else None),
+        # LongMemEval's official judge: % "yes" of the decided rows (the offline rules' "undecided" excluded)
+        "lme_judge": _mean([None if r.get("lme_judge") in (None, "undecided") else float(r["lme_judge"] == "yes")
+                            for r in rows]),
+        "lme_undecided": sum(r.get("lme_judge") == "undecided" for r in rows) or None,
         "suff": _mean([None if r["suff"] in (None, "uncertain") else float(r["suff"] == "sufficient")
                        for r in rows]),
         "failed": sum(r["status"] != "ok" for r in rows),

@@ -15,6 +15,8 @@ are exercised identically):
   between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days").
 * ``span``       the two event dates ``answer`` would subtract on an interval question.
 * ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
+* ``lme_judge``  LongMemEval's yes/no judge where text rules can decide (the gold contained in the
+  response, the same number); "undecided" otherwise (preference rubrics always).
 * ``suff``       sufficient when every requirement is covered and the reference answer is found in
   (or, for intervals, computed from) the evidence; insufficient when neither; else uncertain.
 
@@ -754,6 +756,46 @@ def suff(question: str, reference: str, evidence: Sequence[str]) -> tuple[str, s
     return "uncertain", "The requirements look covered but the answer does not follow from the text."
 
 
+# -- lme_judge (LongMemEval's yes/no judge) ----------------------------------------------------
+_NORM = re.compile(r"[^a-z0-9 ]+")
+_ABSTAINS = re.compile(r"\b(not mentioned|no (?:information|mention|record)|(?:does|do|did) not (?:say|mention|"
+                       r"specify|state)|not (?:specified|stated|provided|enough information)|unanswerable|"
+                       r"cannot (?:be )?(?:determine|answer)|unknown)\b", re.I)
+
+
+def _norm(text: str) -> str:
+    return " ".join(_NORM.sub(" ", text.lower()).split())
+
+
+def lme_judge(kind: str, answer: str, response: str) -> tuple[str, str]:
+    """("yes" | "no" | "undecided", reason) for LongMemEval's judge, deciding only what text rules can:
+    the normalised gold contained in the response, or (a gold that is a number, "3" or "3 days") the
+    same number (off by one allowed for temporal-reasoning) -> yes; no answer at all, or a single
+    different number -> no; an abstention -> yes when the response says the information is missing;
+    a preference rubric, and everything else -> undecided (counted in no mean)."""
+    if kind == "single-session-preference":
+        return "undecided", "A rubric needs a reader."
+    said = response.strip()
+    if kind == "abstention":
+        if said == NOT_FOUND or _ABSTAINS.search(said):
+            return "yes", "The response says the information is not there."
+        return "undecided", "The response may or may not decline."
+    if not said or said == NOT_FOUND:
+        return "no", "The response gives no answer."
+    gold, got = _norm(answer), _norm(said)
+    if gold and re.search(rf"(?<![a-z0-9]){re.escape(gold)}(?![a-z0-9])", got):
+        return "yes", "The response contains the answer."
+    gn, rn = numbers(answer), numbers(said)
+    if len(gn) == 1 and len(toks(answer) - {str(n) for n in gn}) <= 1:
+        slack = 1 if kind == "temporal-reasoning" else 0
+        (g,) = gn
+        if any(abs(g - n) <= slack for n in rn):
+            return "yes", "The same number is given."
+        if len(rn) == 1:
+            return "no", "A different number is given."
+    return "undecided", "Text rules cannot tell."
+
+
 # -- the backend -------------------------------------------------------------------------------
 class RulesLLM:
     """Serves every role from the functions above; replies with the JSON each role's prompt asks."""
@@ -808,4 +850,6 @@ _HANDLERS = {
     "judge": _judge,
     "suff": _suff,
     "adjudicate": _suff,
+    "lme_judge": lambda d: dict(zip(("label", "reason"), lme_judge(d["kind"], d["answer"], d["response"]),
+                                    strict=True)),
 }

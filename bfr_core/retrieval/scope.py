@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -71,15 +71,17 @@ class ScopeViews:
 def build_views(
     dataset_id: str, scope: Scope, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder,
     store: Store | None = None, *, short_vectors: np.ndarray | None = None, short_model: Embedder | None = None,
+    ner: Callable[[Sequence[str]], list] | None = None,
 ) -> ScopeViews:
-    """Assemble the views over ``turns`` (pure apart from the NER cache in ``store``)."""
+    """Assemble the views over ``turns`` (pure apart from the NER cache in ``store``; ``ner`` replaces
+    that cache, e.g. with NER output read in another process)."""
     turns = tuple(turns)
     bm25 = BM25View(turns)
     dense = DenseView(turns, vectors, model, short_vectors, short_model)
     return ScopeViews(
         dataset_id=dataset_id, scope=scope, turns=turns,
         position={t.turn_id: i for i, t in enumerate(turns)}, by_id={t.turn_id: t for t in turns},
-        bm25=bm25, dense=dense, entity=EntityView(turns, partial(cached_ner, store)),
+        bm25=bm25, dense=dense, entity=EntityView(turns, ner or partial(cached_ner, store)),
         session=SessionView(turns), hybrid=HybridView(bm25, dense), turn_vectors=vectors, model=model,
     )
 

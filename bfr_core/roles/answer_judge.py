@@ -5,7 +5,7 @@ alone). A model keeps the paper's two labels (a third is an unusable reply, re-a
 offline rules provider (``provider == "rules"``) may also answer :data:`UNDECIDED` ("undecided
 offline"), which the metrics leave out of the J rate and count apart (``evaluation.evaluate``).
 
-Does not cover: LongMemEval's official per-type judge, the offline judge's rules (``llm.rules``).
+Does not cover: LongMemEval's official per-type judge (``roles.lme_judge``), the offline judge's rules (``llm.rules``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Role ``answer``: the paper's extractive answerer (Appendix O), with one program-aided step.
 
-Covers: :func:`extractive` (the paper's answerer over ordered snippets), :func:`spanned` (on a question
+Covers: :func:`extractive` (the paper's answerer over ordered snippets; LongMemEval's question date
+above the question when given, :func:`dated_question`), :func:`spanned` (on a question
 for the days / weeks / months / years between two events, role ``span`` copies the two dates and the
 code subtracts them), :func:`answered` / :func:`answer` (span first, extractive as the fallback).
 Does not cover: judging answers (``roles.answer_judge``), fitting snippets (``roles.fit``).
@@ -29,7 +30,7 @@ Snippets: [1] I adopted a kitten on March 3rd. [2] Took her to the vet on March 
 Question: How many days after I adopted the kitten did I take her to the vet?
 {"answer": "7 days"}
 
-Question: {question}
+{question_line}
 Reply with JSON only."""
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
 
@@ -111,23 +112,33 @@ def spanned(llm: LLM, question: str, evidence_texts: Sequence[str]) -> Answer | 
     return Answer(text, dates) if text else None
 
 
-def answered(llm: LLM, question: str, evidence_texts: Sequence[str], *, span_first: bool = True) -> Answer:
+def answered(llm: LLM, question: str, evidence_texts: Sequence[str], *, span_first: bool = True,
+             question_date: str | None = None) -> Answer:
     """The answer to ``question`` from ordered evidence snippets, with how it was reached: on a
     question for the time between two events, the span :func:`spanned` computes from the dates the
     model copies, when it gives one; else the paper's extractive answerer (:func:`extractive`;
     ``span_first=False``: that alone). A "focus" step (answer from the few snippets the model names)
     was measured and removed: on LoCoMo's 38 time-span questions F1 38.3 -> 21.0 (stop 13)."""
     computed = spanned(llm, question, evidence_texts) if span_first else None
-    return computed or Answer(extractive(llm, question, evidence_texts))
+    return computed or Answer(extractive(llm, question, evidence_texts, question_date=question_date))
 
 
-def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, span_first: bool = True) -> str:
+def answer(llm: LLM, question: str, evidence_texts: Sequence[str], *, span_first: bool = True,
+           question_date: str | None = None) -> str:
     """The text of :func:`answered`."""
-    return answered(llm, question, evidence_texts, span_first=span_first).text
+    return answered(llm, question, evidence_texts, span_first=span_first, question_date=question_date).text
 
 
-def extractive(llm: LLM, question: str, evidence_texts: Sequence[str]) -> str:
-    """The paper's extractive answerer (Appendix O) over ordered evidence snippets."""
+def dated_question(question: str, question_date: str | None) -> str:
+    """The question line's text: as it is, or (LongMemEval, whose own reader gives the model the
+    question's date) preceded by "Current date: ..." on its own line. Without a date the prompt is
+    byte for byte the paper's, so LoCoMo's cached calls stay valid."""
+    return f"Current date: {question_date}\nQuestion: {question}" if question_date else f"Question: {question}"
+
+
+def extractive(llm: LLM, question: str, evidence_texts: Sequence[str], *, question_date: str | None = None) -> str:
+    """The paper's extractive answerer (Appendix O) over ordered evidence snippets; ``question_date``
+    (LongMemEval) is shown above the question and sent in the payload (the offline rules ignore it)."""
 
     def parse(obj: Any, raw: str) -> str:
         if isinstance(obj, dict) and isinstance(obj.get("answer"), str | int | float):
@@ -140,7 +151,10 @@ def extractive(llm: LLM, question: str, evidence_texts: Sequence[str]) -> str:
             raise ValueError("empty answer")
         return text
 
-    prompt = fill(ANSWER_PROMPT, question=question, evidence=numbered(evidence_texts))
-    payload = {"question": question, "evidence": list(evidence_texts)}
+    prompt = fill(ANSWER_PROMPT, question_line=dated_question(question, question_date),
+                  evidence=numbered(evidence_texts))
+    payload: dict[str, Any] = {"question": question, "evidence": list(evidence_texts)}
+    if question_date:
+        payload["question_date"] = question_date
     return complete_json(llm, build_request("answer", prompt, payload, ANSWER_SCHEMA, max_tokens=96), parse)
 

@@ -14,7 +14,8 @@ Covers
   A cue that matches no key falls back to a case-insensitive whole-word search of the turn texts,
   which catches names written in lower case that neither NER nor the fallback saw.
 * NER output cached in DuckDB by text hash (``entities`` table), so each unique text is parsed once
-  per store, whatever scopes share it.
+  per store, whatever scopes share it. :func:`ensure_entities` fills that cache for a whole dataset
+  at ingest (on both cores: spaCy worker processes), so a first evaluation parses nothing.
 * Ranking (our choice, documented here): mention strength first, then recency. Strength = number of
   whole-word mentions of the cue in the text + 0.5 if the turn's speaker is the cue, so a turn that
   names the entity outranks one merely spoken by it, and two mentions outrank one. Equal strength:
@@ -81,16 +82,17 @@ def _nlp():
     return spacy.load(NER_MODEL, disable=["tagger", "parser", "attribute_ruler", "lemmatizer"])
 
 
-def run_ner(texts: Sequence[str]) -> list[Ents]:
-    """spaCy entities of each text, restricted to :data:`NER_LABELS`."""
+def run_ner(texts: Sequence[str], processes: int = 1) -> list[Ents]:
+    """spaCy entities of each text, restricted to :data:`NER_LABELS` (``processes`` > 1: spaCy's own
+    worker processes; each text's entities are the same either way, checked by bench_offline)."""
     if not texts:
         return []
     with _NER_LOCK:  # one pipeline per process; spaCy's pipe is not meant to be shared across threads
-        docs = list(_nlp().pipe(texts, batch_size=64))
+        docs = list(_nlp().pipe(texts, batch_size=64, n_process=max(1, processes)))
     return [[(e.label_, e.text) for e in d.ents if e.label_ in NER_LABELS] for d in docs]
 
 
-def cached_ner(store: Store | None, texts: Sequence[str]) -> list[Ents]:
+def cached_ner(store: Store | None, texts: Sequence[str], processes: int = 1) -> list[Ents]:
     """NER for ``texts``, reading and filling the store's ``entities`` cache (by text hash)."""
     hashes = [text_hash(t) for t in texts]
     found: dict[str, Ents] = {}
@@ -104,7 +106,7 @@ def cached_ner(store: Store | None, texts: Sequence[str]) -> list[Ents]:
                 found[h] = list(zip(labels, spans, strict=True))
     todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
     if todo:
-        ents = run_ner(list(todo.values()))
+        ents = run_ner(list(todo.values()), processes)
         found.update(zip(todo, ents, strict=True))
         if store is not None and not store.read_only:
             rows = pa.table({
@@ -118,6 +120,37 @@ def cached_ner(store: Store | None, texts: Sequence[str]) -> list[Ents]:
                 cur.execute("INSERT OR IGNORE INTO entities SELECT model, text_hash, labels, spans FROM new_ents")
                 cur.unregister("new_ents")
     return [found[h] for h in hashes]
+
+
+def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
+    """The cached NER output of those ``texts`` the store holds (text -> spans); parses nothing."""
+    by_hash = {text_hash(t): t for t in texts}
+    cur = store.cursor()
+    if not cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'entities'").fetchall()[0][0]:
+        return {}
+    rows = cur.execute(Q_ENTITIES, [list(by_hash), NER_MODEL]).fetchall()
+    return {by_hash[h]: list(zip(labels, spans, strict=True)) for h, labels, spans in rows}
+
+
+def ensure_entities(store: Store, dataset_id: str, processes: int | None = None) -> int:
+    """Parse and cache every distinct turn text of ``dataset_id`` not cached yet (what the entity view
+    of each scope would parse on its first search); returns how many texts were parsed. ``processes``
+    defaults to the machine's cores, capped at 2 (spaCy's start-up per worker costs ~2 s)."""
+    import os
+
+    if store.read_only:
+        return 0
+    store.ensure(ENTITIES_DDL)
+    texts = [r[0] for r in store.cursor().execute(
+        "SELECT text FROM turns WHERE dataset_id = ? GROUP BY text ORDER BY min(turn_id)", [dataset_id]).fetchall()]
+    hashes = {text_hash(t) for t in texts}
+    have = {r[0] for r in store.cursor().execute(
+        "SELECT text_hash FROM entities WHERE model = ? AND text_hash IN (SELECT unnest(?::VARCHAR[]))",
+        [NER_MODEL, list(hashes)]).fetchall()}
+    todo = [t for t in texts if text_hash(t) not in have]
+    n = processes or min(2, os.cpu_count() or 1)
+    cached_ner(store, todo, n if len(todo) >= 2000 else 1)
+    return len(todo)
 
 
 def capitalised_names(texts: Sequence[str]) -> list[list[str]]:
