@@ -71,7 +71,7 @@ with st.container(border=True):
     st.markdown(f"**Question** · {W.esc(q.qtype)} · asked {W.esc(W.fmt_date(q.date))}  \n{W.esc(q.text)}")
     st.markdown(f"**Reference answer**: {W.esc(q.answer)}")
     if show_gold:
-        st.caption("Gold turns: " + (", ".join(W.esc(turns[g].local_id or g) if g in turns else W.esc(g)
+        st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))
 
 run_id = qp["run"] if (qp["run"] and (qp["dataset"], qp["question"], qp["arm"]) == (dataset, qid, arm)) else None

@@ -125,6 +125,8 @@ def sync_queue(store: Store) -> int:
             return 0
     with store.transaction() as cur:
         rows = cur.execute(Q_SYNC_ITEMS).fetchall()
+        if not rows:  # DuckDB >= 2 refuses executemany over an empty list (no finished run yet)
+            return cur.execute("SELECT count(*) FROM label_items").fetchone()[0]
         cur.executemany(
             "INSERT OR IGNORE INTO label_items (item_id, dataset_id, question_id, evidence) VALUES (?, ?, ?, ?)",
             [[r[0], r[1], r[2], list(r[3])] for r in rows],
