@@ -67,6 +67,10 @@ def requirements(s: Step, v: StepView) -> None:
     reqs = s.data.get("requirements", [])
     v.req_labels.update({str(r["id"]): str(r.get("text", "")) for r in reqs})
     st.caption(f"{len(reqs)} requirements · source: {W.esc(s.data.get('source', '?'))}")
+    if "rules" in str(s.data.get("source", "")):
+        st.info("Offline rules decomposition: the requirements are fragments of the question, so the context "
+                "and lattice below show little structure. Choose a model provider (sidebar) for LLM requirements.",
+                icon=":material/info:")
     st.dataframe([{"id": r["id"], "requirement": r.get("text", ""), "kind": r.get("kind", "")} for r in reqs],
                  hide_index=True, key=f"{v.key}_reqs")
 

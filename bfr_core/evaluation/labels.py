@@ -138,6 +138,16 @@ def sync_queue(store: Store) -> int:
     return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
 
 
+def judged_items(store: Store) -> int:
+    """How many queue items carry LLM Suff@Set judgments (from a ``bfr eval ... --suff`` run)."""
+    ensure_schema(store)
+    row = store.cursor().execute(
+        "SELECT count(DISTINCT s.item_id) FROM label_sources s JOIN label_items i USING (item_id) "
+        "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
+        "WHERE r.suff IS NOT NULL OR r.suff_detail IS NOT NULL").fetchone()
+    return int(row[0]) if row else 0
+
+
 def items(store: Store) -> list[str]:
     """Every item id in a stable order that mixes arms and questions (ordered by the hash)."""
     ensure_schema(store)
