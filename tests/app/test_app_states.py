@@ -91,7 +91,7 @@ def test_run_without_suff(open_as, demo_no_runs):
     s.cursor().execute("UPDATE results SET suff = NULL, suff_detail = NULL")
     s.close()
     at = app_test().run()
-    seen = every_page(at)
+    every_page(at)
     at.switch_page("pages/annotate.py").run()
     at.text_input(key="annot_name").input("alice").run()
     assert not at.exception
