@@ -55,7 +55,9 @@ ranks = D.view_ranks(path, case.dataset_id, case.question_id)
 st.header("1 · Where the gold turns rank in this store", anchor=False)
 rank_slot = st.container()  # filled once BFR-MV's state is known (after its buttons, below)
 for gid in gold:
-    st.caption(f"{W.esc(label[gid])}: {W.esc(turns[gid].text[:220])}")
+    with st.expander(f"{label[gid]} · " + " · ".join(f"{D.VIEW_NAMES.get(v, v)} rank {r.get(gid, '—')}"
+                                                     for v, r in ranks.items())):
+        st.markdown(W.turn_header(turns[gid], gold=True) + "  \n" + W.esc(turns[gid].text))
 if "dense" not in ranks:
     st.caption("Dense and hybrid ranks need this dataset's embeddings (ingest with “Embed”); BM25 only here.")
 for holds, sentence in D.verdict(ranks, k, label):
