@@ -698,7 +698,9 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
         for start in range(0, len(order), step):
             idx = order[start:start + step]
             texts, hashes = tuple(task.texts[i] for i in idx), tuple(task.hashes[i] for i in idx)
-            vecs = encode_queries(enc, texts) if task.queries else enc.encode(list(texts))
+            # a heartbeat while the chunk encodes (the count moves once per chunk): the bar never sits still
+            vecs = ticking(lambda e=enc, x=texts, qs=task.queries: encode_queries(e, x) if qs else e.encode(list(x)),
+                           progress, task.stage, done=done, total=total)
             store_vectors(store, task.store_id, hashes, vecs)
             written.append((task.store_id, hashes))
             done += len(texts)
