@@ -15,9 +15,8 @@ from contextlib import ExitStack
 import streamlit as st
 
 from bfr_core.errors import BfrError
-from ui import access
+from ui import access, storepath
 from ui import resources as R
-from ui import storepath
 
 st.set_page_config(page_title="BFR Workbench", page_icon=":material/manage_search:", layout="wide")
 access.require_login()

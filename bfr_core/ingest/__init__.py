@@ -71,26 +71,24 @@ def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
 
 
 def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, written: list) -> None:
-    """Encode and cache the bundle's texts before it is written (nothing to do without the embed
-    module); every cached chunk is appended to ``written`` at once, for a rollback."""
-    if not embed_available():
-        return
-    module = importlib.import_module(EMBED_MODULE)
-    if not hasattr(module, "plan_encoding"):
-        return
+    """Encode and cache the bundle's texts before it is written; every cached chunk is appended to
+    ``written`` at once, for a rollback."""
+    from bfr_core.retrieval.embed import plan_encoding, run_encoding  # lazy: the embedding stack
     from bfr_core.retrieval.views.common import index_text
 
     texts = [index_text(t) for t in bundle.turns]
-    tasks = ticking(lambda: module.plan_encoding(store, texts, [q.text for q in bundle.questions]), progress,
+    tasks = ticking(lambda: plan_encoding(store, texts, [q.text for q in bundle.questions]), progress,
                     "checking which texts are already encoded")
-    module.run_encoding(store, tasks, progress, written)
+    run_encoding(store, tasks, progress, written)
 
 
 def _undo(store: Store, dataset_id: str, written_dataset: bool, vectors: list) -> None:
     if written_dataset:
         store.delete_dataset(dataset_id)
     if vectors:
-        importlib.import_module(EMBED_MODULE).delete_vectors(store, vectors)
+        from bfr_core.retrieval.embed import delete_vectors
+
+        delete_vectors(store, vectors)
 
 
 def ingest(
