@@ -15,7 +15,7 @@ from contextlib import ExitStack
 import streamlit as st
 
 from bfr_core.errors import BfrError
-from ui import access
+from ui import access, storepath
 from ui import resources as R
 
 st.set_page_config(page_title="BFR Workbench", page_icon=":material/manage_search:", layout="wide")
@@ -44,6 +44,15 @@ with st.sidebar:
     if st.button("Refresh", icon=":material/refresh:", help="Re-read the store (clears cached tables)"):
         R.refresh()
 
+_path = R.store_path()
+_create = st.session_state.get("app_create", False)
+_problem = storepath.problem(R.resolve(_path), is_default=_path == R.default_store_path(), create=_create)
+if _problem or _create:
+    st.sidebar.checkbox("Create a new store here", key="app_create",
+                        help="Off: a path that does not exist is an error (no empty store is made by accident).")
+if _problem:
+    st.error(_problem, icon=":material/error:")
+    st.stop()
 with ExitStack() as held:
     try:
         store = R.store()

@@ -4,14 +4,19 @@ Covers: the :data:`Progress` callback (the CLI passes a tqdm-backed one, the app
 one; ``None`` means silent), :class:`RunStatus` (a long LLM run's counters: units done, calls done
 and failed, tokens, spend, and an ETA from the rate so far) with its one-line rendering, and
 :func:`tqdm_progress`. A run's status travels as the ``label`` argument (its :meth:`RunStatus.line`),
-so every existing callback shows it unchanged. Does not cover: computing the counters (the callers).
+so every existing callback shows it unchanged. Also: :func:`eta_seconds` / :func:`fmt_eta` (the app's
+ETA), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
+(keeps a bar alive during one long step). Does not cover: computing the counters (the callers), drawing
+(the app's ``ui.widgets``, tqdm here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
+T = TypeVar("T")
 Progress = Callable[[int, int, str], None]
 
 
@@ -73,3 +78,77 @@ def tqdm_progress(desc: str) -> Progress:
             b.close()
 
     return update
+
+
+# -- added for the app's ingest bar and bench/bench_app_ingest.py (issue 18) ----------------------
+def eta_seconds(elapsed: float, done: int, total: int) -> float | None:
+    """Seconds left at the average rate so far (``None`` before any work is done or when unknown)."""
+    if done <= 0 or total <= 0 or elapsed <= 0:
+        return None
+    return max(elapsed * (total - done) / done, 0.0)
+
+
+def fmt_eta(seconds: float | None) -> str:
+    """``"about 1 min 20 s left"``; ``""`` when unknown."""
+    if seconds is None:
+        return ""
+    s = int(round(seconds))
+    return f"about {s // 60} min {s % 60:02d} s left" if s >= 60 else f"about {s} s left"
+
+
+class Recorder:
+    """A Progress callback that keeps every update as ``(seconds since start, done, total, label)``,
+    optionally passing each on to ``inner`` (a bench records what the app's bar would show)."""
+
+    def __init__(self, inner: Progress | None = None, clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self.clock = clock or time.perf_counter
+        self.start = self.clock()
+        self.inner = inner
+        self.updates: list[tuple[float, int, int, str]] = []
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        self.updates.append((self.clock() - self.start, done, total, label))
+        if self.inner:
+            self.inner(done, total, label)
+
+    def max_gap(self, until: float | None = None) -> float:
+        """The longest wait between updates (from the start, and to ``until`` when given)."""
+        times = [0.0, *(u[0] for u in self.updates), *([until] if until is not None else [])]
+        return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
+
+
+def ticking(fn: Callable[[], T], progress: Progress | None, label: str, *, every: float = 1.0,
+            done: int = 0, total: int = 1) -> T:
+    """Run ``fn()`` (one long step with no sub-steps: loading a model, one write transaction) in a
+    worker thread and call ``progress(0, 1, label)`` every ``every`` seconds from the calling
+    thread until it ends (``progress(done, total, label)`` when given), so a bar never sits still. When ``progress`` raises (the app's Cancel),
+    the step is waited for (a transaction is never cut in half) and the exception re-raised.
+    ``fn``'s own exception is re-raised in the caller."""
+    if progress is None:
+        return fn()
+    import threading
+
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name=f"bfr-{label[:20]}", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            progress(done, total, label)
+            worker.join(every)
+    except BaseException:
+        worker.join()
+        raise
+    if (done, total) == (0, 1):
+        progress(1, 1, label)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]

@@ -12,6 +12,7 @@ from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.evaluation import labels as L
 from ui import access
+from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
 
@@ -26,9 +27,23 @@ name = access.identity() or st.text_input(
 if access.identity():
     st.caption(f"Labelling as **{W.esc(name)}** (your login).")
 total = R.label_queue_size(path)
+sets = [d["dataset_id"] for d in R.datasets(path)]
 if not total:
-    st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs.")
+    if store.read_only:
+        st.info("This store is open read-only (another process holds it, for example a running `bfr eval`) "
+                "and its annotation queue has not been built yet. When that process ends, press Refresh.")
+    elif not sets:
+        st.info("This store holds no dataset yet, so there is nothing to label. Load one (Data page, or):")
+        st.code(C.ingest_cmd(path), language="bash")
+    else:
+        st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs. Run one "
+                "with `--suff`, so that LLM judgments can be revealed after your labels, then press Refresh:")
+        st.code("\n".join(C.eval_cmds(path, sets, suff=True)), language="bash")
     st.stop()
+if not L.judged_items(store):
+    st.caption("No item has LLM Suff@Set judgments yet, so none will be revealed after your labels. For them, "
+               "run your `bfr eval` again with `--suff` added (the command is not shown here: it names the arms, "
+               "which this page keeps hidden).")
 if not name:
     st.info(f"{total} items are waiting. Enter your name to start.")
     st.stop()

@@ -2,14 +2,18 @@
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import streamlit as st
 
 from bfr_core import plots
 from bfr_core.errors import BfrError
+from bfr_core.ingest import default_name, ingest
+from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
+from ui.ingesting import clash_message, gui_error
 
 R.require_frame()
 
@@ -17,6 +21,7 @@ MAX_UPLOAD_MB = 300  # LongMemEval-S is 277 MB; larger files should be loaded fr
 KINDS = ("locomo", "longmemeval", "jsonl")
 KIND_HELP = "locomo: locomo10.json · longmemeval: S / M / oracle .json or .json.gz · jsonl: docs/jsonl-format.md"
 
+ss = st.session_state
 st.title("Data", anchor=False)
 path = R.store_path()
 
@@ -45,9 +50,21 @@ name = c2.text_input("Dataset name", key="data_name", placeholder="default: the 
 replace = c3.checkbox("Replace if present", key="data_replace")
 embed = c4.checkbox("Embed (dense view)", value=True, key="data_embed")
 
+store = R.store()
+dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if upload else "")) if (file_path or upload) else "")
+clash = bool(dataset_id) and not replace and store.dataset(dataset_id) is not None
+if clash:
+    st.warning(clash_message(dataset_id), icon=":material/warning:")
+if store.read_only:
+    st.info("This store is open read-only (another process holds it), so nothing can be loaded into it now.")
+if ss.get("data_cancel"):
+    st.info("Ingest cancelled: the store is as it was before (nothing of that file was kept).")
 if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload:",
-             disabled=not (file_path or upload)):
-    tmp = None
+             disabled=not (file_path or upload) or clash or store.read_only):
+    st.button("Cancel", key="data_cancel", icon=":material/cancel:",
+              help="Stops the ingest and takes back everything it added. Any other click on this page "
+                   "while it runs cancels it too.")
+    tmp, bar = None, W.ProgressBar("Starting…")
     try:
         if upload is not None:
             if upload.size > MAX_UPLOAD_MB * 1024 * 1024:  # refused before reading it
@@ -58,26 +75,30 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
             with open(target, "wb") as fh:
                 shutil.copyfileobj(upload, fh, 1 << 20)
             file_path = str(target)
-        from bfr_core.ingest import ingest
-
-        report = ingest(R.store(), kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
-                        progress=W.progress_bar("Ingesting…"))
+        t0 = time.perf_counter()
+        report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
+                        progress=bar)
     except BfrError as exc:
-        st.error(str(exc))
+        bar.clear()
+        st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
+                           upload_name=upload.name if upload is not None else None))
     else:
-        R.refresh()
-        st.success(f"Loaded **{W.esc(report.dataset_id)}**: {report.scopes} scopes, {report.sessions} sessions, "
-                   f"{report.turns} turns, {report.questions} questions ({report.scoreable} scoreable).")
+        bar.clear()
+        st.success(f"Loaded **{W.esc(report.dataset_id)}** in {time.perf_counter() - t0:.0f} s: {report.scopes} "
+                   f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
+                   f"({report.scoreable} scoreable).")
         for note in report.notes:
             st.caption(W.esc(note))
     finally:
+        R.refresh()  # Home and the other pages re-read the store (also after a cancel)
         if tmp is not None:
             tmp.cleanup()
 
 st.subheader("What the store holds", anchor=False)
 datasets = R.datasets(path)
 if not datasets:
-    st.info("No dataset yet.")
+    st.info("No dataset yet. Load one above, or from a shell:")
+    st.code(C.ingest_cmd(path), language="bash")
     st.stop()
 ids = [d["dataset_id"] for d in datasets]
 chosen_id = st.selectbox("Dataset", ids, key="data_dataset") if len(ids) > 1 else ids[0]

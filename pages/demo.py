@@ -1,17 +1,21 @@
-"""Demo: the shutter-release case (paper, Figure 1) replayed on the open store.
+"""Demo: relevance is not sufficiency, as it really comes out in the open store.
 
-Relevance top-k (mem0) finds the order but not the arrival; BFR-MV composes and completes the set
-until both are held, and the offline rules answerer computes the interval.
+The shutter-release case (paper, Figure 1): LongMemEval ``b3c15d39`` when loaded, else the demo
+dataset's analogue. The page shows each gold turn's rank in every ranked view and what mem0
+(BM25 top-k) and BFR-MV hold, states from those numbers whether Figure 1's premise holds here,
+replays BFR-MV step by step, and lists real relevance-versus-sufficiency cases mined from the
+store's finished runs (each opens in Trace). No sentence about the case is written ahead of time.
 """
 
 import streamlit as st
 
 from bfr_core import pipeline, plots
+from ui import commands as C
+from ui import democase as D
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
 from ui.answering import answer_and_judge, verdict_text
-from ui.democase import find_case
 from ui.runner import stepper
 
 R.require_frame()
@@ -19,75 +23,104 @@ R.require_frame()
 ss = st.session_state
 st.title("Demo: relevant is not sufficient", anchor=False)
 path, store = R.store_path(), R.store()
-case = find_case(store)
+case = D.find_case(store)
 if case is None:
     st.info("Neither LongMemEval question b3c15d39 nor the demo dataset's camera-strap question is in this "
-            "store. Open the default demo store (data/demo.duckdb) or load LongMemEval on the Data page.")
+            "store. Open the default demo store (data/demo.duckdb), or load LongMemEval on the Data page:")
+    st.code(C.ingest_cmd(path, "longmemeval", "../shared/data/longmemeval_s_dev50.json.gz"), language="bash")
     st.stop()
 q = store.question(case.dataset_id, case.question_id)
 turns = R.scope_turns(path, case.dataset_id, q.scope_id)
 gold = [g for g in q.gold if g in turns]
+label = {g: W.turn_label(g, turns) for g in gold}
 
-st.markdown(
-    ("This is LongMemEval question `b3c15d39`, the paper's Figure 1." if case.real else
-     "This is the demo dataset's analogue of LongMemEval's shutter-release case (paper, Figure 1); "
-     "load LongMemEval on the Data page to replay the real question `b3c15d39`.")
-    + " Answering needs **two** turns from different sessions: when the item was ordered and when it "
-      "arrived. A relevance ranking returns the order among other similar memories, but the arrival shares "
-      "few words with the question and falls below the cut-off.")
+st.markdown(("This is LongMemEval question `b3c15d39`, the paper's Figure 1." if case.real else
+             "This is the demo dataset's analogue of LongMemEval's shutter-release case (paper, Figure 1); "
+             "load LongMemEval on the Data page to replay the real question `b3c15d39`.")
+            + f" Its reference answer rests on **{len(gold)}** gold turns. The paper's premise: a relevance "
+              "top-k finds one of them and misses the other, so it is relevant but not sufficient. Below, "
+              "that premise is tested on this store's own rankings.")
 with st.container(border=True):
     st.markdown(f"**Question**: {W.esc(q.text)}  \n**Reference answer**: {W.esc(q.answer)}")
     st.caption(f"dataset {W.esc(case.dataset_id)} · {len(turns)} turns in scope · gold turns: "
-               + ", ".join(W.esc(g) for g in gold))
+               + ", ".join(W.esc(label[g]) for g in gold))
 
 key = ("demo", path, case.dataset_id, case.question_id)
-trace, shown = stepper("demo_", key, lambda: pipeline.run(store, case.dataset_id, case.question_id, "bfr-mv"),
-                       spinner="Running mem0 and BFR-MV…")
-if trace is None:
-    st.stop()
 if ss.get("demo_topk_key") != key:
     ss["demo_topk"], ss["demo_topk_key"] = pipeline.run(store, case.dataset_id, case.question_id, "mem0"), key
 topk = ss["demo_topk"]
+k = len(topk.evidence)
+ranks = D.view_ranks(path, case.dataset_id, case.question_id)
+
+st.header("1 · Where the gold turns rank in this store", anchor=False)
+rank_slot = st.container()  # filled once BFR-MV's state is known (after its buttons, below)
+for gid in gold:
+    with st.expander(f"{label[gid]} · " + " · ".join(f"{D.VIEW_NAMES.get(v, v)} rank {r.get(gid, '—')}"
+                                                     for v, r in ranks.items())):
+        st.markdown(W.turn_header(turns[gid], gold=True) + "  \n" + W.esc(turns[gid].text))
+if "dense" not in ranks:
+    st.caption("Dense and hybrid ranks need this dataset's embeddings (ingest with “Embed”); BM25 only here.")
+for holds, sentence in D.verdict(ranks, k, label):
+    (st.success if holds else st.warning)(W.esc(sentence), icon=":material/check:" if holds else ":material/close:")
+if not any(h for h, _ in D.verdict(ranks, k, label)):
+    st.markdown(f"**Here, Figure 1's premise does not hold** in any ranked view at k = {k}: the case shows "
+                "no relevance-versus-sufficiency gap in this store. The gallery below lists questions of a "
+                "finished run where one does occur.")
+
 rules = R.llm(R.OFFLINE)
-held = [g for g in gold if g in topk.evidence]
-missed = [g for g in gold if g not in topk.evidence]
-final = [turns[t] for t in trace.evidence if t in turns]
-done = shown == len(trace.steps)
 top_ans = answer_and_judge(rules, q, [turns[t] for t in topk.evidence if t in turns], R.OFFLINE)
-ans = answer_and_judge(rules, q, final, R.OFFLINE) if done else None
-now = trace.steps[shown - 1].evidence if shown else ()
-left, right = st.columns(2)
-left.metric("mem0 top-k: gold turns held", f"{len(held)} / {len(gold)}", help="BM25 top-k over the scope")
-left.caption(f"answer (offline rules): **{W.esc(top_ans.answer or top_ans.error)}**")
-right.metric(f"BFR-MV after step {shown}: gold turns held", f"{sum(g in now for g in gold)} / {len(gold)}")
-right.caption(f"answer (offline rules): **{W.esc(ans.answer or ans.error)}**" if ans else "answer after the last step")
+held = [g for g in gold if g in topk.evidence]
+st.header(f"2 · Relevance top-{k} (mem0)", anchor=False)
+st.markdown(f"The BM25 top-{k} holds **{len(held)} of {len(gold)}** gold turns · answer (offline rules): "
+            f"**{W.esc(top_ans.answer or top_ans.error)}** · judge: {W.esc(verdict_text(top_ans))}")
+W.show_turns_table(W.turns_frame([{"rank": i + 1, "turn_id": t} for i, t in enumerate(topk.evidence)], turns,
+                                 gold=gold), key="demo_topk_table", dataset_id=case.dataset_id)
 
-st.header("1 · Relevance top-k (mem0)", anchor=False)
-st.markdown(f"The BM25 top-{len(topk.evidence)} holds **{len(held)} of {len(gold)}** gold turns.")
-for g in held:
-    st.success("Held: " + W.esc(turns[g].text))
-for g in missed:
-    st.error("Missed: " + W.esc(turns[g].text))
-W.show_turns_table(W.turns_frame([{"turn_id": t} for t in topk.evidence], turns, gold=gold), key="demo_topk_table",
-                   dataset_id=case.dataset_id)
+st.header("3 · BFR-MV, step by step", anchor=False)
+trace, shown = stepper("demo_", key, lambda: pipeline.run(store, case.dataset_id, case.question_id, "bfr-mv"),
+                       spinner="Running BFR-MV…")
+if trace is not None:
+    view = S.StepView(case.dataset_id, turns, frozenset(gold), True, key="demo_s")
+    prev: tuple[str, ...] = ()
+    for i, step in enumerate(trace.steps[:shown]):
+        S.render_step(i, step, view, prev)
+        prev = step.evidence
+        st.divider()
+    if shown:
+        st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, gold, shown), title="BFR-MV: Gold Hit, ER, CER"),
+                        key="demo_metrics")
+    if shown == len(trace.steps):
+        both = all(g in trace.evidence for g in gold)
+        ans = answer_and_judge(rules, q, [turns[t] for t in trace.evidence if t in turns], R.OFFLINE)
+        (st.success if both else st.warning)(
+            f"BFR-MV holds {sum(g in trace.evidence for g in gold)} of {len(gold)} gold turns in "
+            f"{len(trace.evidence)} turns after {trace.calls} retrieval calls; mem0's top-{k} held {len(held)}.")
+        st.markdown(f"### {W.esc(ans.answer or ans.error)}")
+        st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(verdict_text(ans))} · "
+                   f"reference: {W.esc(q.answer)}" + (f"  \n{W.esc(ans.how)}" if ans.how else ""))
+done = trace is not None and shown == len(trace.steps)
+rank_slot.dataframe(D.rank_rows(gold, ranks, {"mem0": topk.evidence, **({"BFR-MV": trace.evidence} if done else {})},
+                                label), hide_index=True, key="demo_ranks")
 
-st.header("2 · BFR-MV, step by step", anchor=False)
-view = S.StepView(case.dataset_id, turns, frozenset(gold), True, key="demo_s")
-prev: tuple[str, ...] = ()
-for i, step in enumerate(trace.steps[:shown]):
-    S.render_step(i, step, view, prev)
-    prev = step.evidence
-    st.divider()
-if shown:
-    st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, gold, shown), title="BFR-MV: Gold Hit, ER, CER"),
-                    key="demo_metrics")
-
-if done:
-    st.header("3 · The answer", anchor=False)
-    both = all(g in trace.evidence for g in gold)
-    (st.success if both else st.warning)(
-        f"BFR-MV holds {sum(g in trace.evidence for g in gold)} of {len(gold)} gold turns in "
-        f"{len(trace.evidence)} turns after {trace.calls} retrieval calls.")
-    st.markdown(f"### {W.esc(ans.answer or ans.error)}")
-    st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(verdict_text(ans))} · "
-               f"reference: {W.esc(q.answer)}" + (f"  \n{W.esc(ans.how)}" if ans.how else ""))
+st.header("4 · Real cases from this store's runs", anchor=False)
+found = D.gallery(path)
+if not found:
+    sets = [d["dataset_id"] for d in R.datasets(path)]
+    st.info("No finished run in this store shows the gap yet (a top-k arm holding some gold turns but not all, "
+            "and a BFR arm holding them all). Run an evaluation with a top-k and a BFR arm, then press Refresh:")
+    st.code("\n".join(C.eval_cmds(path, sets)) or C.eval_cmd(path, "demo"), language="bash")
+    st.stop()
+st.caption(f"{len(found)} cases (CER 0 → 1), clearest first: top-k holds exactly one of two gold turns, then "
+           "fewer gold turns, then the smaller BFR set, then the held turn's distance above the cut-off. "
+           "Select a row to open it in Trace.")
+rows = [{"run": c["run_id"], "question": c["question_id"], "type": c["qtype"], "top-k arm": c["topk_arm"],
+         "held": f"{c['topk_held']} / {c['gold_n']}", "held at rank": c["held_rank"], "top-k size": c["topk_size"],
+         "BFR arm": c["bfr_arm"], "BFR set": c["bfr_size"]} for c in found]
+ids = [f"{c['run_id']}/{c['question_id']}/{c['topk_arm']}/{c['bfr_arm']}" for c in found]
+picked = W.new_row_pick("demo_gallery", ids)
+if picked is not None:
+    c = found[ids.index(picked)]
+    st.switch_page("pages/trace.py", query_params={"dataset": c["dataset_id"], "question": c["question_id"],
+                                                   "arm": c["bfr_arm"], "run": c["run_id"]})
+st.dataframe(rows, hide_index=True, key="demo_gallery", on_select="rerun", selection_mode="single-row",
+             height="auto" if len(rows) <= 12 else 440)

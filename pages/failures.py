@@ -8,8 +8,10 @@ import urllib.parse
 import streamlit as st
 
 from bfr_core import plots
+from ui import commands as C
 from ui import resources as R
 from ui import tables as T
+from ui import widgets as W
 
 R.require_frame()
 
@@ -19,7 +21,13 @@ st.title("Failures", anchor=False)
 path = R.store_path()
 runs = sorted(R.runs(path), key=lambda r: r.get("finished") is None)
 if not runs:
-    st.info("No evaluation run in this store yet. Run `bfr eval --db STORE --dataset NAME --arms mem0,bfr-mv`.")
+    sets = [d["dataset_id"] for d in R.datasets(path)]
+    if not sets:
+        st.info("No dataset and no evaluation run in this store yet. Load a dataset (Data page, or):")
+        st.code(C.ingest_cmd(path), language="bash")
+    else:
+        st.info("No evaluation run in this store yet. Run one from a shell, then press Refresh:")
+        st.code("\n".join(C.eval_cmds(path, sets)), language="bash")
     st.stop()
 by_id = {r["run_id"]: r for r in runs}
 run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (
@@ -34,15 +42,13 @@ st.subheader("By question type", anchor=False)
 metric = st.segmented_control("Metric", metrics, default="Gold Hit", key="fail_metric") or "Gold Hit"
 st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types")
 
-files = T.sweep_files(R.ROOT)
-with st.expander("Budget frontier (from `bfr sweep` output)", expanded=bool(files)):
-    sweep = st.selectbox("Sweep output", [*files, NONE], key="fail_sweep",
-                         format_func=lambda p: str(p.relative_to(R.ROOT)) if hasattr(p, "relative_to") else p)
-    other = st.text_input("… or the path of a sweep JSON (frontier.json)", key="fail_sweep_path").strip()
+with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expanded=True):
+    other = st.text_input("… or show a `bfr sweep` output instead (path of its frontier.json)",
+                          key="fail_sweep_path").strip()
     try:
-        pts = T.load_sweep(other or sweep) if (other or sweep != NONE) else []
+        pts = T.load_sweep(other) if other else T.store_frontier(R.store(), run["dataset_id"])
     except (OSError, ValueError) as exc:
-        st.error(f"cannot read {other or sweep}: {exc}")
+        st.error(f"cannot read {other}: {exc}")
         pts = []
     if pts:
         keys = T.quality_keys(pts)
@@ -50,8 +56,10 @@ with st.expander("Budget frontier (from `bfr sweep` output)", expanded=bool(file
         fy = s1.selectbox("Quality", keys, index=keys.index("gold_hit") if "gold_hit" in keys else 0, key="fail_fy")
         fx = s2.segmented_control("Cost", ["calls", "size"], default="calls", key="fail_fx") or "calls"
         st.plotly_chart(plots.budget_frontier(pts, x=fx, y=fy, title=""), key="fail_frontier")
-    else:
-        st.caption("No sweep output found under bench/out/ (`bfr sweep --db STORE --dataset NAME --out bench/out/sweep`).")
+    if not other and len({p["budget"] for p in pts if p["arm"].startswith("bfr")}) < 2:
+        st.caption("Each arm here was run at one budget, so each is one point. For a frontier over C0…C9 "
+                   "on this store, run the sweep and give its frontier.json above:")
+        st.code(C.sweep_cmd(path, run["dataset_id"], "bench/out/sweep_" + run["dataset_id"]), language="bash")
 
 st.subheader("Questions", anchor=False)
 f1, f2, f3, f4 = st.columns([0.28, 0.18, 0.18, 0.36])
@@ -80,12 +88,13 @@ cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
        "question": st.column_config.TextColumn("question", width="medium")}
 cfg.update({c: st.column_config.NumberColumn(c, format="%.2f") for c in view.columns if c.endswith((" ER", " F1"))})
 ids = list(view["question_id"])
-rows = (ss.get("fail_table") or {}).get("selection", {}).get("rows", [])  # last run's table selection
-if rows and rows[0] < len(ids) and ss.get("fail_selected") != ids[rows[0]]:
-    ss["fail_selected"] = ss["fail_pick"] = ids[rows[0]]  # a new row selection fills the picker
+row = W.new_row_pick("fail_table", ids)  # a newly selected table row opens that question in Trace
+if row is not None:
+    st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": row, "arm": open_arm,
+                                                   "run": run_id})
 if ss.get("fail_pick") not in ids and ids:
     ss["fail_pick"] = ids[0]
-pick = o1.selectbox("Open a question in Trace (or select a table row)", ids, key="fail_pick")
+pick = o1.selectbox("Open a question in Trace (or select a table row to open it)", ids, key="fail_pick")
 if o3.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:", disabled=not ids):
     st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick, "arm": open_arm,
                                                    "run": run_id})

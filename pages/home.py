@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
+from ui import commands as C
 from ui import resources as R
+from ui import storepath
 
 R.require_frame()
 
@@ -13,21 +15,38 @@ st.markdown("Inspect how memory-retrieval methods build evidence sets for long-t
             "relevance is not sufficiency.")
 
 file = R.resolve(path)
-size = f"{file.stat().st_size / 1e6:.1f} MB" if file.exists() else "in memory"
+size = f"{storepath.size_mb(file):.1f} MB on disk (with its .wal)" if file.exists() else "in memory"
+datasets = R.datasets(path)
+runs = R.runs(path)
+finished = sum(1 for r in runs if r.get("finished"))
+
+st.subheader("Start here", anchor=False)
+STEPS = [
+    ("Load a benchmark", bool(datasets), "Data page (LoCoMo, LongMemEval or JSONL)", C.ingest_cmd(path)),
+    ("Watch one question being answered", False, "Demo page (the shutter-release case) or Trace", ""),
+    ("Evaluate arms over a dataset", bool(finished), "from a shell, then Refresh; compare them on Failures",
+     C.eval_cmds(path, [d["dataset_id"] for d in datasets] or ["demo"])[0]),
+    ("Label evidence sets blind", False, "Annotate (needs a finished run; `--suff` adds LLM judgments)", ""),
+]
+for n, (what, done, where, cmd) in enumerate(STEPS, 1):
+    st.markdown(f"{n}. {'✅ ' if done else ''}**{what}** · {where}" + (f"  \n`{cmd}`" if cmd and not done else ""))
+
 st.subheader("Open store", anchor=False)
 st.markdown(f"`{path}` · {size} · provider: **{R.provider()}**")
 
-datasets = R.datasets(path)
 if not datasets:
-    st.info("This store holds no dataset yet. Load one on the Data page.")
+    st.info("This store holds no dataset yet. Load one on the Data page, or from a shell:")
+    st.code(C.ingest_cmd(path), language="bash")
 else:
     rows = [{"dataset": d["dataset_id"], "kind": d["kind"], "scopes": d["counts"]["scopes"],
              "sessions": d["counts"]["sessions"], "turns": d["counts"]["turns"],
              "questions": d["counts"]["questions"], "scoreable": d["counts"]["scoreable"],
-             "question types": ", ".join(f"{k} ({v})" for k, v in d["by_type"].items())} for d in datasets]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
-runs = R.runs(path)
-finished = sum(1 for r in runs if r.get("finished"))
+             "question types": len(d["by_type"])} for d in datasets]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="home_datasets")
+    with st.expander("Question types per dataset"):  # one row each: nothing is cut off
+        st.dataframe(pd.DataFrame([{"dataset": d["dataset_id"], "question type": k, "questions": v}
+                                   for d in datasets for k, v in d["by_type"].items()]),
+                     hide_index=True, key="home_types")
 st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finished} finished) in this store.")
 
 st.subheader("Pages", anchor=False)
@@ -36,7 +55,7 @@ LINKS = [
     ("pages/trace.py", "Trace", ":material/account_tree:",
      "run one question step by step: pool, requirements, FCA context and lattice, selection, rounds"),
     ("pages/demo.py", "Demo", ":material/photo_camera:",
-     "the shutter-release case: top-k misses the arrival, BFR-MV reaches both turns"),
+     "the shutter-release case as it comes out in this store, and real relevance-vs-sufficiency cases"),
     ("pages/failures.py", "Failures", ":material/table_view:", "arms side by side over a finished run, filters"),
     ("pages/annotate.py", "Annotate", ":material/rule:", "blinded sufficiency labels, agreement, export"),
 ]

@@ -9,6 +9,7 @@ import streamlit as st
 from bfr_core import pipeline, plots
 from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
+from ui import commands as C
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
@@ -24,7 +25,8 @@ st.title("Trace", anchor=False)
 path = R.store_path()
 datasets = [d["dataset_id"] for d in R.datasets(path)]
 if not datasets:
-    st.info("This store holds no dataset yet. Load one on the Data page.")
+    st.info("This store holds no dataset yet. Load one on the Data page, or from a shell:")
+    st.code(C.ingest_cmd(path), language="bash")
     st.stop()
 arms = arm_names()
 
@@ -71,7 +73,7 @@ with st.container(border=True):
     st.markdown(f"**Question** · {W.esc(q.qtype)} · asked {W.esc(W.fmt_date(q.date))}  \n{W.esc(q.text)}")
     st.markdown(f"**Reference answer**: {W.esc(q.answer)}")
     if show_gold:
-        st.caption("Gold turns: " + (", ".join(W.esc(turns[g].local_id or g) if g in turns else W.esc(g)
+        st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))
 
 run_id = qp["run"] if (qp["run"] and (qp["dataset"], qp["question"], qp["arm"]) == (dataset, qid, arm)) else None

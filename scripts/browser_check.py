@@ -93,19 +93,25 @@ FAKE_LAUNCHER = (
 )
 
 
+# The real app, from this checkout (a worktree without its own .venv runs the interpreter given).
+REAL_LAUNCHER = ("import sys; sys.path.insert(0, {root!r}); from streamlit.web.cli import main; "
+                 "sys.argv = ['streamlit'] + sys.argv[1:]; main()")
+
+
 @contextlib.contextmanager
 def serve(store: Path, port: int | None = None, *, log: Path | None = None,
           fake: bool = False) -> Iterator[tuple[str, float]]:
     """Run the app; yields (base url, process start time from perf_counter)."""
     port = port or free_port()
-    env = {**os.environ, "BFR_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "BFR_STORE": str(store), "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     t0 = time.perf_counter()
     opts = ["run", "app.py", "--server.headless", "true", "--server.port", str(port),
             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    cmd = ([str(ROOT / ".venv" / "bin" / "python"), "-c",
-            FAKE_LAUNCHER.format(root=str(ROOT), tests=str(ROOT / "tests" / "app"))] if fake
-           else [str(ROOT / ".venv" / "bin" / "streamlit")])
+    python = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").is_dir() else sys.executable
+    launcher = FAKE_LAUNCHER if fake else REAL_LAUNCHER
+    cmd = [python, "-c", launcher.format(root=str(ROOT), tests=str(ROOT / "tests" / "app"))]
     proc = subprocess.Popen(cmd + opts, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
@@ -200,7 +206,7 @@ def check(url: str, out: Path, page) -> dict:
 
     visit("demo", "/demo", "camera strap")
     page.get_by_role("button", name="Run all").click()
-    page.get_by_text("3 · The answer", exact=False).first.wait_for(timeout=60_000)
+    page.get_by_text("BFR-MV holds", exact=False).first.wait_for(timeout=60_000)
     wait_idle(page)
     seen["demo_success"] = page.get_by_text("BFR-MV holds", exact=False).last.inner_text()
     seen["demo_answer"] = page.locator("h3").last.inner_text()
@@ -208,6 +214,8 @@ def check(url: str, out: Path, page) -> dict:
 
     visit("failures", "/failures", "Failures")
     done("failures")
+    seen["failures_to_trace"] = click_first_row(page, "fail_table")
+    done("failures_to_trace")
 
     visit("annotate", "/annotate", "Annotator name")
     box = page.get_by_label("Annotator name")
@@ -223,6 +231,38 @@ def check(url: str, out: Path, page) -> dict:
             wait_idle(page)
     done("annotate")
     return seen
+
+
+def click_first_row(page, key: str) -> str:
+    """Select the first row of the dataframe with widget ``key`` (its row-marker cell on the
+    canvas grid) and wait for the Trace page it opens; returns the Trace question box's text."""
+    grid = page.locator(f".st-key-{key}").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # header row ~35 px, first data row below it
+    page.get_by_role("heading", name="Trace").first.wait_for(timeout=60_000)
+    page.get_by_text("Reference answer", exact=False).first.wait_for(timeout=60_000)
+    wait_idle(page)
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def check_demo_real(url: str, out: Path, page) -> dict:
+    """The Demo page on a store holding LongMemEval (b3c15d39): the computed premise verdicts."""
+    page.goto(url + "/demo")
+    page.get_by_text("Where the gold turns rank", exact=False).first.wait_for(timeout=180_000)
+    wait_idle(page, timeout=180_000)
+    page.wait_for_timeout(2000)  # the canvas tables draw after the run
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    return {"errors": exceptions(page), "shot": shot(page, out, "demo_dev50"), "text": text}
+
+
+def check_annotate_no_run(url: str, out: Path, page) -> dict:
+    """Annotate on a store with datasets and no run: the exact `bfr eval ... --suff` command, no traceback."""
+    page.goto(url + "/annotate")
+    page.get_by_text("No finished eval run", exact=False).first.wait_for(timeout=60_000)
+    wait_idle(page)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    return {"errors": exceptions(page), "shot": shot(page, out, "annotate_no_run"), "text": text}
 
 
 def main(argv: list[str] | None = None) -> int:

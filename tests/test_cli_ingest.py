@@ -198,10 +198,13 @@ def test_embed_hook_is_called_when_module_exists(tmp_path: Path, monkeypatch: py
     fake = types.ModuleType("bfr_core.retrieval.embed")
     fake.__spec__ = importlib.machinery.ModuleSpec("bfr_core.retrieval.embed", None)
     fake.ensure_embeddings = lambda store, dataset_id, progress=None: calls.append((dataset_id, progress))
+    # the bundle's texts are encoded before the write (plan, then run), then the warm check
+    fake.plan_encoding = lambda store, texts, questions: [("plan", len(texts))]
+    fake.run_encoding = lambda store, tasks, progress, written: calls.append(("run", tasks))
     monkeypatch.setitem(sys.modules, "bfr_core.retrieval.embed", fake)
     store = Store(tmp_path / "e.duckdb")
     report = ingest(store, "jsonl", DEMO_PATH, name="d1")
-    assert calls == [("d1", None)] and report.notes[-1].startswith("embeddings: ensured")
+    assert calls == [("run", [("plan", 126)]), ("d1", None)] and report.notes[-1].startswith("embeddings: ensured")
     report = ingest(store, "jsonl", DEMO_PATH, name="d2", embed=False)
-    assert len(calls) == 1 and report.notes[-1] == "embeddings: skipped (--no-embed)"
+    assert len(calls) == 2 and report.notes[-1] == "embeddings: skipped (--no-embed)"
     store.close()

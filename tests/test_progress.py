@@ -1,6 +1,13 @@
-"""The run status line: counters, spend (or "price unknown") and the ETA from the rate so far."""
+"""bfr_core.progress: the run status line (counters, spend or "price unknown", the ETA from the rate so
+far), ETA formatting, the recording callback, and ticking during one long step."""
 
 from __future__ import annotations
+
+import time
+
+import pytest
+
+from bfr_core.progress import Recorder, eta_seconds, fmt_eta, ticking
 
 
 def test_run_status_line_and_eta():
@@ -11,3 +18,48 @@ def test_run_status_line_and_eta():
     assert st.eta_s == 60.0
     assert st.line() == "calls 50 (cached 5, failed 1) tokens 12.3k/678 $0.43 eta 1m00s"
     assert RunStatus(0, 5, 0.0, cost_usd=None).line().endswith("price unknown eta ?")
+
+
+
+def test_eta_and_its_text():
+    assert eta_seconds(10.0, 25, 100) == pytest.approx(30.0)
+    assert eta_seconds(0.0, 0, 100) is None and eta_seconds(5.0, 0, 100) is None
+    assert fmt_eta(80.4) == "about 1 min 20 s left" and fmt_eta(7) == "about 7 s left" and fmt_eta(None) == ""
+
+
+def test_recorder_keeps_updates_and_the_longest_gap():
+    t = iter([0.0, 1.0, 4.0, 4.5])
+    rec = Recorder(clock=lambda: next(t))
+    rec(1, 3, "a")
+    rec(2, 3, "a")
+    rec(3, 3, "b")
+    assert [u[1:] for u in rec.updates] == [(1, 3, "a"), (2, 3, "a"), (3, 3, "b")]
+    assert rec.max_gap() == 3.0 and rec.max_gap(until=10.0) == 5.5
+
+
+def test_ticking_reports_while_the_step_runs_and_returns_its_value():
+    rec = Recorder()
+    assert ticking(lambda: time.sleep(0.35) or 7, rec, "writing", every=0.1) == 7
+    assert len(rec.updates) >= 3 and rec.updates[-1][1:] == (1, 1, "writing")
+
+
+def test_ticking_waits_for_the_step_when_the_callback_cancels():
+    done = []
+
+    class Cancel(BaseException):
+        pass
+
+    def cb(d, t, label):
+        raise Cancel
+
+    with pytest.raises(Cancel):
+        ticking(lambda: time.sleep(0.2) or done.append(1), cb, "writing", every=0.05)
+    assert done == [1]  # the step finished before the cancel went on (a transaction is never cut)
+
+
+def test_ticking_reraises_the_steps_error():
+    def boom():
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        ticking(boom, Recorder(), "x", every=0.01)

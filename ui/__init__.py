@@ -8,5 +8,10 @@
   the Trace and Demo pages; ``runner``: Next step / Run all over one ``pipeline.run`` result.
 * ``tables``: the Failures page's SQL and pandas (no streamlit import, so bench/ can time it).
 * ``answering``: final answer and judge through ``bfr_core.judges``; ``democase``: which question
-  the Demo page replays.
+  the Demo page replays, its gold ranks per view and the mined case gallery (cached with
+  ``st.cache_data`` there; Refresh clears them with the rest).
+* ``commands``: the exact ``bfr ingest`` / ``eval`` / ``sweep`` lines the empty states show for the
+  open store; ``ingesting``: the ingest bar's text (stage, count, ETA) and errors in the GUI's
+  words; ``storepath``: the sidebar path check (no silent new store) and the size on disk with
+  the ``.wal``. These three import no streamlit.
 """

@@ -1,13 +1,24 @@
-"""Which question the Demo page replays: LongMemEval's real shutter-release case when loaded, else
-the embedded demo dataset's analogue (the camera strap delivery interval, found by its text)."""
+"""Which question the Demo page replays, and the page's computed facts (cached per store).
+
+The case: LongMemEval's real shutter-release question ``b3c15d39`` when loaded, else the embedded
+demo dataset's analogue (the camera strap delivery interval, found by its text). The facts: each
+gold turn's rank in every ranked view (``bfr_core.evaluation.cases.view_ranks``) and the gallery of
+relevance-versus-sufficiency cases mined from the store's finished runs (``load_cases``).
+Every sentence the page prints about them is composed here from those numbers (:func:`verdict`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 
+import streamlit as st
+
+from bfr_core.evaluation import cases as CS
 from bfr_core.store import Store, StoreError
 
 REAL_QID = "b3c15d39"
+VIEW_NAMES = {"bm25": "BM25", "dense": "dense", "hybrid": "hybrid (BM25 + dense)"}
 
 
 @dataclass(frozen=True)
@@ -32,3 +43,53 @@ def find_case(store: Store) -> Case | None:
             if "camera strap" in t and ("arrive" in t or "receive" in t) and len(q.gold) >= 2:
                 return Case(d["dataset_id"], q.question_id, False)
     return None
+
+
+@st.cache_data(show_spinner="Ranking the scope in every view…")
+def view_ranks(path: str, dataset_id: str, question_id: str) -> dict[str, dict[str, int]]:
+    from ui import resources as R
+
+    return CS.view_ranks(R.open_store(path), dataset_id, question_id)
+
+
+@st.cache_data(show_spinner="Mining relevance-versus-sufficiency cases…")
+def gallery(path: str) -> list[dict]:
+    """Every mined case of every finished run in the store, clearest first within a run."""
+    from bfr_core.evaluation.evaluate import list_runs
+    from ui import resources as R
+
+    store = R.open_store(path)
+    out = []
+    for run in list_runs(store):
+        if not run.get("finished"):
+            continue
+        for c in CS.load_cases(store, run["run_id"], run["dataset_id"]):
+            out.append({"run_id": run["run_id"], "dataset_id": run["dataset_id"], **asdict(c),
+                        "clear_pair": c.clear_pair})
+    return out
+
+
+def verdict(ranks: Mapping[str, Mapping[str, int]], k: int, label: Mapping[str, str]) -> list[tuple[bool, str]]:
+    """One sentence per view on Figure 1's premise (top-``k`` holds one gold turn, misses another):
+    ``(holds, text)``, every number read from ``ranks``."""
+    out = []
+    for p in CS.premise(ranks, k):
+        r = ranks[p.view]
+        name = VIEW_NAMES.get(p.view, p.view)
+        where = ", ".join(f"{label.get(g, g)} at rank {r[g]}" for g in sorted(r, key=lambda g: (r[g], g)))
+        if p.holds:
+            out.append((True, f"{name}: the premise holds: the top-{k} keeps {len(p.inside)} gold turn(s) and "
+                              f"misses {len(p.outside)} ({where})."))
+        elif not p.outside:
+            out.append((False, f"{name}: the premise fails: the top-{k} already holds every gold turn ({where})."))
+        else:
+            out.append((False, f"{name}: the premise fails the other way: the top-{k} holds no gold turn ({where})."))
+    return out
+
+
+def rank_rows(gold: Sequence[str], ranks: Mapping[str, Mapping[str, int]], held: Mapping[str, Sequence[str]],
+              label: Mapping[str, str]) -> list[dict]:
+    """One row per gold turn: its rank in each view and whether each arm's set holds it."""
+    return [{"gold turn": label.get(g, g),
+             **{f"rank · {VIEW_NAMES.get(v, v)}": r.get(g) for v, r in ranks.items()},
+             **{f"in {arm}": "✓" if g in ev else "✗" for arm, ev in held.items()}} for g in gold]

@@ -48,16 +48,18 @@ def _rows(cands: Sequence[Any]) -> list[dict]:
     return [dict(c) if isinstance(c, dict) else {"turn_id": str(c)} for c in cands]
 
 
-def _gold_note(ids: Sequence[str], v: StepView) -> str:
+def _gold_note(ids: Sequence[str], v: StepView, where: str = "among these") -> str:
+    """``· gold among these: 1/2``: which set the count is over is always said (a step's own
+    candidates, or the evidence set after the step)."""
     if not v.show_gold or not v.gold:
         return ""
-    return f" · gold held: {len(v.gold & set(ids))}/{len(v.gold)}"
+    return f" · gold {where}: {len(v.gold & set(ids))}/{len(v.gold)}"
 
 
 def pool(s: Step, v: StepView) -> None:
     cands = s.data.get("candidates", [])
     st.caption(f"{len(cands)} candidates from the **{W.esc(s.data.get('view', '?'))}** view"
-               + _gold_note([c["turn_id"] for c in cands], v))
+               + _gold_note([c["turn_id"] for c in cands], v, "among the candidates"))
     _table(_rows(cands), v, f"{v.key}_pool")
 
 
@@ -65,6 +67,10 @@ def requirements(s: Step, v: StepView) -> None:
     reqs = s.data.get("requirements", [])
     v.req_labels.update({str(r["id"]): str(r.get("text", "")) for r in reqs})
     st.caption(f"{len(reqs)} requirements · source: {W.esc(s.data.get('source', '?'))}")
+    if "rules" in str(s.data.get("source", "")):
+        st.info("Offline rules decomposition: the requirements are fragments of the question, so the context "
+                "and lattice below show little structure. Choose a model provider (sidebar) for LLM requirements.",
+                icon=":material/info:")
     st.dataframe([{"id": r["id"], "requirement": r.get("text", ""), "kind": r.get("kind", "")} for r in reqs],
                  hide_index=True, key=f"{v.key}_reqs")
 
@@ -72,8 +78,11 @@ def requirements(s: Step, v: StepView) -> None:
 def context(s: Step, v: StepView) -> None:
     d = s.data
     st.caption(f"{len(d.get('objects', []))} turns × {len(d.get('attributes', []))} requirements")
-    st.plotly_chart(plots.context_heatmap(d.get("objects", []), d.get("attributes", []), d.get("incidence", []),
-                                          gold=sorted(v.marked), object_labels=v.labels(),
+    shown = {o: W.turn_label(o, v.turns) for o in d.get("objects", [])}  # one display form of turn ids
+    labels = v.labels()
+    st.plotly_chart(plots.context_heatmap(list(shown.values()), d.get("attributes", []), d.get("incidence", []),
+                                          gold=sorted(shown[g] for g in v.marked if g in shown),
+                                          object_labels={shown[o]: labels.get(o, o) for o in shown},
                                           attribute_labels=v.req_labels, title=""), key=f"{v.key}_ctx",
                     width="content")
 
@@ -89,7 +98,7 @@ def lattice(s: Step, v: StepView) -> None:
 
 def prefilter(s: Step, v: StepView) -> None:
     kept, dropped = s.data.get("kept", []), s.data.get("dropped", [])
-    st.caption(f"kept {len(kept)}, dropped {len(dropped)}" + _gold_note(kept, v))
+    st.caption(f"kept {len(kept)}, dropped {len(dropped)}" + _gold_note(kept, v, "among the kept"))
     _table(_rows(kept), v, f"{v.key}_pre")
 
 
@@ -111,7 +120,7 @@ def selection(s: Step, v: StepView) -> None:
 
 def grounding(s: Step, v: StepView) -> None:
     e0 = s.data.get("e0", list(s.evidence))
-    st.caption(f"E0: {len(e0)} source turns" + _gold_note(e0, v))
+    st.caption(f"E0: {len(e0)} source turns" + _gold_note(e0, v, "in E0"))
     scores = s.data.get("scores") or {}
     notes = {t: f"score {float(x):.3f}" for t, x in scores.items()} if isinstance(scores, dict) else {}
     W.turn_cards(v.pick(e0), dataset_id=v.dataset_id, gold=v.gold, show_gold=v.show_gold, key=f"{v.key}_e0",
@@ -141,7 +150,7 @@ def round_(s: Step, v: StepView) -> None:
     st.markdown("\n".join(lines) or "(no action)")
     if d.get("stopped_by"):
         st.caption(f"budget reached: **{W.esc(str(d['stopped_by']))}** · schedule {W.esc(str(d.get('schedule', '')))}")
-    st.markdown(f"**Retained this round**: {len(retained)} turns" + _gold_note(retained, v))
+    st.markdown(f"**Retained this round**: {len(retained)} turns" + _gold_note(retained, v, "among the retained"))
     seen = {r["turn_id"] for r in rows}
     rows += [{"view": "", "retained": "✓", "turn_id": t} for t in retained if t not in seen]
     _table(rows, v, f"{v.key}_cands")
@@ -151,7 +160,7 @@ def topk(s: Step, v: StepView) -> None:
     d = s.data
     hits = d.get("hits", [])
     st.caption(f"top-{d.get('k', len(hits))} from the **{W.esc(d.get('view', '?'))}** view · cue: "
-               f"{W.esc(str(d.get('cue', '')))}" + _gold_note([h["turn_id"] for h in hits], v))
+               f"{W.esc(str(d.get('cue', '')))}" + _gold_note([h["turn_id"] for h in hits], v, "in the top-k"))
     W.turn_cards(v.pick([h["turn_id"] for h in hits]), dataset_id=v.dataset_id, gold=v.gold,
                  show_gold=v.show_gold, key=f"{v.key}_topk",
                  notes={h["turn_id"]: f"score {float(h.get('score', 0)):.3f}" for h in hits})
@@ -169,7 +178,7 @@ RENDERERS: dict[str, Callable[[Step, StepView], None]] = {
 
 def render_step(i: int, s: Step, v: StepView, previous: Sequence[str] = ()) -> None:
     new = [e for e in s.evidence if e not in set(previous)]
-    gold_txt = _gold_note(s.evidence, v)
+    gold_txt = _gold_note(s.evidence, v, "in the evidence set")
     st.subheader(f"{i + 1}. {s.title or s.kind}", anchor=False)
     st.caption(f"step kind `{s.kind}` · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
                f"calls so far: {s.calls}{gold_txt}")

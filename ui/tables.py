@@ -169,3 +169,23 @@ def quality_keys(points: Sequence[dict[str, Any]]) -> list[str]:
     """Numeric quality columns of sweep points (Gold Hit, ER, CER, ...), costs excluded."""
     keys = {k for p in points for k, v in p.items() if isinstance(v, int | float) and not isinstance(v, bool)}
     return sorted(keys - QUALITY_SKIP)
+
+
+Q_FRONTIER = """
+WITH latest AS (
+    SELECT r.*, row_number() OVER (PARTITION BY r.question_id, r.arm, r.budget ORDER BY u.created DESC, u.run_id) AS n
+    FROM results r JOIN runs u USING (run_id)
+    WHERE u.dataset_id = ? AND u.finished IS NOT NULL AND r.status = 'ok')
+SELECT arm, coalesce(nullif(budget, ''), 'top-k') AS budget, count(*) AS n, avg(calls) AS calls,
+       avg(set_size) AS size, 100 * avg(gold_hit) AS gold_hit, 100 * avg(er) AS er, 100 * avg(cer) AS cer
+FROM latest WHERE n = 1 GROUP BY arm, budget ORDER BY arm, calls, budget
+"""
+
+
+def store_frontier(store: Store, dataset_id: str) -> list[dict[str, Any]]:
+    """Budget-frontier points of this store: one per (arm, budget) over the finished runs of
+    ``dataset_id`` (each question's latest result), mean realised calls and set size, Gold Hit,
+    ER and CER in percent. Arms run at one budget give one point each."""
+    cur = store.cursor().execute(Q_FRONTIER, [dataset_id])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

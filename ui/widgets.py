@@ -30,13 +30,23 @@ def fmt_date(d: datetime | None) -> str:
     return d.strftime("%Y-%m-%d %H:%M") if isinstance(d, datetime) else ""
 
 
+def turn_label(turn_id: str, turns: dict[str, Turn] | None = None) -> str:
+    """The one display form of a turn id: the dataset's own local id (LoCoMo ``D20:34``) when the
+    turn is known, else the id with its scope prefix cut (``conv-43:D20:34`` -> ``D20:34``)."""
+    t = (turns or {}).get(turn_id)
+    if t is not None and t.local_id:
+        return t.local_id
+    head, sep, rest = turn_id.partition(":")
+    return rest if sep and head.startswith("conv-") else turn_id
+
+
 def turn_header(t: Turn, *, gold: bool = False) -> str:
     """``★ gold · **speaker** · date · id``, escaped."""
     parts = [f":orange-badge[{GOLD} gold]"] if gold else []
     parts.append(f"**{esc(t.speaker)}**")
     if t.date:
         parts.append(esc(fmt_date(t.date)))
-    parts.append(esc(t.local_id or t.turn_id))
+    parts.append(esc(turn_label(t.turn_id, {t.turn_id: t})))
     return " · ".join(parts)
 
 
@@ -80,7 +90,7 @@ def turns_frame(rows: Sequence[dict], turns: dict[str, Turn], *, gold: Iterable[
         extra = {k: v for k, v in r.items() if k != "turn_id"}
         out.append({
             **({"gold": GOLD if r["turn_id"] in gold_set else ""} if show_gold else {}),
-            **extra, "turn": (t.local_id or t.turn_id) if t else r["turn_id"],
+            **extra, "turn": turn_label(r["turn_id"], turns),
             "speaker": t.speaker if t else "", "date": fmt_date(t.date) if t else "",
             "text": t.text if t else "(turn not in this scope)",
             "turn_id": r["turn_id"], "session_id": t.session_id if t else "",
@@ -112,12 +122,44 @@ def show_turns_table(frame: pd.DataFrame, *, key: str, dataset_id: str | None = 
         session_dialog(dataset_id, picked["session_id"], picked["turn_id"])
 
 
-def progress_bar(text: str) -> Progress:
-    """A ``bfr_core.progress.Progress`` callback drawing one ``st.progress`` bar."""
-    bar = st.progress(0.0, text=text)
+class ProgressBar:
+    """A ``bfr_core.progress.Progress`` callback drawing one ``st.progress`` bar: stage, count, ETA
+    (per stage, from its own start); :meth:`clear` removes it when the work ends."""
 
-    def update(done: int, total: int, label: str) -> None:
+    def __init__(self, text: str) -> None:
+        import time
+
+        self.text, self.clock = text, time.perf_counter
+        self.slot = st.empty()
+        self.slot.progress(0.0, text=text)
+        self.stage, self.since = "", self.clock()
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        from ui.ingesting import bar_text
+
+        if label != self.stage:
+            self.stage, self.since = label, self.clock()
         frac = min(max(done / total, 0.0), 1.0) if total else 0.0
-        bar.progress(frac, text=f"{text} {label} ({done}/{total})" if label else f"{text} ({done}/{total})")
+        self.slot.progress(frac, text=bar_text(label or self.text, done, total, self.clock() - self.since))
 
-    return update
+    def clear(self) -> None:
+        self.slot.empty()
+
+
+def progress_bar(text: str) -> Progress:
+    """A ``bfr_core.progress.Progress`` callback drawing one ``st.progress`` bar (see :class:`ProgressBar`)."""
+    return ProgressBar(text)
+
+
+def new_row_pick(key: str, ids: Sequence[str]) -> str | None:
+    """The id of the row just selected in the single-row dataframe ``key`` (read from its widget
+    state, so it works before the table is drawn), or ``None``; a selection already acted on is
+    not returned twice (coming back to a page does not replay it)."""
+    rows = (st.session_state.get(key) or {}).get("selection", {}).get("rows", [])
+    picked = ids[rows[0]] if rows and rows[0] < len(ids) else None
+    seen = f"{key}_acted"
+    if picked is None or st.session_state.get(seen) == picked:
+        st.session_state[seen] = picked
+        return None
+    st.session_state[seen] = picked
+    return picked

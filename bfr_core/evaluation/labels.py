@@ -125,6 +125,8 @@ def sync_queue(store: Store) -> int:
             return 0
     with store.transaction() as cur:
         rows = cur.execute(Q_SYNC_ITEMS).fetchall()
+        if not rows:  # DuckDB >= 2 refuses executemany over an empty list (no finished run yet)
+            return cur.execute("SELECT count(*) FROM label_items").fetchone()[0]
         cur.executemany(
             "INSERT OR IGNORE INTO label_items (item_id, dataset_id, question_id, evidence) VALUES (?, ?, ?, ?)",
             [[r[0], r[1], r[2], list(r[3])] for r in rows],
@@ -134,6 +136,16 @@ def sync_queue(store: Store) -> int:
             [[r[0], r[4], r[5], r[6]] for r in rows],
         )
     return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
+
+
+def judged_items(store: Store) -> int:
+    """How many queue items carry LLM Suff@Set judgments (from a ``bfr eval ... --suff`` run)."""
+    ensure_schema(store)
+    row = store.cursor().execute(
+        "SELECT count(DISTINCT s.item_id) FROM label_sources s JOIN label_items i USING (item_id) "
+        "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
+        "WHERE r.suff IS NOT NULL OR r.suff_detail IS NOT NULL").fetchone()
+    return int(row[0]) if row else 0
 
 
 def items(store: Store) -> list[str]:

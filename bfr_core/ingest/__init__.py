@@ -21,7 +21,7 @@ from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.longmemeval import load_longmemeval
-from bfr_core.progress import Progress
+from bfr_core.progress import Progress, ticking
 from bfr_core.records import Bundle, IngestReport
 from bfr_core.store import Store, StoreError
 
@@ -82,22 +82,66 @@ def _entities(store: Store, dataset_id: str) -> str:
     return f"entities: {parsed:,} text(s) parsed and cached (bfr_core.retrieval.views.entity.ensure_entities)"
 
 
+def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, written: list) -> None:
+    """Encode and cache the bundle's texts before it is written; every cached chunk is appended to
+    ``written`` at once, for a rollback."""
+    from bfr_core.retrieval.embed import plan_encoding, run_encoding  # lazy: the embedding stack
+    from bfr_core.retrieval.views.common import index_text
+
+    texts = [index_text(t) for t in bundle.turns]
+    tasks = ticking(lambda: plan_encoding(store, texts, [q.text for q in bundle.questions]), progress,
+                    "checking which texts are already encoded")
+    run_encoding(store, tasks, progress, written)
+
+
+def _undo(store: Store, dataset_id: str, written_dataset: bool, vectors: list) -> None:
+    if written_dataset:
+        store.delete_dataset(dataset_id)
+    if vectors:
+        from bfr_core.retrieval.embed import delete_vectors
+
+        delete_vectors(store, vectors)
+
+
 def ingest(
     store: Store, kind: str, path: str | Path, *, name: str | None = None, replace: bool = False,
     embed: bool = True, progress: Progress | None = None, entities: bool | None = None,
 ) -> IngestReport:
     """Load ``path`` as ``kind`` into ``store`` as dataset ``name`` (default: see ``default_name``).
 
-    Nothing is written unless the whole file parses. Returns the report, with one extra note on
-    the embedding step and one on the entity step (``entities``, default: as ``embed``; both are
-    caches by text hash, so a later evaluation only reads them).
+    Nothing is written unless the whole file parses. Stages, each reported to ``progress`` under a
+    readable label: reading the file, encoding the texts not cached yet (in small steps, one bar
+    over every model's texts), writing the dataset (one transaction), a final cache check.
+    Interrupted anywhere (an exception, Ctrl-C, the app's Cancel) it takes back what it added: the
+    vectors it cached and, when the dataset was new, the dataset; a replaced dataset stays replaced
+    once its write has committed (the old copy is gone by then). Returns the report, with one extra
+    note on the embedding step and one on the entity step (``entities``, default: as ``embed``; both
+    are caches by text hash, so a later evaluation only reads them).
     """
     loader = check_kind(kind)
     dataset_id = name or default_name(kind, path)
+    if store.read_only:
+        raise StoreError(f"store {store.path} is open read-only; nothing can be ingested into it")
     if not replace and Path(path).is_file():
         _refuse_early(store, dataset_id, path)
-    bundle = loader(path, dataset_id=dataset_id, progress=progress)
-    report = store.write_bundle(bundle, replace=replace)
-    note = _embed(store, dataset_id, progress) if embed else "embeddings: skipped (--no-embed)"
-    ents = _entities(store, dataset_id) if (embed if entities is None else entities) else "entities: skipped"
+    reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
+    bundle = loader(path, dataset_id=dataset_id, progress=reading)
+    existed = store.dataset(dataset_id) is not None
+    vectors: list = []
+    written = False
+    try:
+        if embed:
+            _encode_first(store, bundle, progress, vectors)
+        try:
+            report = ticking(lambda: store.write_bundle(bundle, replace=replace), progress,
+                             "writing the dataset to the store")
+        finally:  # a Cancel waits for the transaction: it committed unless write_bundle raised
+            written = not existed and store.dataset(dataset_id) is not None
+        note = _embed(store, dataset_id, progress) if embed else "embeddings: skipped (--no-embed)"
+        wants_entities = embed if entities is None else entities
+        ents = (ticking(lambda: _entities(store, dataset_id), progress, "finding names in the turns (entity view)")
+                if wants_entities else "entities: skipped")
+    except BaseException:
+        _undo(store, dataset_id, written, vectors)
+        raise
     return dc_replace(report, notes=(*report.notes, ents, note))

@@ -64,13 +64,14 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from bfr_core.errors import BfrError  # noqa: E402
-from bfr_core.progress import Progress  # noqa: E402
+from bfr_core.progress import Progress, ticking  # noqa: E402
 from bfr_core.retrieval.views.common import INDEX_TEXT_SQL  # noqa: E402
 from bfr_core.store import Store, text_hash  # noqa: E402
 
 __all__ = [
     "DEFAULT_MODEL_ID", "MODEL_IDS", "Embedder", "StaticEmbedder", "TransformerEmbedder", "EMBEDDINGS_DDL",
-    "DenseSpec", "ShortOnlyEmbedder", "cached_count", "cpu_has_bf16", "default_model_id", "default_short_id",
+    "DenseSpec", "EncodeTask", "ShortOnlyEmbedder", "cached_count", "delete_vectors", "plan_encoding",
+    "run_encoding", "stage_name", "cpu_has_bf16", "default_model_id", "default_short_id",
     "cached_vectors", "default_spec", "ensure_embeddings",
     "encode_queries", "get_model", "query_encoder", "query_vectors", "store_vectors", "token_counts", "vectors_for", "vectors_for_texts",
 ]
@@ -607,3 +608,112 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
     row = store.cursor().execute("SELECT count(*) FROM embeddings WHERE model_id = ?",
                                  [model_id or default_model_id()]).fetchone()
     return int(row[0]) if row else 0
+
+
+# -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
+PROGRESS_STEP = 64  # MiniLM texts per encode call while ingesting: one progress update each (~1-4 s here)
+
+
+@dataclass(frozen=True)
+class EncodeTask:
+    """One stage of an ingest's encoding: ``texts`` to encode with ``encoder_id`` and cache under ``store_id``."""
+
+    store_id: str
+    encoder_id: str
+    stage: str  # what the progress bar says ("encoding short turns (MiniLM)")
+    hashes: tuple[str, ...]
+    texts: tuple[str, ...]
+    queries: bool = False  # question texts: encoded by :func:`encode_queries` (batch-independent vectors)
+    zeros: bool = False  # a short-text model's long texts: cached as zero rows, nothing encoded
+
+
+def stage_name(model_id: str, *, queries: bool = False) -> str:
+    """A readable name for encoding with ``model_id`` (the bar never shows the cache key)."""
+    family = "static word vectors" if model_id.startswith("m2v-") else "MiniLM"
+    if queries:
+        return f"encoding questions ({family})"
+    if model_id.endswith("-short"):
+        return f"encoding short turns ({family})"
+    return f"encoding all turns ({family})"
+
+
+def _missing(store: Store, model_id: str, texts: Sequence[str]) -> dict[str, str]:
+    hashes = {text_hash(t): t for t in dict.fromkeys(texts)}
+    found = cached_vectors(store, model_id, list(hashes)) if _has_table(store) else {}
+    return {h: t for h, t in sorted(hashes.items()) if h not in found}
+
+
+def plan_encoding(store: Store, turn_texts: Sequence[str], question_texts: Sequence[str]) -> list[EncodeTask]:
+    """What an ingest must encode (texts not cached yet), per default model, turns then questions.
+
+    A short-text model's long texts are a ``zeros`` task (cached as zero rows, nothing encoded),
+    so every other task's ``texts`` are exactly the texts a model runs on. Writes nothing."""
+    spec = default_spec()
+    tasks: list[EncodeTask] = []
+    for mid in [spec.base] + ([spec.short] if spec.short else []):
+        model = get_model(mid)
+        todo = _missing(store, mid, turn_texts)
+        enc: Embedder = model
+        if isinstance(model, ShortOnlyEmbedder) and todo:
+            counts = token_counts(list(todo.values()))
+            long_t = {h: t for h, t, n in zip(todo, todo.values(), counts, strict=True) if n > model.max_tokens}
+            if long_t:
+                tasks.append(EncodeTask(mid, mid, "caching long turns", tuple(long_t), tuple(long_t.values()),
+                                        zeros=True))
+            todo = {h: t for h, t, n in zip(todo, todo.values(), counts, strict=True) if n <= model.max_tokens}
+            enc = model.inner
+        if todo:
+            tasks.append(EncodeTask(mid, enc.model_id, stage_name(mid), tuple(todo), tuple(todo.values())))
+        qenc = query_encoder(model)
+        qtodo = _missing(store, qenc.model_id, question_texts)
+        if qtodo:
+            tasks.append(EncodeTask(qenc.model_id, qenc.model_id, stage_name(mid, queries=True), tuple(qtodo),
+                                    tuple(qtodo.values()), queries=True))
+    return tasks
+
+
+def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress | None = None,
+                 written: list[tuple[str, tuple[str, ...]]] | None = None) -> list[tuple[str, tuple[str, ...]]]:
+    """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, 1,024 for
+    the static model; texts shortest first, so a chunk pads little), reporting ``(texts done, texts
+    in all tasks, stage)`` after each. Every ``(store_id, hashes)`` cached is appended to ``written``
+    as it is written (so a caller still knows what to take back, :func:`delete_vectors`, when a
+    Cancel interrupts this call); returns that list. Fixed chunks keep vectors independent of load."""
+    total = sum(len(t.texts) for t in tasks if not t.zeros)
+    done = 0
+    written = [] if written is None else written
+    for task in tasks:
+        if task.zeros:
+            dim = get_model(task.store_id).dim
+            store_vectors(store, task.store_id, task.hashes, np.zeros((len(task.hashes), dim), np.float32))
+            written.append((task.store_id, task.hashes))
+            continue
+        enc = get_model(task.encoder_id)
+        if isinstance(enc, TransformerEmbedder) and enc._model is None:  # ~10 s here: keep the bar moving
+            ticking(enc._load, progress, "loading the MiniLM model", done=done, total=total)
+        if progress:
+            progress(done, total, task.stage)
+        step = PROGRESS_STEP if isinstance(enc, TransformerEmbedder) else _CHUNK
+        order = sorted(range(len(task.texts)), key=lambda i: (len(task.texts[i]), task.hashes[i]))
+        for start in range(0, len(order), step):
+            idx = order[start:start + step]
+            texts, hashes = tuple(task.texts[i] for i in idx), tuple(task.hashes[i] for i in idx)
+            # a heartbeat while the chunk encodes (the count moves once per chunk): the bar never sits still
+            vecs = ticking(lambda e=enc, x=texts, qs=task.queries: encode_queries(e, x) if qs else e.encode(list(x)),
+                           progress, task.stage, done=done, total=total)
+            store_vectors(store, task.store_id, hashes, vecs)
+            written.append((task.store_id, hashes))
+            done += len(texts)
+            if progress:
+                progress(done, total, task.stage)
+    return written
+
+
+def delete_vectors(store: Store, written: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Remove cached vectors (``(model_id, hashes)`` pairs, as :func:`run_encoding` returns them)."""
+    if store.read_only or not written or not _has_table(store):
+        return
+    with _WRITE_LOCK, store.transaction() as cur:
+        for model_id, hashes in written:
+            cur.execute("DELETE FROM embeddings WHERE model_id = ? AND text_hash IN (SELECT unnest(?::VARCHAR[]))",
+                        [model_id, list(hashes)])

@@ -215,3 +215,23 @@ def texts(at) -> str:
             parts.append(str(getattr(el, "value", "")))
             parts.append(str(getattr(el, "label", "")))
     return "\n".join(parts)
+
+
+@pytest.fixture()
+def browser_app(tmp_path):
+    """Hook for browser tests of the live app (e.g. an eval started while it is open): the demo store
+    with a finished run at ``db``, the app served on it, a Chromium page. Yields (url, db, page, bc),
+    ``bc`` being scripts/browser_check.py (serve, check, wait_idle, shot)."""
+    import sys
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("needs /usr/bin/chromium")
+    pytest.importorskip("playwright")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import browser_check as bc
+
+    fake = not bc.pipeline_available()
+    db = tmp_path / "store.duckdb"
+    bc.build_store(db, fake=fake)
+    with bc.serve(db, log=tmp_path / "streamlit.log", fake=fake) as (url, _), bc.browser() as page:
+        yield url, db, page, bc

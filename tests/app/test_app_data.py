@@ -41,9 +41,19 @@ def test_ingest_from_path_then_bad_file(app_db, tmp_path):
     assert not at.exception
     assert any("Loaded" in s.value and "mini" in s.value for s in at.success)
     assert at.selectbox(key="data_dataset").options == ["demo", "mini"]
-    # a second time: the store refuses a second copy, with the store's message
+    # a second time: the page names the clash in its own words (no CLI flag) and offers the checkbox
+    at.run()
+    assert any("already in this store" in w.value and "Replace if present" in w.value for w in at.warning)
+    assert "--replace" not in texts(at)
+    assert at.button(key="data_ingest").disabled
+    at.checkbox(key="data_replace").check().run()
     at.button(key="data_ingest").click().run()
-    assert at.error and "already in" in at.error[0].value
+    assert any("Loaded" in s.value and "mini" in s.value for s in at.success)
+    at.checkbox(key="data_replace").uncheck().run()
+    # the Home table shows the new dataset at once (cached frames were cleared)
+    at.switch_page("pages/home.py").run()
+    assert "mini" in list(at.dataframe[0].value["dataset"])
+    at.switch_page("pages/data.py").run()
     # a file that is not JSON at all
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n", encoding="utf-8")
@@ -64,6 +74,13 @@ def test_ingest_from_upload(app_db, tmp_path):
     at.button(key="data_ingest").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Loaded" in s.value for s in at.success), texts(at)
+    # a broken upload: the error names the uploaded file, not the temporary copy
+    at.file_uploader(key="data_upload").set_value(("broken.jsonl", b"{not json\n", "application/jsonl")).run()
+    at.text_input(key="data_name").input("broken").run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception
+    assert at.error and "broken.jsonl" in at.error[0].value
+    assert "bfr-upload-" not in at.error[0].value, at.error[0].value
 
 
 @pytest.mark.slow

@@ -64,12 +64,26 @@ def test_open_in_trace_switches_page_with_query_params(app_db):
     assert "Stored trace from eval run" in texts(at)
 
 
-def test_selecting_a_table_row_fills_the_picker(app_db):
+def test_selecting_a_table_row_opens_it_in_trace(app_db):
     at = _page()
     at.session_state["fail_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.selectbox(key="fail_pick").value == "q3"
+    assert at.title[0].value == "Trace"
+    assert at.selectbox(key="trace_question").value == "q3"
+
+
+def test_frontier_is_this_stores(app_db):
+    from ui import resources as R
+    from ui.tables import store_frontier
+
+    at = _page()
+    assert not at.exception
+    pts = store_frontier(R.open_store(str(app_db)), "demo")
+    assert {p["arm"] for p in pts} == {"mem0", "bfr-mv"}
+    assert "bench/out" not in texts(at).split("bfr sweep")[0]  # no committed file is shown as this store's
+    assert len(at.get("plotly_chart")) == 1
+    assert any("bfr sweep --db" in c.value and str(app_db) in c.value for c in at.code)
 
 
 def test_budget_frontier_from_sweep_output(app_db, tmp_path):

@@ -41,7 +41,7 @@ def test_run_all_shows_lattice_final_set_and_answer(app_db):
     # context heatmap, lattice, coverage matrix and the metrics line chart are plotly figures
     assert len(at.get("plotly_chart")) >= 4
     assert "Answer" in body and "Judge" in body
-    assert "gold held: 2/2" in body
+    assert "gold in the evidence set: 2/2" in body
     # q1 asks for the days between two events: the answer is computed, and the page says from what
     assert "the time between" in body and "dates read from the evidence" in body
 
@@ -50,10 +50,10 @@ def test_gold_toggle_hides_gold_marks(app_db):
     at = _trace_page()
     at.selectbox(key="trace_question").select("q1").run()
     at.button(key="trace_all").click().run()
-    assert "gold held" in texts(at) and "Gold turns:" in texts(at)
+    assert "gold in the evidence set" in texts(at) and "Gold turns:" in texts(at)
     at.toggle(key="trace_show_gold").set_value(False).run()
     body = texts(at)
-    assert "gold held" not in body and "Gold turns:" not in body and "★ gold" not in body
+    assert "gold in the" not in body and "gold among" not in body and "Gold turns:" not in body and "★ gold" not in body
 
 
 def test_query_params_preselect_and_load_stored_trace(app_db):

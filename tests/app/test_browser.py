@@ -1,13 +1,19 @@
-"""The real app in headless Chromium: every page, "Run all" on the demo, one screenshot per page.
+"""The real app in headless Chromium: every page, "Run all" on the demo, one screenshot per page;
+a Failures row opening Trace; Annotate on a store with no run; the Demo on a store holding dev50.
 
 Starts ``streamlit run app.py`` on a free localhost port against a temporary demo store (with a
 finished eval run) and drives Debian's /usr/bin/chromium with Playwright's Python API; screenshots
 go to docs/screenshots/<page>.png. Uses the pipeline stand-in of conftest.py until the real arms
-are importable. Run alone with ``pytest -m browser``.
+are importable. Run alone with ``pytest -m browser``. The dev50 check needs a store holding
+LongMemEval dev50: ``$BFR_DEV50_STORE``, else the one bench/bench_app_ingest.py kept (its path is
+in bench/out/app_ingest.json); skipped when neither exists.
 """
 
 import importlib.util
+import json
+import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,7 +47,9 @@ def test_every_page_in_chromium(bc, tmp_path):
     out = ROOT / "docs" / "screenshots"
     with bc.serve(db, log=tmp_path / "streamlit.log", fake=fake) as (url, _), bc.browser() as page:
         seen = bc.check(url, out, page)
-    assert seen["errors"] == {p: [] for p in PAGES}, (tmp_path / "streamlit.log").read_text()[-3000:]
+    assert seen["errors"] == {p: [] for p in (*PAGES, "failures_to_trace")}, \
+        (tmp_path / "streamlit.log").read_text()[-3000:]
+    assert "Reference answer" in seen["failures_to_trace"]  # a Failures row opened Trace
     for p in PAGES:
         assert (out / f"{p}.png").stat().st_size > 10_000
     assert seen["trace_final"].startswith("Final evidence set")
@@ -53,3 +61,47 @@ def test_every_page_in_chromium(bc, tmp_path):
     held = re.search(r"holds (\d) of (\d) gold turns", seen["demo_success"])
     assert held, seen["demo_success"]
     assert held.group(1) == held.group(2), seen["demo_success"]
+
+
+def test_annotate_with_no_run(bc, tmp_path):
+    from bfr_core.ingest.demo import ensure_demo_store
+
+    db = tmp_path / "norun.duckdb"
+    ensure_demo_store(db, embed=False).close()
+    out = ROOT / "docs" / "screenshots"
+    with bc.serve(db, log=tmp_path / "streamlit.log") as (url, _), bc.browser() as page:
+        seen = bc.check_annotate_no_run(url, out, page)
+    assert seen["errors"] == [], seen["errors"]
+    assert f"bfr eval --db {db} --dataset demo" in seen["text"] and "--suff" in seen["text"]
+
+
+def _dev50_store() -> Path | None:
+    env = os.environ.get("BFR_DEV50_STORE")
+    if env:
+        return Path(env)
+    bench = ROOT / "bench" / "out" / "app_ingest.json"
+    kept = Path(json.loads(bench.read_text()).get("store", "")) if bench.exists() else None
+    kept = kept if kept and kept.name else None
+    return kept if kept and kept.exists() else None
+
+
+@pytest.mark.skipif(_dev50_store() is None, reason="needs a store holding dev50 ($BFR_DEV50_STORE)")
+def test_demo_on_a_store_holding_dev50(bc, tmp_path):
+    from bfr_core.evaluation.cases import premise, view_ranks
+    from bfr_core.store import Store
+
+    db = tmp_path / "dev50.duckdb"
+    shutil.copy(_dev50_store(), db)
+    s = Store(db)
+    ranks = view_ranks(s, "longmemeval", "b3c15d39")
+    s.close()
+    out = ROOT / "docs" / "screenshots"
+    with bc.serve(db, log=tmp_path / "streamlit.log") as (url, _), bc.browser() as page:
+        seen = bc.check_demo_real(url, out, page)
+    assert seen["errors"] == [], seen["errors"]
+    assert "LongMemEval question b3c15d39" in seen["text"]
+    # what the page says about Figure 1's premise is what the store's own ranks say
+    for p in premise(ranks, 10):
+        assert ("the premise holds" if p.holds else "the premise fails") in seen["text"], p
+    if not any(p.holds for p in premise(ranks, 10)):
+        assert "Figure 1's premise does not hold" in seen["text"]

@@ -1,0 +1,34 @@
+"""What the Data page says while and after it ingests: the bar's text, the name-clash check, and
+errors in the GUI's words. No streamlit import (bench/bench_app_ingest.py uses the same text).
+
+Covers: bar text with stage, count and ETA; a clash message that names the page's checkbox (not
+``--replace``); an error's temporary upload path replaced by the uploaded file's name.
+Does not cover: the ingest itself (``bfr_core.ingest.ingest``), drawing the bar (``ui.widgets``).
+"""
+
+from __future__ import annotations
+
+from bfr_core.progress import eta_seconds, fmt_eta
+
+CLI_CLASH = "Pass --replace to overwrite it or --name to keep both."
+GUI_CLASH = "Tick “Replace if present” to overwrite it, or type another dataset name to keep both."
+
+
+def bar_text(label: str, done: int, total: int, elapsed: float) -> str:
+    """``"encoding short turns (MiniLM): 1,280 / 9,310 · about 1 min 05 s left"``."""
+    if total <= 1:  # a stage with no sub-steps (writing, checking)
+        return f"{label}…"
+    eta = fmt_eta(eta_seconds(elapsed, done, total))
+    return f"{label}: {done:,} / {total:,}" + (f" · {eta}" if eta and done < total else "")
+
+
+def clash_message(dataset_id: str) -> str:
+    return f"A dataset named '{dataset_id}' is already in this store. {GUI_CLASH}"
+
+
+def gui_error(message: str, *, tmp_path: str | None = None, upload_name: str | None = None) -> str:
+    """An ingest error as the page shows it: GUI wording, the uploaded file's name instead of its temporary path."""
+    msg = message.replace(CLI_CLASH, GUI_CLASH)
+    if tmp_path and upload_name:
+        msg = msg.replace(tmp_path, upload_name)
+    return msg

@@ -1,0 +1,38 @@
+"""The sidebar's store path, checked before anything opens it (no streamlit import).
+
+Covers: :func:`problem` (why a typed path cannot be opened as it stands: a folder, a missing
+parent folder, a file that is not a DuckDB store, or a store that does not exist yet and was not
+asked for) and :func:`size_mb` (the store's size on disk, its write-ahead log included).
+Does not cover: opening the store (``ui.resources``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+def size_mb(p: Path) -> float:
+    """MB on disk of the store and its ``.wal`` (a fresh store's data sits in the WAL until a checkpoint)."""
+    wal = p.with_name(p.name + ".wal")
+    return sum(f.stat().st_size for f in (p, wal) if f.is_file()) / 1e6
+
+
+def problem(p: Path, *, is_default: bool, create: bool) -> str | None:
+    """``None`` when the app may open ``p``; else what is wrong, in the sidebar's words."""
+    if is_default:
+        return None  # the demo store is built on first start
+    if p.is_dir():
+        return f"{p} is a folder; give the path of a DuckDB file (for example {p / 'store.duckdb'})."
+    if p.is_file():
+        with open(p, "rb") as fh:
+            head = fh.read(12)
+        if p.stat().st_size and head[8:12] != DUCKDB_MAGIC:
+            return f"{p} exists but is not a DuckDB store."
+        return None
+    if not create:
+        where = "" if p.parent.is_dir() else f" (and its folder {p.parent} does not exist either)"
+        return (f"No store at {p}{where}. Check the path, or tick “Create a new store here” to start an "
+                "empty one.")
+    return None
