@@ -9,6 +9,7 @@ import pytest
 from bfr_core.dates import find_day_dates
 from bfr_core.llm import LLMCallFailed, LLMRequest
 from bfr_core.llm import rules as R
+from bfr_core.llm import rules_judges as J
 
 SHUTTER = "How many days did it take for me to receive the new remote shutter release after I ordered it?"
 ORDER = "I ordered a new remote shutter release online on February 5th"
@@ -192,9 +193,9 @@ def test_judge_decides_only_what_it_can(gold, generated, label):
 
 
 def test_alternatives_split_also_acceptable_and_drop_parentheticals():
-    assert R.alternatives(ALSO) == ["5 days", "6 days"]
-    assert R.alternatives(EXPLAINED) == ["11 days"]
-    assert R.alternatives("Paris") == ["Paris"]
+    assert J.alternatives(ALSO) == ["5 days", "6 days"]
+    assert J.alternatives(EXPLAINED) == ["11 days"]
+    assert J.alternatives("Paris") == ["Paris"]
 
 
 def test_the_rules_judge_replies_undecided_through_the_llm_call():
