@@ -1,0 +1,93 @@
+"""Arm rows before and after a change: every arm's evidence set, in order, for every question.
+
+Two modes:
+
+* ``dump``: run the arms on every scoreable question of a dataset in a store (offline, no LLM) and
+  write ``{"ARM:QUESTION_ID": [evidence ids in order, step kinds, budget]}``. Run it once with the old
+  code and once with the new, on copies of the same store (``git worktree add ../old REV`` and
+  ``PYTHONPATH=../old``), so the comparison sees code changes only: the committed ``bench/out/*.json``
+  were measured on other stores, whose cached vectors differ in their last bits.
+* ``compare``: count the rows that differ between two dumps, per arm, and whether the differing
+  ones hold the same set in another order; writes ``bench/out/arm_rows.json``.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_arm_rows.py dump --db STORE --dataset locomo --out new.json
+    PYTHONPATH=. .venv/bin/python bench/bench_arm_rows.py compare old.json new.json --label "..."
+
+Does not cover: answers and judgments (``bench_rules_answers.py``), speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ARMS = "mem0,amem,com,mragent-flat,fca-ms,bfr-text,bfr-mv,bfr"
+
+
+def dump(db: str, dataset: str, arms: list[str], out: str) -> None:
+    try:  # the layout before 2026-12-01 had the scope builder in bfr_core.index
+        from bfr_core.retrieval.scope import scope_views
+    except ImportError:
+        from bfr_core.index import scope_views
+    from bfr_core.pipeline import run_query
+    from bfr_core.store import Store
+
+    store = Store(db)
+    rows: dict[str, list] = {}
+    start = time.perf_counter()
+    for q in store.questions(dataset, scoreable_only=True):
+        views = scope_views(store, dataset, q.scope_id)
+        for arm in arms:
+            tr = run_query(views, q.query(), arm, dataset_id=dataset)
+            rows[f"{arm}:{q.question_id}"] = [list(tr.evidence), [s.kind for s in tr.steps], tr.budget]
+    Path(out).write_text(json.dumps(rows), encoding="utf-8")
+    print(f"{len(rows)} rows in {time.perf_counter() - start:.1f} s -> {out}")
+
+
+def compare(a: str, b: str, label: str, out: str) -> dict:
+    old, new = json.loads(Path(a).read_text()), json.loads(Path(b).read_text())
+    shared = sorted(set(old) & set(new))
+    differ = [k for k in shared if old[k] != new[k]]
+    same_set = [k for k in differ if sorted(old[k][0]) == sorted(new[k][0]) and old[k][1:] == new[k][1:]]
+    result = {
+        "benchmark": "arm_rows", "label": label, "rows_compared": len(shared),
+        "arms": sorted({k.split(":", 1)[0] for k in shared}),
+        "rows_differing": len(differ), "differing_by_arm": dict(Counter(k.split(":", 1)[0] for k in differ)),
+        "differing_same_set_other_order": len(same_set),
+        "only_in_first": len(set(old) - set(new)), "only_in_second": len(set(new) - set(old)),
+    }
+    runs = json.loads(Path(out).read_text()) if Path(out).is_file() else {"comparisons": []}
+    runs["comparisons"] = [c for c in runs["comparisons"] if c.get("label") != label] + [result]
+    Path(out).write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="mode", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("--db", required=True)
+    d.add_argument("--dataset", default="locomo")
+    d.add_argument("--arms", default=ARMS)
+    d.add_argument("--out", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("first")
+    c.add_argument("second")
+    c.add_argument("--label", required=True)
+    c.add_argument("--out", default=str(ROOT / "bench" / "out" / "arm_rows.json"))
+    args = ap.parse_args(argv)
+    if args.mode == "dump":
+        dump(args.db, args.dataset, [a.strip() for a in args.arms.split(",") if a.strip()], args.out)
+    else:
+        compare(args.first, args.second, args.label, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
