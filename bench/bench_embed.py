@@ -1,9 +1,9 @@
 """Embedding variants: throughput and retrieval quality; the speed targets. Writes bench/out/embed.json.
 
-Variants (``bfr_core.retrieval.embed.MODEL_IDS``): full MiniLM (``minilm-l6-v2@256``, the reference),
+Variants (``bfr_core.retrieval.encoders.MODEL_IDS``): full MiniLM (``minilm-l6-v2@256``, the reference),
 MiniLM capped at 128 tokens, the same with int8 dynamic quantisation, the static model distilled
-from MiniLM (``m2v-minilm-l6-v2@256d``), and the default dense ranking ``embed.DenseSpec()``: the
-static model on every text plus MiniLM on the texts that fit ``embed.SHORT_CAP`` (160) tokens,
+from MiniLM (``m2v-minilm-l6-v2@256d``), and the default dense ranking ``encoders.DenseSpec()``: the
+static model on every text plus MiniLM on the texts that fit ``encoders.SHORT_CAP`` (160) tokens,
 merged by per-group z-scores (``views/dense.py``).
 
 * throughput: a seeded random sample of LongMemEval dev50's unique turn texts (its length mix:
@@ -46,7 +46,8 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
-from bfr_core.retrieval.embed import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model, vectors_for_texts  # noqa: E402
+from bfr_core.retrieval.embed import vectors_for_texts  # noqa: E402
+from bfr_core.retrieval.encoders import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model  # noqa: E402
 from bfr_core.retrieval.views.common import index_text  # noqa: E402
 from bfr_core.retrieval.views.dense import DenseView  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
@@ -144,7 +145,7 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
     """
     from tokenizers import Tokenizer
 
-    from bfr_core.retrieval.embed import _minilm_path
+    from bfr_core.retrieval.encoders import _minilm_path
 
     tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
     tok.no_truncation()

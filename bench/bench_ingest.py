@@ -80,7 +80,7 @@ def bench_one(kind: str, path: Path, repeats: int, embed: bool, workdir: Path) -
 
 def _dense_name() -> str:
     try:
-        from bfr_core.retrieval.embed import default_spec
+        from bfr_core.retrieval.encoders import default_spec
     except ImportError:
         return "none"
     return default_spec().name

@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
-from bfr_core.retrieval.embed import cached_count, default_spec  # noqa: E402
+from bfr_core.retrieval.embed import cached_count  # noqa: E402
+from bfr_core.retrieval.encoders import default_spec  # noqa: E402
 from bfr_core.retrieval.scope import scope_views  # noqa: E402
 from bfr_core.retrieval.views.bm25 import BM25View  # noqa: E402
 from bfr_core.retrieval.views.hybrid import rrf  # noqa: E402

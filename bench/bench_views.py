@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
-from bfr_core.retrieval.embed import default_spec  # noqa: E402
+from bfr_core.retrieval.encoders import default_spec  # noqa: E402
 from bfr_core.retrieval.scope import clear_cache, scope_views  # noqa: E402
 from bfr_core.retrieval.views.dense import clear_query_cache  # noqa: E402
 from bfr_core.store import Store  # noqa: E402

@@ -13,20 +13,17 @@ import numpy as np
 import pytest
 
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
-from bfr_core.retrieval import embed
-from bfr_core.retrieval.embed import (
+from bfr_core.retrieval import embed, encoders
+from bfr_core.retrieval.embed import cached_count, ensure_embeddings, vectors_for, vectors_for_texts
+from bfr_core.retrieval.encoders import (
     DenseSpec,
     EmbedError,
     ShortOnlyEmbedder,
     StaticEmbedder,
     TransformerEmbedder,
-    cached_count,
     default_spec,
-    ensure_embeddings,
     get_model,
     token_counts,
-    vectors_for,
-    vectors_for_texts,
 )
 from bfr_core.retrieval.views.common import index_text
 from bfr_core.store import Store, text_hash
@@ -80,7 +77,7 @@ def minilm() -> TransformerEmbedder:
 @pytest.fixture(scope="module")
 def small_table() -> np.ndarray:
     # The first 1,200 ids: [PAD], [unused*], [UNK].. and the single characters (ids ~999-1100).
-    return embed.distill_static(dims=16, limit=1200)
+    return encoders.distill_static(dims=16, limit=1200)
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +124,7 @@ def test_static_is_mean_of_token_rows_then_l2(small_static):
 
 def test_distillation_is_deterministic_and_zeroes_unused_rows(small_table):
     a = small_table
-    assert np.array_equal(a, embed.distill_static(dims=16, limit=1200))
+    assert np.array_equal(a, encoders.distill_static(dims=16, limit=1200))
     assert not a[1].any()  # id 1 is [unused0]
     assert not a[1500:].any()  # beyond the limit
     assert a[0].any() and a[1100].any()
@@ -136,9 +133,9 @@ def test_distillation_is_deterministic_and_zeroes_unused_rows(small_table):
 def test_static_table_is_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path))
     calls = []
-    monkeypatch.setattr(embed, "distill_static", lambda dims: calls.append(dims) or np.ones((4, dims), np.float32))
-    assert embed._static_table(8).shape == (4, 8)
-    assert embed._static_table(8).shape == (4, 8)
+    monkeypatch.setattr(encoders, "distill_static", lambda dims: calls.append(dims) or np.ones((4, dims), np.float32))
+    assert encoders._static_table(8).shape == (4, 8)
+    assert encoders._static_table(8).shape == (4, 8)
     assert calls == [8]
     assert (tmp_path / "m2v-minilm-l6-v2-8d.npy").is_file()
 
@@ -152,14 +149,14 @@ def test_bf16_autocast_stays_within_cosine_of_fp32(minilm):
 
 
 def test_bf16_detection_follows_the_override(monkeypatch):
-    embed.cpu_has_bf16.cache_clear()
+    encoders.cpu_has_bf16.cache_clear()
     monkeypatch.setenv("BFR_BF16", "0")
-    assert not embed.cpu_has_bf16() and embed.default_short_id() == "minilm-l6-v2@160-short"
-    embed.cpu_has_bf16.cache_clear()
+    assert not encoders.cpu_has_bf16() and encoders.default_short_id() == "minilm-l6-v2@160-short"
+    encoders.cpu_has_bf16.cache_clear()
     monkeypatch.setenv("BFR_BF16", "1")
-    assert embed.default_short_id() == "minilm-l6-v2-bf16@160-short"
-    assert get_model(embed.default_short_id()).inner.bf16
-    embed.cpu_has_bf16.cache_clear()
+    assert encoders.default_short_id() == "minilm-l6-v2-bf16@160-short"
+    assert get_model(encoders.default_short_id()).inner.bf16
+    encoders.cpu_has_bf16.cache_clear()
 
 
 def test_get_model_ids():
@@ -167,7 +164,7 @@ def test_get_model_ids():
     assert get_model("minilm-l6-v2-bf16@128").model_id == "minilm-l6-v2-bf16@128"
     assert get_model("m2v-minilm-l6-v2@256d").model_id == "m2v-minilm-l6-v2@256d"
     assert get_model("m2v-minilm-l6-v2@256d-512t").model_id == "m2v-minilm-l6-v2@256d-512t"
-    assert get_model() is get_model(embed.DEFAULT_MODEL_ID)
+    assert get_model() is get_model(encoders.DEFAULT_MODEL_ID)
     for bad in ("bert-base", "minilm-l6-v2", "minilm-l6-v2@x", "m2v-minilm-l6-v2@abc"):
         with pytest.raises(EmbedError):
             get_model(bad)
@@ -248,7 +245,7 @@ def test_default_spec_and_env_override(monkeypatch):
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     monkeypatch.delenv("BFR_DENSE_SHORT", raising=False)
     spec = default_spec()
-    assert spec == DenseSpec() and spec.short == embed.default_short_id()
+    assert spec == DenseSpec() and spec.short == encoders.default_short_id()
     assert spec.short in ("minilm-l6-v2@160-short", "minilm-l6-v2-bf16@160-short")
     assert get_model(spec.short).model_id == spec.short and get_model(spec.short).max_tokens == 160
     monkeypatch.setenv("BFR_DENSE_SHORT", "minilm-l6-v2@128-short")  # replaying a run made at the old cap
@@ -256,7 +253,7 @@ def test_default_spec_and_env_override(monkeypatch):
     monkeypatch.delenv("BFR_DENSE_SHORT")
     monkeypatch.setenv("BFR_DENSE_MODEL", "minilm-l6-v2@256")
     assert default_spec() == DenseSpec(base="minilm-l6-v2@256", short=None)
-    assert embed.default_model_id() == "minilm-l6-v2@256"
+    assert encoders.default_model_id() == "minilm-l6-v2@256"
     with pytest.raises(EmbedError):
         get_model("m2v-minilm-l6-v2@256d-short")
 
@@ -266,8 +263,8 @@ def test_ensure_without_model_fills_every_model_of_the_spec(monkeypatch):
     base, inner = CountingEmbedder(), CountingEmbedder()
     inner.model_id = "inner@8"
     short = ShortOnlyEmbedder(inner, max_tokens=12)
-    models = {embed.STATIC: base, embed.DenseSpec().short: short}
-    monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
+    models = {encoders.STATIC: base, encoders.DenseSpec().short: short}
+    monkeypatch.setattr(encoders, "_model", lambda model_id: models[model_id])
     store = Store()
     store.write_bundle(bundle())
     # 4 unique turn texts x 2 models, and the one question's query vector from each query encoder

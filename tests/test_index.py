@@ -118,14 +118,14 @@ def test_unknown_scope_raises(store):
 
 
 def test_default_spec_adds_the_short_model_to_the_dense_view(store, monkeypatch):
-    from bfr_core.retrieval import embed
-    from bfr_core.retrieval.embed import ShortOnlyEmbedder
+    from bfr_core.retrieval import encoders
+    from bfr_core.retrieval.encoders import ShortOnlyEmbedder
     from bfr_core.retrieval.views import dense
 
     monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
     base, short = BowEmbedder(), ShortOnlyEmbedder(BowEmbedder(), max_tokens=8)
-    models = {embed.STATIC: base, embed.DenseSpec().short: short}
-    monkeypatch.setattr(embed, "_model", lambda model_id: models[model_id])
+    models = {encoders.STATIC: base, encoders.DenseSpec().short: short}
+    monkeypatch.setattr(encoders, "_model", lambda model_id: models[model_id])
     dense.clear_query_cache()
     v = scope_views(store, "d", "h1")
     assert v.model is base and v.dense.short_model is short

@@ -141,7 +141,7 @@ def test_tiny_scope_does_not_break():
 @pytest.mark.skipif(not LME.exists(), reason="LongMemEval dev50 sample not available")
 def test_b3c15d39_shutter_release_both_gold_turns():
     from bfr_core.ingest.longmemeval import load_longmemeval
-    from bfr_core.retrieval.embed import get_model
+    from bfr_core.retrieval.encoders import get_model
     from bfr_core.retrieval.scope import build_views
 
     with gzip.open(LME, "rt", encoding="utf-8") as fh:  # fail early and clearly on a broken file

@@ -47,10 +47,10 @@ def test_length_mismatch_and_empty_scope():
 
 
 def test_query_vectors_of_registered_models_are_cached(monkeypatch):
-    from bfr_core.retrieval import embed
+    from bfr_core.retrieval import encoders
 
     model = Counting()
-    monkeypatch.setattr(embed, "_model", lambda model_id: model)  # pretend it is registered
+    monkeypatch.setattr(encoders, "_model", lambda model_id: model)  # pretend it is registered
     from bfr_core.retrieval.views import dense
 
     monkeypatch.setattr(dense, "get_model", lambda model_id=None: model)
@@ -116,11 +116,11 @@ class CountingQueries:
 
 
 def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
-    from bfr_core.retrieval import embed
+    from bfr_core.retrieval import encoders
     from bfr_core.retrieval.views import dense
 
     m = CountingQueries()
-    monkeypatch.setattr(embed, "_model", lambda model_id: m)
+    monkeypatch.setattr(encoders, "_model", lambda model_id: m)
     dense.clear_query_cache()
     dense.prime_queries(m, ["a", "b", "a"])
     assert m.calls == [["a", "b"]]  # one batch, each text once
@@ -132,12 +132,12 @@ def test_prime_batches_a_scopes_queries_into_the_cache(monkeypatch):
 
 
 def test_prime_reads_question_vectors_from_the_store_and_writes_new_ones(monkeypatch):
-    from bfr_core.retrieval import embed
+    from bfr_core.retrieval import embed, encoders
     from bfr_core.retrieval.views import dense
     from bfr_core.store import Store, text_hash
 
     m = CountingQueries()
-    monkeypatch.setattr(embed, "_model", lambda model_id: m)
+    monkeypatch.setattr(encoders, "_model", lambda model_id: m)
     store = Store()
     cached = np.asarray([[1, 0, 0, 0]], np.float32)
     embed.store_vectors(store, "counting", [text_hash("asked before")], cached)

@@ -110,7 +110,8 @@ def gold_ranks(scores: np.ndarray, turn_ids: Sequence[str], gold: Sequence[str])
 
 def dense_ready(store: Store, dataset_id: str, scope_id: str) -> bool:
     """True when every turn text of the scope is cached for every default dense model (no encoding needed)."""
-    from bfr_core.retrieval.embed import cached_vectors, default_spec
+    from bfr_core.retrieval.embed import cached_vectors
+    from bfr_core.retrieval.encoders import default_spec
     from bfr_core.retrieval.views.common import index_text
     from bfr_core.store import text_hash
 

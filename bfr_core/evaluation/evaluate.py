@@ -43,7 +43,7 @@ from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
 from bfr_core.progress import Progress, RunStatus
 from bfr_core.records import Question, Scope, Trace, Turn
-from bfr_core.retrieval.embed import default_spec
+from bfr_core.retrieval.encoders import default_spec
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these names
     RESULT_COLUMNS,
@@ -187,7 +187,7 @@ def _worker_views(ship: ShippedScope) -> Any:
     """The views of a shipped scope, built once per worker process."""
     from functools import partial
 
-    from bfr_core.retrieval.embed import get_model
+    from bfr_core.retrieval.encoders import get_model
     from bfr_core.retrieval.scope import build_views
     from bfr_core.retrieval.views.dense import _remember
 

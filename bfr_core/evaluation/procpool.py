@@ -63,7 +63,8 @@ class _KnownNer:
 def scope_payload(store: Store, dataset_id: str, scope_id: str, jobs: Sequence[tuple[Question, str]]) -> ScopePayload:
     """Everything a worker needs for one scope, read (not computed) from the store; question vectors
     the store lacks are encoded here and cached, as the sequential loop's ``prime`` does."""
-    from bfr_core.retrieval.embed import default_spec, get_model, query_vectors, vectors_for_texts
+    from bfr_core.retrieval.embed import query_vectors, vectors_for_texts
+    from bfr_core.retrieval.encoders import default_spec, get_model
     from bfr_core.retrieval.views.common import index_text
     from bfr_core.retrieval.views.entity import known_entities
 
@@ -96,7 +97,7 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     from bfr_core.errors import BfrError
     from bfr_core.evaluation.evaluate import failed_row, result_row
     from bfr_core.pipeline import run_query
-    from bfr_core.retrieval.embed import default_spec, get_model
+    from bfr_core.retrieval.encoders import default_spec, get_model
     from bfr_core.retrieval.scope import build_views
     from bfr_core.retrieval.views.dense import _remember
 

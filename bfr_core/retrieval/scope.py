@@ -2,7 +2,7 @@
 
 Covers: :class:`ScopeViews` (the scope's turns in order, lookups by id and position, the BM25,
 dense, entity, session and hybrid views, the scope's turn vectors and the embedder that made them;
-by default the dense view also ranks short turns with MiniLM, see ``embed.DenseSpec``, while
+by default the dense view also ranks short turns with MiniLM, see ``encoders.DenseSpec``, while
 ``turn_vectors`` / ``encode`` stay in the base model's single space for vector arithmetic)
 and :func:`scope_views`, which builds one from the store and keeps the most recent ones in a
 bounded LRU keyed by (store, dataset, ingest time, scope, model). Turn vectors come from the
@@ -26,7 +26,8 @@ import numpy as np
 
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
-from bfr_core.retrieval.embed import Embedder, default_spec, get_model, vectors_for_texts
+from bfr_core.retrieval.embed import vectors_for_texts
+from bfr_core.retrieval.encoders import Embedder, default_spec, get_model
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.common import index_text
 from bfr_core.retrieval.views.dense import DenseView, query_vector
@@ -101,7 +102,7 @@ def scope_views(
 ) -> ScopeViews:
     """The views over one scope, from the LRU or built now (encoding any uncached turn texts).
 
-    By default the dense view follows ``embed.default_spec()`` (static base + MiniLM on short texts).
+    By default the dense view follows ``encoders.default_spec()`` (static base + MiniLM on short texts).
     ``model_id`` picks one registered embedder alone; ``model`` passes one directly (tests,
     experiments) and wins over ``model_id``.
     """

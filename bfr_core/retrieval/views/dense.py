@@ -6,7 +6,7 @@ query vectors keyed by (model id, text): Stage II and the baselines resubmit the
 The LRU is primed with the question vectors the store caches (``embed.ensure_embeddings``), so a
 benchmark question never pays an encoding; a new cue pays one MiniLM call (~10 ms) the first time.
 
-With a ``short`` companion (``embed.DenseSpec``, the default): turns whose text fits MiniLM's
+With a ``short`` companion (``encoders.DenseSpec``, the default): turns whose text fits MiniLM's
 token cap are ranked by MiniLM cosine, the longer ones by the base (static) model's cosine, and the
 two groups' scores are z-scored per query (mean 0, sd 1 within the group) before they are merged,
 because cosines of two models are not on one scale. Hit scores are then z-scores, not cosines.
@@ -24,7 +24,8 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from bfr_core.records import Hit, Turn
-from bfr_core.retrieval.embed import Embedder, encode_queries, get_model, query_vectors
+from bfr_core.retrieval.embed import encode_queries, query_vectors
+from bfr_core.retrieval.encoders import Embedder, get_model
 from bfr_core.retrieval.views.common import top_hits
 from bfr_core.store import Store
 
@@ -107,7 +108,7 @@ class DenseView:
         self.model = model
         self.short_model = short_model if short_vectors is not None else None
         self.short_vectors = short_vectors
-        # Zero rows of the short model are texts over its token cap (embed.ShortOnlyEmbedder).
+        # Zero rows of the short model are texts over its token cap (encoders.ShortOnlyEmbedder).
         self.short_mask = (np.linalg.norm(short_vectors, axis=1) > 0 if short_vectors is not None
                            else np.zeros(len(self.turn_ids), dtype=bool))
         if short_vectors is not None and len(short_vectors) != len(vectors):
