@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,12 @@ def browser_app(tmp_path):
     bc.build_store(db, fake=fake)
     with bc.serve(db, log=tmp_path / "streamlit.log", fake=fake) as (url, _), bc.browser() as page:
         yield url, db, page, bc
+
+
+@pytest.fixture(scope="module")
+def bc():
+    """scripts/browser_check.py, which drives headless Chromium (shared by the browser tests)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import browser_check
+
+    return browser_check

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,6 @@ pytestmark = [
     pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs /usr/bin/chromium"),
     pytest.mark.skipif(importlib.util.find_spec("playwright") is None, reason="needs playwright"),
 ]
-
-
-@pytest.fixture(scope="module")
-def bc():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import browser_check
-
-    return browser_check
 
 
 def test_every_page_in_chromium(bc, tmp_path):

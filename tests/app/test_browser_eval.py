@@ -26,14 +26,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def bc():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import browser_check
-
-    return browser_check
-
-
 def _held(db: Path) -> bool:
     from bfr_core.store import StoreLocked, connect
 
