@@ -31,15 +31,18 @@ from pathlib import Path
 import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 from llm_wire_server import WireServer, role_reply  # noqa: E402
 
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
+from bfr_core.runs import comparable_rows  # noqa: E402
+
 OUT = ROOT / "bench" / "out" / "scale.json"
 CACHE = ROOT / "bench" / "out" / "cache" / "scale"
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo10.json"
+LOCOMO = benchmark_file("locomo")
 ARMS = "mem0,amem"
 LIMIT = "50"
-TIMING = {"elapsed_ms", "llm_ms"}
 
 
 def env() -> dict[str, str]:
@@ -94,15 +97,7 @@ def run(name: str, server: WireServer, *extra: str, limit: str = LIMIT, db: Path
 def rows_of(db: Path) -> tuple[list, list]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        cur = con.execute("SELECT * FROM results ORDER BY question_id, arm")
-        names = [d[0] for d in cur.description]
-        rows = [tuple(v for n, v in zip(names, r, strict=True) if n not in TIMING) for r in cur.fetchall()]
-        traces = []
-        for qid, arm, trace in con.execute("SELECT question_id, arm, trace FROM traces ORDER BY 1, 2").fetchall():
-            t = json.loads(trace)
-            t.pop("elapsed_ms", None)
-            traces.append((qid, arm, json.dumps(t, sort_keys=True)))
-        return rows, traces
+        return comparable_rows(con)
     finally:
         con.close()
 

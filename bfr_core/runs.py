@@ -178,3 +178,21 @@ def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> di
         "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
     ).fetchone()
     return json.loads(row[0]) if row else None
+
+
+TIMING_COLUMNS = frozenset({"elapsed_ms", "llm_ms"})  # wall times: the only columns that may differ between reruns
+
+
+def comparable_rows(cur: Any) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, str]]]:
+    """A run store's results rows without their timing columns, and its traces without their
+    ``elapsed_ms``, both in (question, arm) order: what two runs of the same work must share, whatever
+    the executor or the number of workers."""
+    res = cur.execute("SELECT * FROM results ORDER BY question_id, arm")
+    names = [d[0] for d in res.description]
+    rows = [tuple(v for n, v in zip(names, row, strict=True) if n not in TIMING_COLUMNS) for row in res.fetchall()]
+    traces = []
+    for qid, arm, trace in cur.execute("SELECT question_id, arm, trace FROM traces ORDER BY 1, 2").fetchall():
+        t = json.loads(trace)
+        t.pop("elapsed_ms", None)
+        traces.append((qid, arm, json.dumps(t, sort_keys=True)))
+    return rows, traces

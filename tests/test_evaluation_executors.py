@@ -26,11 +26,11 @@ from test_reliability_crash import PROGRESS, replicated_demo
 from bfr_core.cli import main
 from bfr_core.evaluation.executors import ThreadExecutor
 from bfr_core.ingest import ingest
+from bfr_core.runs import comparable_rows
 from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = "mem0,amem"
-TIMING = {"elapsed_ms", "llm_ms"}
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +65,7 @@ def eval_args(db: Path, out: Path, server: WireServer, *extra: str) -> list[str]
 def rows_of(db: Path) -> tuple[list[tuple], list[tuple]]:
     con = duckdb.connect(str(db))  # the in-process CLI may still hold it open (same configuration)
     try:
-        cur = con.execute("SELECT * FROM results ORDER BY question_id, arm")
-        names = [d[0] for d in cur.description]
-        rows = [tuple(v for n, v in zip(names, r, strict=True) if n not in TIMING) for r in cur.fetchall()]
-        traces = []
-        for qid, arm, trace in con.execute("SELECT question_id, arm, trace FROM traces ORDER BY 1, 2").fetchall():
-            t = json.loads(trace)
-            t.pop("elapsed_ms", None)
-            traces.append((qid, arm, json.dumps(t, sort_keys=True)))
-        return rows, traces
+        return comparable_rows(con)
     finally:
         con.close()
 
