@@ -1,6 +1,6 @@
 """Benchmark of our arm ``bfr``: quality-versus-size curve, ablation, LongMemEval dev50, latency.
 
-Everything runs through the real pipeline (store -> ``index.scope_views`` -> ``pipeline.run_query``,
+Everything runs through the real pipeline (store -> ``retrieval.scope.scope_views`` -> ``pipeline.run_query``,
 or ``ours.run`` with explicit settings for the ablation), on a store it builds once under
 ``bench/out/cache/`` (or ``--db``). Writes
 

@@ -7,7 +7,7 @@
 * ``steps``: one renderer per Trace step kind (pool, requirements, context, lattice, ...), shared by
   the Trace and Demo pages; ``runner``: Next step / Run all over one ``pipeline.run`` result.
 * ``tables``: the Failures page's SQL and pandas (no streamlit import, so bench/ can time it).
-* ``answering``: final answer and judge through ``bfr_core.judges``; ``democase``: which question
+* ``answering``: final answer and judge through ``bfr_core.roles``; ``democase``: which question
   the Demo page replays, its gold ranks per view and the mined case gallery (cached with
   ``st.cache_data`` there; Refresh clears them with the rest).
 * ``commands``: the exact ``bfr ingest`` / ``eval`` / ``sweep`` lines the empty states show for the

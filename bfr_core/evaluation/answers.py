@@ -45,7 +45,7 @@ class SuffPanel:
     """Who judges sufficiency: two independent judges and an adjudicator (Appendix M).
 
     The paper's judges are two different models. :meth:`single` builds the panel of a run with one
-    model: judge B then follows the "cite" procedure (see ``judges.suff_at_set``).
+    model: judge B then follows the "cite" procedure (see ``roles.sufficiency.suff_at_set``).
     """
 
     judge_a: LLM

@@ -17,7 +17,7 @@ Covers
 * Agreement: Cohen's kappa and confusion matrices between any two raters (annotators and judges),
   a disagreement queue, and export to CSV or JSONL.
 
-Does not cover: the LLM judging itself (``bfr_core.judges``), the UI (``pages/annotate.py``).
+Does not cover: the LLM judging itself (``bfr_core.roles``), the UI (``pages/annotate.py``).
 """
 
 from __future__ import annotations

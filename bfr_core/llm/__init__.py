@@ -5,7 +5,7 @@ can (a rerun makes no provider call), retries 429 / 5xx / timeouts with seeded e
 caps concurrency, and logs each call under a run id in ``llm_calls``. Backends: ``rules`` ("offline
 rules", deterministic heuristics, the default), ``anthropic``, ``openai`` (any OpenAI-compatible
 ``base_url``) and ``local`` (llama-cpp-python, optional extra). The roles built on it live in
-:mod:`bfr_core.judges`.
+:mod:`bfr_core.roles`.
 """
 
 from bfr_core.llm.base import (

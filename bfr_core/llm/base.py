@@ -3,7 +3,7 @@
 Covers: :class:`LLMRequest` / :class:`LLMResponse` (frozen), the :class:`LLM` Protocol, the error
 classes the retry layer and callers act on, the prompt hash that keys the cache, and
 :func:`redact` (so an API key can never reach a message). Does not cover: providers, caching,
-retries (``cache.py``, ``retry.py``) or the roles built on top (``bfr_core.judges``).
+retries (``cache.py``, ``retry.py``) or the roles built on top (``bfr_core.roles``).
 
 A request carries both the rendered ``prompt`` (what a real model reads) and ``payload``, the same
 inputs as canonical JSON (what the deterministic "offline rules" backend reads), so every backend,

@@ -48,7 +48,8 @@ in budgeted rounds (one call per round through the exclusion rule, ``stage2.reta
 near-duplicate filter and k_keep). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
 (``b`` = ``config.retrieval.ground``; MV grid: C0 -> 10, C1 -> 30, C2..C6 -> 40, C7..C9 -> 60).
 
-Explored and dropped (no gain in the exploration script of stop 10, bench/explore_ours.py, removed 2026-12-01; in git history): requirement-aimed completion cues (a slot
+Explored and dropped (no gain in bench/explore_ours.py, removed 2026-12-01, in git history):
+requirement-aimed completion cues (a slot
 per uncovered requirement), pseudo-relevance feedback, fixed neighbour expansion, a per-session
 diversity penalty, RRF.
 
