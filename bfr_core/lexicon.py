@@ -6,6 +6,7 @@ says how:
 * :data:`CANONICAL_STEM` folds a stem onto one canonical stem ("arriv" -> "receiv"): the offline
   rules backend compares token sets; :data:`RELATED_STEMS` maps a stem to its whole symmetric group:
   Stage I's lexical coverage accepts any related stem in a turn.
+* :func:`question_noise` (stemmed on first use) is question scaffolding that carries no content.
 * :data:`NOT_NAME_WORDS` (lower-cased; question words, pronouns, calendar words) trims a capitalised
   span of the question down to a name; :data:`NOT_NAME_CAPITALISED` (exact case, question openers and
   months) filters single capitalised words in the offline tool policy.
@@ -14,6 +15,8 @@ Does not cover: stop words and stemming (``text``), dates (``dates``).
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from bfr_core.dates import MONTH_NAMES, WEEKDAYS
 from bfr_core.text import stem
@@ -71,14 +74,21 @@ NOT_NAME_CAPITALISED = {"What", "When", "Where", "Who", "Which", "How", "Why", "
                         "Was", "Were", "Has", "Have", "Can", "Could", "Would", "Should", "The", "My"} | {
     m.capitalize() for m in MONTH_NAMES}
 
-# Words that make a question but carry no content for coverage (stemmed).
-QUESTION_NOISE = frozenset(stem(w) for w in """what when where which who whom whose why how many much
+# Words that make a question but carry no content for coverage (stemmed by :func:`question_noise`).
+QUESTION_NOISE_WORDS = tuple("""what when where which who whom whose why how many much
     long would could should might likely kind type sort name names thing things something anything
     some any ever also yet still currently usually often time times total number amount
     do does did done doing get got make made take took go went say said
     one two three first last recent recently previous previously remind tell mention mentioned
     suggest recommend recommended think wondering wonder remember conversation earlier again confirm
     want wanted im ive id youre provided""".split())
+
+
+@cache
+def question_noise() -> frozenset[str]:
+    """:data:`QUESTION_NOISE_WORDS` stemmed, on first use: stemming loads NLTK (seconds), which a
+    command that never stems (an eval of the dense arms, ``bfr --help``) should not pay at import."""
+    return frozenset(stem(w) for w in QUESTION_NOISE_WORDS)
 
 DURATION_UNITS = frozenset("""day days week weeks month months year years hour hours minute minutes
     time""".split())

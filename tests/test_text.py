@@ -17,3 +17,20 @@ def test_stemming_is_porter():
 
 def test_stop_list_is_nltk_sized():
     assert len(STOP_WORDS) == 179
+
+
+def test_importing_the_eval_command_does_not_load_the_stemmer():
+    # NLTK (with scipy) takes seconds to import; only work that stems should pay for it
+    import subprocess
+    import sys
+
+    code = ("import sys, bfr_core.commands.eval, bfr_core.pipeline, bfr_core.lexicon; "
+            "print('nltk' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_lazy_word_lists_are_stemmed():
+    from bfr_core.lexicon import question_noise
+
+    assert stem("recommended") in question_noise() and "what" in question_noise()

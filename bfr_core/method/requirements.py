@@ -27,10 +27,11 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from bfr_core.dates import DURATION_QUESTION, date_matches, find_date_constraints
-from bfr_core.lexicon import DURATION_UNITS, NOT_NAME_WORDS, QUESTION_NOISE, RELATED_STEMS
+from bfr_core.lexicon import DURATION_UNITS, NOT_NAME_WORDS, RELATED_STEMS, question_noise
 from bfr_core.records import Query, Turn
 from bfr_core.text import stem, tokenize, words
 
@@ -71,7 +72,7 @@ _PRONOUN_ONLY = frozenset("i it me they them he she we you this that".split())
 
 def content_terms(text: str, *, exclude: Iterable[str] = ()) -> tuple[str, ...]:
     """Stemmed content terms in first-occurrence order, without question noise and ``exclude``."""
-    drop = QUESTION_NOISE | frozenset(exclude)
+    drop = question_noise() | frozenset(exclude)
     out: dict[str, None] = {}
     for t in tokenize(text, stop=True, stemmed=True):
         if t not in drop and not t.isdigit():
@@ -140,7 +141,10 @@ def _req(kind: str, text: str, terms: Sequence[str], when=None) -> tuple[str, st
 # ----------------------------------------------------------------------------------------------
 
 
-_DURATION_NOISE = frozenset(stem(w) for w in DURATION_UNITS | {"pass", "passed", "elapsed", "ago", "it"})
+@cache
+def _duration_noise() -> frozenset[str]:
+    """Duration words (stemmed on first use, as :func:`lexicon.question_noise`)."""
+    return frozenset(stem(w) for w in DURATION_UNITS | {"pass", "passed", "elapsed", "ago", "it"})
 
 
 def _temporal_endpoints(q: str, names: set[str]) -> list[tuple] | None:
@@ -155,7 +159,7 @@ def _temporal_endpoints(q: str, names: set[str]) -> list[tuple] | None:
     rest = m.group("rest")
     if not any(u in words(rest)[:2] for u in DURATION_UNITS) and "long" not in q.lower().split()[:3]:
         return None
-    drop = names | _DURATION_NOISE
+    drop = names | _duration_noise()
     between = _BETWEEN.search(rest)
     if between:
         a, b = between.group("a"), between.group("b")
@@ -222,7 +226,7 @@ def decompose_rules(text: str) -> list[Requirement]:
         is_list = bool(_LIST_CUE.search(core))
         clauses = _BRIDGE_SPLIT.split(core, maxsplit=1) if not is_when else [core]
         main_kind = "temporal" if is_when else ("list" if is_list else "fact")
-        drop = name_stems | _DURATION_NOISE if is_duration else name_stems
+        drop = name_stems | _duration_noise() if is_duration else name_stems
         main_terms = content_terms(_strip_lead(clauses[0]), exclude=drop)
         items = _list_items(clauses[0], name_stems) if main_kind == "list" else None
         if items:
