@@ -6,7 +6,7 @@ and failed, tokens, spend, and an ETA from the rate so far) with its one-line re
 :func:`tqdm_progress`. A run's status travels as the ``label`` argument (its :meth:`RunStatus.line`),
 so every existing callback shows it unchanged. Also: :func:`eta_seconds` / :func:`fmt_eta` (the app's
 ETA), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
-(keeps a bar alive during one long step). Does not cover: computing the counters (the callers), drawing
+(keeps a bar alive during one long step, counting its sub-steps on a :class:`Meter`). Does not cover: computing the counters (the callers), drawing
 (the app's ``ui.widgets``, tqdm here).
 """
 
@@ -119,13 +119,34 @@ class Recorder:
         return max((b - a for a, b in zip(times, times[1:], strict=False)), default=0.0)
 
 
+class StepStopped(Exception):
+    """Raised inside a :func:`ticking` step by :meth:`Meter.advance` once the caller has stopped."""
+
+
+class Meter:
+    """The sub-steps of one long :func:`ticking` step: the step calls :meth:`advance` as it goes
+    (from its worker thread), the bar shows ``done`` of ``total``; once the caller cancels, the next
+    :meth:`advance` raises :class:`StepStopped` so the step ends early instead of being waited out."""
+
+    def __init__(self, total: int = 1) -> None:
+        self.done = 0
+        self.total = max(1, total)
+        self.stopped = False
+
+    def advance(self, n: int = 1) -> None:
+        if self.stopped:
+            raise StepStopped("stopped by the caller")
+        self.done += n
+
+
 def ticking(fn: Callable[[], T], progress: Progress | None, label: str, *, every: float = 1.0,
-            done: int = 0, total: int = 1) -> T:
-    """Run ``fn()`` (one long step with no sub-steps: loading a model, one write transaction) in a
-    worker thread and call ``progress(0, 1, label)`` every ``every`` seconds from the calling
-    thread until it ends (``progress(done, total, label)`` when given), so a bar never sits still. When ``progress`` raises (the app's Cancel),
-    the step is waited for (a transaction is never cut in half) and the exception re-raised.
-    ``fn``'s own exception is re-raised in the caller."""
+            done: int = 0, total: int = 1, meter: Meter | None = None) -> T:
+    """Run ``fn()`` (one long step: loading a model, one write transaction, parsing every text) in a
+    worker thread and call ``progress(done, total, label)`` every ``every`` seconds from the calling
+    thread until it ends, so a bar never sits still; with a ``meter`` (which ``fn`` advances) the
+    bar shows the meter's count. When ``progress`` raises (the app's Cancel), the meter is stopped
+    (the step gives up at its next sub-step), the step is waited for (a transaction is never cut in
+    half) and the exception re-raised. ``fn``'s own exception is re-raised in the caller."""
     if progress is None:
         return fn()
     import threading
@@ -142,12 +163,16 @@ def ticking(fn: Callable[[], T], progress: Progress | None, label: str, *, every
     worker.start()
     try:
         while worker.is_alive():
-            progress(done, total, label)
+            progress(*((meter.done, meter.total) if meter else (done, total)), label)
             worker.join(every)
     except BaseException:
+        if meter is not None:
+            meter.stopped = True
         worker.join()
         raise
-    if (done, total) == (0, 1):
+    if meter is not None:
+        progress(meter.total, meter.total, label)
+    elif (done, total) == (0, 1):
         progress(1, 1, label)
     if "error" in box:
         raise box["error"]  # type: ignore[misc]

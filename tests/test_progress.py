@@ -63,3 +63,43 @@ def test_ticking_reraises_the_steps_error():
 
     with pytest.raises(ValueError, match="bad"):
         ticking(boom, Recorder(), "x", every=0.01)
+
+
+def test_ticking_shows_the_meters_count_and_stops_the_step_on_cancel():
+    from bfr_core.progress import Meter, StepStopped
+
+    meter = Meter(total=1000)
+    seen: list[int] = []
+
+    class Cancel(BaseException):
+        pass
+
+    def cb(d, t, label):
+        seen.append(d)
+        if d >= 50:
+            raise Cancel
+
+    stopped = []
+
+    def step():
+        try:
+            for _ in range(1000):
+                time.sleep(0.002)
+                meter.advance()
+        except StepStopped:
+            stopped.append(meter.done)
+            raise
+
+    with pytest.raises(Cancel):
+        ticking(step, cb, "parsing", every=0.02, meter=meter)
+    assert seen[-1] >= 50 and len(set(seen)) > 2  # the bar moved with the count
+    assert stopped and stopped[0] < 1000  # the step ended early instead of being waited out
+
+
+def test_ticking_with_a_meter_ends_full():
+    from bfr_core.progress import Meter
+
+    meter = Meter(total=3)
+    rec = Recorder()
+    ticking(lambda: [meter.advance() for _ in range(3)], rec, "x", every=0.01, meter=meter)
+    assert rec.updates[-1][1:] == (3, 3, "x")

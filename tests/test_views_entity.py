@@ -93,7 +93,7 @@ def test_ner_cache_by_text_hash(monkeypatch):
     store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
                               IngestReport("d", "jsonl", "mem")))
     seen = []
-    monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1: seen.extend(texts) or fake_ner(texts))
+    monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1, advance=None: seen.extend(texts) or fake_ner(texts))
     texts = [t.text for t in TURNS]
     first = cached_ner(store, texts + texts[:1])
     assert len(seen) == 5  # the duplicate is parsed once
@@ -108,7 +108,7 @@ def test_ensure_entities_fills_the_cache_once_for_a_dataset(monkeypatch):
     store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
                               IngestReport("d", "jsonl", "mem")))
     seen = []
-    monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1: seen.extend(texts) or fake_ner(texts))
+    monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1, advance=None: seen.extend(texts) or fake_ner(texts))
     assert ent.ensure_entities(store, "d") == 5 and sorted(seen) == sorted(t.text for t in TURNS)
     assert ent.ensure_entities(store, "d") == 0 and len(seen) == 5  # a second ingest step parses nothing
     view = EntityView(TURNS, lambda texts: cached_ner(store, texts))
@@ -122,8 +122,39 @@ def test_real_spacy_is_the_same_in_worker_processes():
 
 
 @pytest.mark.slow
+def test_real_spacy_reports_every_text_it_parsed():
+    steps: list[int] = []
+    texts = ["I met Rose at Target in Boston."] * (ent.NER_STEP + 5)
+    assert ent.run_ner(texts, advance=steps.append) == ent.run_ner(texts)
+    assert steps == [ent.NER_STEP, 5]
+
+
+@pytest.mark.slow
 def test_real_spacy_finds_people_and_places():
     found = ent.run_ner(["Yesterday Melanie flew to Paris with Caroline to see the Louvre."])[0]
     labels = {label for label, _ in found}
     assert {"PERSON", "GPE"} <= labels or {"PERSON", "FAC"} <= labels
     assert all(label in ent.NER_LABELS for label in labels)
+
+
+def test_ensure_entities_counts_parsed_texts_on_a_meter_and_caches_nothing_when_stopped(monkeypatch):
+    from bfr_core.progress import Meter, StepStopped
+
+    store = Store()
+    sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
+    store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
+                              IngestReport("d", "jsonl", "mem")))
+
+    def ner(texts, processes=1, advance=None):
+        for _ in texts:
+            advance(1)
+        return fake_ner(texts)
+
+    monkeypatch.setattr(ent, "run_ner", ner)
+    stopped = Meter()
+    stopped.stopped = True
+    with pytest.raises(StepStopped):
+        ent.ensure_entities(store, "d", meter=stopped)
+    meter = Meter()
+    assert ent.ensure_entities(store, "d", meter=meter) == 5  # the stopped parse cached nothing
+    assert (meter.done, meter.total) == (5, 5)

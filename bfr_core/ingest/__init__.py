@@ -21,7 +21,7 @@ from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.longmemeval import load_longmemeval
-from bfr_core.progress import Progress, ticking
+from bfr_core.progress import Meter, Progress, ticking
 from bfr_core.records import Bundle, IngestReport
 from bfr_core.store import Store, StoreError
 
@@ -70,13 +70,14 @@ def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
     return "embeddings: ensured (bfr_core.retrieval.embed.ensure_embeddings)"
 
 
-def _entities(store: Store, dataset_id: str) -> str:
+def _entities(store: Store, dataset_id: str, meter: Meter | None = None) -> str:
     """The entity view's NER for every turn text, cached by text hash now instead of on each scope's
-    first entity search during evaluation (the slowest part of a first offline run)."""
+    first entity search during evaluation (the slowest part of a first offline run); ``meter``
+    counts the texts parsed."""
     try:
         from bfr_core.retrieval.views.entity import ensure_entities
 
-        parsed = ensure_entities(store, dataset_id)
+        parsed = ensure_entities(store, dataset_id, meter=meter)
     except ImportError as exc:
         return f"entities: skipped ({exc})"
     return f"entities: {parsed:,} text(s) parsed and cached (bfr_core.retrieval.views.entity.ensure_entities)"
@@ -139,8 +140,9 @@ def ingest(
             written = not existed and store.dataset(dataset_id) is not None
         note = _embed(store, dataset_id, progress) if embed else "embeddings: skipped (--no-embed)"
         wants_entities = embed if entities is None else entities
-        ents = (ticking(lambda: _entities(store, dataset_id), progress, "finding names in the turns (entity view)")
-                if wants_entities else "entities: skipped")
+        meter = Meter()
+        ents = (ticking(lambda: _entities(store, dataset_id, meter), progress, "finding names in the turns (entity view)",
+                        meter=meter) if wants_entities else "entities: skipped")
     except BaseException:
         _undo(store, dataset_id, written, vectors)
         raise

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from bfr_core.progress import Meter
 from bfr_core.records import Hit, Turn
 from bfr_core.store import text_hash
 from bfr_core.text import STOP_WORDS
@@ -82,18 +83,31 @@ def _nlp():
     return spacy.load(NER_MODEL, disable=["tagger", "parser", "attribute_ruler", "lemmatizer"])
 
 
-def run_ner(texts: Sequence[str], processes: int = 1) -> list[Ents]:
+NER_STEP = 32  # texts parsed between two calls of run_ner's ``advance``
+
+
+def run_ner(texts: Sequence[str], processes: int = 1, advance: Callable[[int], None] | None = None) -> list[Ents]:
     """spaCy entities of each text, restricted to :data:`NER_LABELS` (``processes`` > 1: spaCy's own
-    worker processes; each text's entities are the same either way, checked by bench_offline)."""
+    worker processes; each text's entities are the same either way, checked by bench_offline).
+    ``advance(n)`` is called after every :data:`NER_STEP` texts (a progress meter; it may raise to
+    stop, and the texts parsed so far are then dropped)."""
     if not texts:
         return []
+    out: list[Ents] = []
     with _NER_LOCK:  # one pipeline per process; spaCy's pipe is not meant to be shared across threads
-        docs = list(_nlp().pipe(texts, batch_size=64, n_process=max(1, processes)))
-    return [[(e.label_, e.text) for e in d.ents if e.label_ in NER_LABELS] for d in docs]
+        for d in _nlp().pipe(texts, batch_size=64, n_process=max(1, processes)):
+            out.append([(e.label_, e.text) for e in d.ents if e.label_ in NER_LABELS])
+            if advance is not None and len(out) % NER_STEP == 0:
+                advance(NER_STEP)
+    if advance is not None and len(out) % NER_STEP:
+        advance(len(out) % NER_STEP)
+    return out
 
 
-def cached_ner(store: Store | None, texts: Sequence[str], processes: int = 1) -> list[Ents]:
-    """NER for ``texts``, reading and filling the store's ``entities`` cache (by text hash)."""
+def cached_ner(store: Store | None, texts: Sequence[str], processes: int = 1,
+               advance: Callable[[int], None] | None = None) -> list[Ents]:
+    """NER for ``texts``, reading and filling the store's ``entities`` cache (by text hash);
+    ``advance`` as in :func:`run_ner` (texts to parse only)."""
     hashes = [text_hash(t) for t in texts]
     found: dict[str, Ents] = {}
     if store is not None and hashes:
@@ -106,7 +120,7 @@ def cached_ner(store: Store | None, texts: Sequence[str], processes: int = 1) ->
                 found[h] = list(zip(labels, spans, strict=True))
     todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
     if todo:
-        ents = run_ner(list(todo.values()), processes)
+        ents = run_ner(list(todo.values()), processes, advance)
         found.update(zip(todo, ents, strict=True))
         if store is not None and not store.read_only:
             rows = pa.table({
@@ -132,10 +146,12 @@ def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
     return {by_hash[h]: list(zip(labels, spans, strict=True)) for h, labels, spans in rows}
 
 
-def ensure_entities(store: Store, dataset_id: str, processes: int | None = None) -> int:
+def ensure_entities(store: Store, dataset_id: str, processes: int | None = None, meter: Meter | None = None) -> int:
     """Parse and cache every distinct turn text of ``dataset_id`` not cached yet (what the entity view
     of each scope would parse on its first search); returns how many texts were parsed. ``processes``
-    defaults to the machine's cores, capped at 2 (spaCy's start-up per worker costs ~2 s)."""
+    defaults to the machine's cores, capped at 2 (spaCy's start-up per worker costs ~2 s). ``meter``
+    (a progress meter) gets the number of texts to parse as its total and advances as they are
+    parsed; stopped, it ends the parse with nothing cached."""
     import os
 
     if store.read_only:
@@ -149,7 +165,9 @@ def ensure_entities(store: Store, dataset_id: str, processes: int | None = None)
         [NER_MODEL, list(hashes)]).fetchall()}
     todo = [t for t in texts if text_hash(t) not in have]
     n = processes or min(2, os.cpu_count() or 1)
-    cached_ner(store, todo, n if len(todo) >= 2000 else 1)
+    if meter is not None:
+        meter.total = max(1, len(todo))
+    cached_ner(store, todo, n if len(todo) >= 2000 else 1, meter.advance if meter is not None else None)
     return len(todo)
 
 
