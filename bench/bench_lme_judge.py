@@ -51,13 +51,13 @@ def agreement(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """``evaluate``'s per-arm summary over ``rows`` (one arm), with its per-type table."""
-    from bfr_core.evaluation.evaluate import _arm_summary
+    from bfr_core.evaluation.summary import arm_summary
 
-    out = _arm_summary(rows)
+    out = arm_summary(rows)
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_type[r["qtype"]].append(r)
-    out["by_type"] = {t: _arm_summary(v) for t, v in sorted(by_type.items())}
+    out["by_type"] = {t: arm_summary(v) for t, v in sorted(by_type.items())}
     return out
 
 

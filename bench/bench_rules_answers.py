@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import Config  # noqa: E402
 from bfr_core.evaluation.answers import score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, evaluate  # noqa: E402
+from bfr_core.evaluation.summary import summarize  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402

@@ -6,6 +6,7 @@ import pytest
 
 from bfr_core.cli import main
 from bfr_core.evaluation import evaluate as ev
+from bfr_core.evaluation.summary import summarize
 from bfr_core.ingest.demo import ensure_demo_store
 from bfr_core.llm.base import LLMCallFailed
 
@@ -40,12 +41,12 @@ def test_rerun_resumes_without_duplicates_and_identical_summary(db):
     store = Store(db)
     spec = ev.RunSpec("demo", ("mem0", "amem"), k=10)
     run_id = ev.evaluate(store, spec)
-    first = ev.summarize(store, run_id)
+    first = summarize(store, run_id)
     n_rows = store.cursor().execute("SELECT count(*) FROM results WHERE run_id = ?", [run_id]).fetchone()[0]
     # drop half the rows as if the process had been killed mid-run, then rerun
     store.cursor().execute("DELETE FROM results WHERE run_id = ? AND arm = 'amem'", [run_id])
     assert ev.evaluate(store, spec) == run_id
-    again = ev.summarize(store, run_id)
+    again = summarize(store, run_id)
     assert again == first
     count = store.cursor().execute("SELECT count(*) FROM results WHERE run_id = ?", [run_id]).fetchone()[0]
     assert count == n_rows == len(ev.select_questions(store, "demo")) * 2
@@ -141,14 +142,3 @@ def test_a_run_redone_from_the_call_cache_alone_makes_no_provider_call(tmp_path)
     def scores(node):  # everything but the LLM wall time (cache hits take none)
         return {k: scores(v) for k, v in node.items() if k != "llm_s_p50"} if isinstance(node, dict) else node
     assert scores(again["arms"]) == scores(first["arms"])
-
-
-def test_undecided_judgments_are_left_out_of_j_and_counted_apart():
-    from bfr_core.evaluation.evaluate import _arm_summary
-
-    base = {"gold_hit": 1.0, "turn_hit": 1.0, "er": 1.0, "cer": 1.0, "recall_all": 1.0, "gold_n": 1,
-            "set_size": 10, "calls": 1, "f1": 0.5, "suff": None, "status": "ok", "llm_ms": None}
-    rows = [{**base, "judge": j} for j in ("CORRECT", "WRONG", "UNDECIDED", "UNDECIDED", None)]
-    s = _arm_summary(rows)
-    assert s["judge"] == 50.0 and s["judge_undecided"] == 2
-    assert _arm_summary([{**base, "judge": None}])["judge_undecided"] is None  # not judged: no count

@@ -11,7 +11,8 @@ import pytest
 
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answers import score_answers
-from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize
+from bfr_core.evaluation.evaluate import RunSpec, evaluate
+from bfr_core.evaluation.summary import summarize
 from bfr_core.llm import LLMRequest, LLMResponse, RulesLLM, rules
 from bfr_core.roles import answerer, lme_judge
 from bfr_core.store import Store

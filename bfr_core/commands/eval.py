@@ -93,8 +93,9 @@ def _official(store: Any, dataset: str, arms: tuple[str, ...], args: argparse.Na
 
 def run(args: argparse.Namespace) -> int:
     from bfr_core.config import Config, LLMConfig
-    from bfr_core.evaluation.evaluate import RunSpec, evaluate, summarize
+    from bfr_core.evaluation.evaluate import RunSpec, evaluate
     from bfr_core.evaluation.executors import make_executor
+    from bfr_core.evaluation.summary import summarize
     from bfr_core.llm.prices import load_prices
     from bfr_core.progress import tqdm_progress
     from bfr_core.store import Store

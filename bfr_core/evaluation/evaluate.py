@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 import threading
 import time
 from collections import defaultdict
@@ -44,7 +43,6 @@ from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, sp
 from bfr_core.progress import Progress, RunStatus
 from bfr_core.records import Question, Scope, Trace, Turn
 from bfr_core.retrieval.encoders import default_spec
-from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these names
     RESULT_COLUMNS,
     RUNS_DDL,
@@ -61,7 +59,6 @@ from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these n
 )
 from bfr_core.store import Store
 
-OPTIONAL_KEYS = ("f1", "judge", "judge_undecided", "lme_judge", "lme_undecided", "suff", "llm_s_p50")  # present only when a provider filled them
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
 
 
@@ -402,70 +399,6 @@ def evaluate(
         write_batch(store, run_id, rows, traces)
     finish_run(store, run_id)
     return run_id
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return round(100.0 * sum(vals) / len(vals), 2) if vals else None
-
-
-def _arm_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "n": len(rows),
-        "gold_hit": _mean([r["gold_hit"] for r in rows]),
-        "turn_hit": _mean([r["turn_hit"] for r in rows]),
-        "er": _mean([r["er"] for r in rows]),
-        "cer": _mean([r["cer"] for r in rows]),
-        "recall_all": _mean([r["recall_all"] if r["gold_n"] else None for r in rows]),
-        "mean_set_size": round(sum(r["set_size"] for r in rows) / len(rows), 2) if rows else None,
-        "mean_calls": round(sum(r["calls"] for r in rows) / len(rows), 2) if rows else None,
-        "f1": _mean([r["f1"] for r in rows]),
-        # J over decided rows: the offline judge's UNDECIDED is left out and counted apart
-        "judge": _mean([None if r["judge"] in (None, UNDECIDED) else float(r["judge"] == "CORRECT")
-                        for r in rows]),
-        "judge_undecided": (sum(r["judge"] == UNDECIDED for r in rows)
-                            if any(r["judge"] is not None for r in rows) else None),
-        # LongMemEval's official judge: % "yes" of the decided rows (the offline rules' "undecided" excluded)
-        "lme_judge": _mean([None if r.get("lme_judge") in (None, "undecided") else float(r["lme_judge"] == "yes")
-                            for r in rows]),
-        "lme_undecided": sum(r.get("lme_judge") == "undecided" for r in rows) or None,
-        "suff": _mean([None if r["suff"] in (None, "uncertain") else float(r["suff"] == "sufficient")
-                       for r in rows]),
-        "failed": sum(r["status"] != "ok" for r in rows),
-        "llm_s_p50": _median_s([r.get("llm_ms") for r in rows]),
-    }
-
-
-def _median_s(ms: Sequence[float | None]) -> float | None:
-    """Median of the known values, milliseconds in, seconds out (LLM wall time per question)."""
-    vals = [v for v in ms if v is not None]
-    return round(statistics.median(vals) / 1000, 2) if vals else None
-
-
-def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[str, Any]:
-    """The DESIGN.md section 4 JSON contract (percentages 0-100)."""
-    ensure_schema(store)
-    run = run_row(store, run_id)
-    if run is None:
-        raise BfrError(f"no run '{run_id}' in {store.path}")
-    rows = load_results(store, run_id)
-    arms: dict[str, Any] = {}
-    for arm in run[1]:
-        arm_rows = [r for r in rows if r["arm"] == arm]
-        summary = _arm_summary(arm_rows)
-        by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in arm_rows:
-            by_type[r["qtype"]].append(r)
-        summary["by_type"] = {t: _arm_summary(v) for t, v in sorted(by_type.items())}
-        arms[arm] = {k: v for k, v in summary.items() if not (k in OPTIONAL_KEYS and v is None)}
-        for t in summary["by_type"].values():
-            for key in OPTIONAL_KEYS:
-                if t.get(key) is None:
-                    t.pop(key, None)
-    return {
-        "benchmark": benchmark or run[0], "dataset_id": run[0], "run_id": run_id,
-        "n_questions": run[2], "budget": run[3] or "default", "k": run[4], "provider": run[5], "arms": arms,
-    }
 
 
 def load_trace(store: Store, run_id: str, question_id: str, arm: str) -> Trace | None:

@@ -12,8 +12,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from bfr_core.evaluation.evaluate import load_results, summarize
 from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap
+from bfr_core.evaluation.summary import summarize
+from bfr_core.runs import load_results
 from bfr_core.store import Store
 
 MEASURES = (("gold_hit", "Gold Hit"), ("er", "ER"), ("cer", "CER"), ("f1", "F1"), ("judge", "J"), ("suff", "Suff"))
