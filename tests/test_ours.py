@@ -206,3 +206,67 @@ def test_pool_step_shows_session_score_beside_own_score():
     steps = ours.bfr(_ctx(views, "C6"), Query("q", "s", "What dress did I wear to my sister's wedding?"))
     cands = steps[0].data["candidates"]
     assert all({"text", "session", "context"} <= set(c) for c in cands)
+
+
+# -- issue 16: the session-document score ---------------------------------------------------------
+
+# A recommendation question whose words spread over one session's turns (no single turn holds
+# them all), against a session with one turn that repeats one of them.
+TOPIC_ROWS = [
+    ("S1", "user", "I'm planning a trip to Kyoto next spring."),
+    ("S1", "user", "I love quiet temples and gardens."),
+    ("S1", "user", "Traditional ryokan stays appeal to me."),
+    ("S1", "user", "My budget for hotels is moderate."),
+    ("S2", "user", "The hotel hotel hotel lobby at work got repainted."),
+    ("S2", "user", "Lunch was fine."),
+] + [("S3", "user", f"Filler chat number {i} about weather and coffee.") for i in range(12)]
+TOPIC_Q = Query("q", "s", "Can you recommend a hotel for my Kyoto trip with temples and gardens?")
+
+
+def test_session_docs_join_each_sessions_turns_in_scope_order():
+    views = make_views(TOPIC_ROWS)
+    docs = turn_scores.session_docs(views.turns)
+    assert [d.session_id for d in docs] == ["S1", "S2", "S3"]
+    assert docs[0].text.split("\n") == [t for s, _, t in TOPIC_ROWS if s == "S1"]
+    assert docs[0].turn_id == views.turns[0].turn_id
+
+
+def test_session_mean_cosine_is_the_normalised_mean_per_session():
+    vecs = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    cos = turn_scores.session_mean_cosine(vecs, np.array([1.0, 0.0]), np.array([0, 0, 1]))
+    assert np.allclose(cos, [np.sqrt(0.5), 0.0])
+
+
+def test_session_doc_off_is_absent_from_the_trace_and_needs_its_parts():
+    views = make_views(TOPIC_ROWS)
+    off = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=0.0)
+    sc = turn_scores.score_turns(views, TOPIC_Q, off)
+    assert sc.session_doc is None and "session_doc" not in sc.parts(0)
+    parts = turn_scores.score_parts(views, TOPIC_Q, off)
+    with pytest.raises(ValueError, match="session-document"):
+        turn_scores.combine(parts, replace(off, doc_bm25=1.0))
+
+
+def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
+    views = make_views(TOPIC_ROWS)
+    sc = turn_scores.score_turns(views, TOPIC_Q)
+    assert turn_scores.DEFAULT.doc_dense > 0 and sc.session_doc is not None
+    codes = turn_scores._session_codes(views.turns)
+    cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
+    assert np.allclose(sc.session_doc, turn_scores.DEFAULT.doc_dense * turn_scores.zscore(cos))
+    steps = ours.bfr(_ctx(views, "C6"), TOPIC_Q)
+    cands = steps[0].data["candidates"]
+    assert all({"text", "session", "session_doc"} <= set(c) for c in cands)
+
+
+def test_session_document_bm25_lifts_the_session_whose_topic_matches():
+    views = make_views(TOPIC_ROWS)
+    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0)
+    with_doc = replace(base, doc_bm25=1.0)
+    kyoto, lobby = 3, 4  # the budget turn of the Kyoto-trip session vs the hotel-hotel-hotel turn
+    a = turn_scores.score_turns(views, TOPIC_Q, base)
+    assert a.final[lobby] > a.final[kyoto]  # turn by turn, the repeated term wins
+    b = turn_scores.score_turns(views, TOPIC_Q, with_doc)
+    assert b.session_doc is not None and b.session_doc[kyoto] > b.session_doc[lobby]
+    assert b.final[kyoto] > b.final[lobby]
+    assert b.parts(kyoto)["session_doc"] == round(float(b.session_doc[kyoto]), 4)

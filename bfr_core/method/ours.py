@@ -11,6 +11,7 @@ the exclusion rule - but ranks every turn by one score that knows about conversa
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
                  (neighbours within the same session only)
                  + SESSION * z(max text(j) over the turns j of i's session)     session relevance
+                 + DOC_DENSE * z(cos(question, mean vector of i's session))     session topic
 
 The dense view is the store's default index: static vectors z-merged with MiniLM on turns that fit
 its token cap (views/dense.py). Until issue 16 the arm read the static vectors alone; on dev50's
@@ -18,7 +19,13 @@ long user/assistant histories that cost 8 points of Turn Hit at 40 turns (rankin
 94.0, recall_all 85.4 -> 93.8; LoCoMo 93.7 -> 94.0 Gold Hit). Session relevance lets the answer
 turn of a session that matches the question well outrank a lone lexical match elsewhere (dev50
 Turn Hit at 10 turns 82.0 -> 86.0, LoCoMo Gold Hit at 10 84.0 -> 85.1; bench/out/ours_selection.json).
-Stage II keeps the ranking's own order (``dedup`` off): stage2.retain's near-duplicate filter on
+The session topic (issue 16, weight 0.5, chosen on LoCoMo) scores a session as one document: a
+recommendation question ("suggest accessories for my photography setup") matches a session's overall
+subject better than any one of its turns. Held out on dev50 it lifts LongMemEval's official session
+recall_any@5 (user turns only) 93.75 -> 95.83 with Turn Hit / recall_all unchanged; on LoCoMo
+ranking CER@40 83.3 -> 83.6, hit@10 85.1 -> 84.9 (bench/out/ours_selection.json). The same score
+from stemmed BM25 over the session's joined text (``doc_bm25``) helps LoCoMo but costs dev50 two
+points of Turn Hit at 40: off. Stage II keeps the ranking's own order (``dedup`` off): stage2.retain's near-duplicate filter on
 static vectors skipped relevant long turns on dev50 (pipeline 92.0 / 91.7 at 40 turns with it).
 
 Measured and left off (0 by default, kept as settings so the selection grid re-checks them;
