@@ -67,6 +67,7 @@ def stages(updates: list[tuple[float, int, int, str]]) -> list[dict]:
         if not out or out[-1]["stage"] != label:
             out.append({"stage": label, "start_s": round(t, 2), "updates": 0, "total": total})
         out[-1]["updates"] += 1
+        out[-1]["total"] = max(out[-1]["total"], total)  # a metered stage learns its total after its first tick
         out[-1]["end_s"] = round(t, 2)
     return out
 
