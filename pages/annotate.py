@@ -10,6 +10,7 @@ import streamlit as st
 
 from bfr_core import plots
 from bfr_core.errors import BfrError
+from bfr_core.evaluation import agreement as AG
 from bfr_core.evaluation import labels as L
 from ui import access
 from ui import commands as C
@@ -54,12 +55,12 @@ mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], def
 
 last = ss.get("annot_last")
 if mode == "Queue" and last and last[0] == name:
-    judged = L.judge_labels(store, last[1])
+    judged = AG.judge_labels(store, last[1])
     st.success(f"Saved **{last[2]}**" + (" (queued: written to the store when the other process lets go)"
                                           if last[3:] and last[3] else "") + ". LLM judges on that item: "
                + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
 
-raters = L.rater_labels(store)
+raters = AG.rater_labels(store)
 asked = L.item_questions(store)
 mine = [i for i in asked if i in raters.get(name, {})]
 if mode == "Queue":
@@ -70,7 +71,7 @@ if mode == "Queue":
 elif mode == "My labels":
     item_id = st.selectbox("Item", mine, key="annot_pick", format_func=lambda i: f"{mine.index(i) + 1}. {asked[i][:90]}")
 else:
-    dis = L.disagreements(store, raters, among=mine)
+    dis = AG.disagreements(store, raters, among=mine)
     st.caption(f"{len(dis)} of your {len(mine)} labelled items have disagreeing labels.")
     if dis:
         st.dataframe([{"question": asked[d["item_id"]], **d} for d in dis], hide_index=True,
@@ -104,7 +105,7 @@ if item_id is not None:
                 st.rerun()
     cur = L.current_label(store, item_id, name)
     if cur is not None:  # revealed only once this annotator has labelled the item
-        judged = L.judge_labels(store, item_id)
+        judged = AG.judge_labels(store, item_id)
         st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges: "
                     + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
         st.dataframe(L.history(store, item_id, name), hide_index=True, key="annot_hist",
@@ -112,7 +113,7 @@ if item_id is not None:
 
 st.divider()
 st.subheader("Agreement", anchor=False)
-agree = L.agreement(store, raters)
+agree = AG.agreement(store, raters)
 if agree:
     names = sorted(raters)
     c1, c2 = st.columns([0.55, 0.45])
@@ -121,8 +122,8 @@ if agree:
                                 "kappa": st.column_config.NumberColumn("Cohen's κ", format="%.2f")})
     a = c2.selectbox("Confusion matrix: rows", names, key="annot_ra")
     b = c2.selectbox("columns", names, index=min(1, len(names) - 1), key="annot_rb")
-    if L.paired(raters, a, b)[0]:
-        labs, counts = L.confusion(raters, a, b)
+    if AG.paired(raters, a, b)[0]:
+        labs, counts = AG.confusion(raters, a, b)
         c2.plotly_chart(plots.confusion_figure(labs, counts, rows=a, cols=b, title=""), key="annot_cm")
     else:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bfr_core.cli import main
+from bfr_core.evaluation import agreement as AG
 from bfr_core.evaluation import evaluate, labels
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 from bfr_core.store import Store
@@ -94,43 +95,26 @@ def test_labels_persist_in_the_file(tmp_path):
     assert labels.current_label(s2, item, "alice")["label"] == "uncertain"
 
 
-@pytest.mark.parametrize("detail, final, expected", [
-    ({"judge_labels": ["sufficient", "insufficient"], "adjudicated": True, "reasons": ["a", "b", "c"],
-      "judges": ["offline rules", "offline rules", "anthropic:x"]}, "insufficient",
-     {"judge A (offline rules)": "sufficient", "judge B (offline rules)": "insufficient",
-      "adjudicator (anthropic:x)": "insufficient", "final": "insufficient"}),
-    ({"label": "sufficient", "judge_labels": ["sufficient", "insufficient"], "adjudicated": True}, None,
-     {"judge A": "sufficient", "judge B": "insufficient", "adjudicator": "sufficient", "final": "sufficient"}),
-    ('{"judges": [{"name": "gpt", "label": "Sufficient"}, {"model": "claude", "label": "insufficient"}]}',
-     "insufficient", {"gpt": "sufficient", "claude": "insufficient", "final": "insufficient"}),
-    ({"judges": {"a": {"label": "uncertain"}, "b": "sufficient"}}, None, {"a": "uncertain", "b": "sufficient"}),
-    ("not json", "sufficient", {"final": "sufficient"}),
-    (None, None, {}),
-])
-def test_parse_suff_detail(detail, final, expected):
-    assert labels.parse_suff_detail(detail, final) == expected
-
-
 def test_judges_revealed_agreement_disagreement_and_export(tmp_path):
     s = _store()
     labels.sync_queue(s)
-    judged = next(i for i in labels.items(s) if labels.judge_labels(s, i))
-    assert labels.judge_labels(s, judged)["final"] == "sufficient"
+    judged = next(i for i in labels.items(s) if AG.judge_labels(s, i))
+    assert AG.judge_labels(s, judged)["final"] == "sufficient"
     for i in labels.items(s):
         labels.save_label(s, i, "alice", "sufficient")
         labels.save_label(s, i, "bob", "sufficient" if i == judged else "insufficient")
-    raters = labels.rater_labels(s)
+    raters = AG.rater_labels(s)
     assert {"alice", "bob", "llm:judge A", "llm:judge B", "llm:final"} <= set(raters)
-    agree = {(a["rater_a"], a["rater_b"]): a for a in labels.agreement(s, raters)}
+    agree = {(a["rater_a"], a["rater_b"]): a for a in AG.agreement(s, raters)}
     ab = agree[("alice", "bob")]
     assert ab["n"] == 3 and ab["agreement"] == pytest.approx(1 / 3, abs=1e-3)
     assert ab["kappa"] == pytest.approx(0.0)  # alice's constant labels: p_o = p_e
-    labs, counts = labels.confusion(raters, "alice", "bob")
+    labs, counts = AG.confusion(raters, "alice", "bob")
     assert labs == labels.LABELS and counts[0][1] == 2 and counts[0][0] == 1
-    dis = labels.disagreements(s, raters)
+    dis = AG.disagreements(s, raters)
     # alice and bob differ on two items; on the judged one judge B says insufficient
     assert {d["item_id"] for d in dis} == set(labels.items(s))
-    assert labels.disagreements(s, raters, among=[]) == []
+    assert AG.disagreements(s, raters, among=[]) == []
 
     rows = labels.export_rows(s)
     assert len(rows) == 6 and all(r["is_current"] for r in rows)
