@@ -85,6 +85,15 @@ def pct(values: list[float], q: float) -> float:
     return round(vals[min(len(vals) - 1, int(q * len(vals)))], 1)
 
 
+def _commit() -> str:
+    """The code measured: the repository's HEAD (and "+changes" when the work tree differs)."""
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "bfr_core"], cwd=ROOT, capture_output=True, text=True)
+    return (head.stdout.strip() or "unknown") + ("+changes" if dirty.stdout.strip() else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "offline.duckdb"))
@@ -119,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = store.questions(DATASET)
         result: dict[str, Any] = {
             "benchmark": "msize", "source_db": Path(args.db).name,
-            "bfr_arm_note": "the bfr arm as it is on this branch (issue-17b); bfr_core/method/ours.py is being "
-                            "changed on another branch", "questions": len(questions), "seed": args.seed,
+            "commit": _commit(), "questions": len(questions), "seed": args.seed,
             "sessions_per_haystack": [len(store.scope(DATASET, q.scope_id).session_ids) for q in questions][:3],
             "unique_turns_written": rep.turns,  # distinct turn rows; a filler session shared by haystacks is one
             "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
