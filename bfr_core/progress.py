@@ -6,7 +6,7 @@ and failed, tokens, spend, and an ETA from the rate so far) with its one-line re
 :func:`tqdm_progress`. A run's status travels as the ``label`` argument (its :meth:`RunStatus.line`),
 so every existing callback shows it unchanged. Also: :func:`eta_seconds` / :func:`fmt_eta` (the app's
 ETA), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
-(keeps a bar alive during one long step, counting its sub-steps on a :class:`Meter`). Does not cover: computing the counters (the callers), drawing
+(keeps a bar alive during one long step, counting its sub-steps on a :class:`StepMeter`). Does not cover: computing the counters (the callers), drawing
 (the app's ``ui.widgets``, tqdm here).
 """
 
@@ -120,10 +120,10 @@ class Recorder:
 
 
 class StepStopped(Exception):
-    """Raised inside a :func:`ticking` step by :meth:`Meter.advance` once the caller has stopped."""
+    """Raised inside a :func:`ticking` step by :meth:`StepMeter.advance` once the caller has stopped."""
 
 
-class Meter:
+class StepMeter:
     """The sub-steps of one long :func:`ticking` step: the step calls :meth:`advance` as it goes
     (from its worker thread), the bar shows ``done`` of ``total``; once the caller cancels, the next
     :meth:`advance` raises :class:`StepStopped` so the step ends early instead of being waited out."""
@@ -140,7 +140,7 @@ class Meter:
 
 
 def ticking(fn: Callable[[], T], progress: Progress | None, label: str, *, every: float = 1.0,
-            done: int = 0, total: int = 1, meter: Meter | None = None) -> T:
+            done: int = 0, total: int = 1, meter: StepMeter | None = None) -> T:
     """Run ``fn()`` (one long step: loading a model, one write transaction, parsing every text) in a
     worker thread and call ``progress(done, total, label)`` every ``every`` seconds from the calling
     thread until it ends, so a bar never sits still; with a ``meter`` (which ``fn`` advances) the

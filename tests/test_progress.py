@@ -66,9 +66,9 @@ def test_ticking_reraises_the_steps_error():
 
 
 def test_ticking_shows_the_meters_count_and_stops_the_step_on_cancel():
-    from bfr_core.progress import Meter, StepStopped
+    from bfr_core.progress import StepMeter, StepStopped
 
-    meter = Meter(total=1000)
+    meter = StepMeter(total=1000)
     seen: list[int] = []
 
     class Cancel(BaseException):
@@ -97,9 +97,9 @@ def test_ticking_shows_the_meters_count_and_stops_the_step_on_cancel():
 
 
 def test_ticking_with_a_meter_ends_full():
-    from bfr_core.progress import Meter
+    from bfr_core.progress import StepMeter
 
-    meter = Meter(total=3)
+    meter = StepMeter(total=3)
     rec = Recorder()
     ticking(lambda: [meter.advance() for _ in range(3)], rec, "x", every=0.01, meter=meter)
     assert rec.updates[-1][1:] == (3, 3, "x")

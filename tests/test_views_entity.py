@@ -138,7 +138,7 @@ def test_real_spacy_finds_people_and_places():
 
 
 def test_ensure_entities_counts_parsed_texts_on_a_meter_and_caches_nothing_when_stopped(monkeypatch):
-    from bfr_core.progress import Meter, StepStopped
+    from bfr_core.progress import StepMeter, StepStopped
 
     store = Store()
     sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
@@ -151,10 +151,10 @@ def test_ensure_entities_counts_parsed_texts_on_a_meter_and_caches_nothing_when_
         return fake_ner(texts)
 
     monkeypatch.setattr(ent, "run_ner", ner)
-    stopped = Meter()
+    stopped = StepMeter()
     stopped.stopped = True
     with pytest.raises(StepStopped):
         ent.ensure_entities(store, "d", meter=stopped)
-    meter = Meter()
+    meter = StepMeter()
     assert ent.ensure_entities(store, "d", meter=meter) == 5  # the stopped parse cached nothing
     assert (meter.done, meter.total) == (5, 5)

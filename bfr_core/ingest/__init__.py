@@ -21,7 +21,7 @@ from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.longmemeval import load_longmemeval
-from bfr_core.progress import Meter, Progress, ticking
+from bfr_core.progress import Progress, StepMeter, ticking
 from bfr_core.records import Bundle, IngestReport
 from bfr_core.store import Store, StoreError
 
@@ -70,7 +70,7 @@ def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
     return "embeddings: ensured (bfr_core.retrieval.embed.ensure_embeddings)"
 
 
-def _entities(store: Store, dataset_id: str, meter: Meter | None = None) -> str:
+def _entities(store: Store, dataset_id: str, meter: StepMeter | None = None) -> str:
     """The entity view's NER for every turn text, cached by text hash now instead of on each scope's
     first entity search during evaluation (the slowest part of a first offline run); ``meter``
     counts the texts parsed."""
@@ -140,7 +140,7 @@ def ingest(
             written = not existed and store.dataset(dataset_id) is not None
         note = _embed(store, dataset_id, progress) if embed else "embeddings: skipped (--no-embed)"
         wants_entities = embed if entities is None else entities
-        meter = Meter()
+        meter = StepMeter()
         ents = (ticking(lambda: _entities(store, dataset_id, meter), progress, "finding names in the turns (entity view)",
                         meter=meter) if wants_entities else "entities: skipped")
     except BaseException:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from bfr_core.progress import Meter
+from bfr_core.progress import StepMeter
 from bfr_core.records import Hit, Turn
 from bfr_core.store import text_hash
 from bfr_core.text import STOP_WORDS
@@ -146,7 +146,7 @@ def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
     return {by_hash[h]: list(zip(labels, spans, strict=True)) for h, labels, spans in rows}
 
 
-def ensure_entities(store: Store, dataset_id: str, processes: int | None = None, meter: Meter | None = None) -> int:
+def ensure_entities(store: Store, dataset_id: str, processes: int | None = None, meter: StepMeter | None = None) -> int:
     """Parse and cache every distinct turn text of ``dataset_id`` not cached yet (what the entity view
     of each scope would parse on its first search); returns how many texts were parsed. ``processes``
     defaults to the machine's cores, capped at 2 (spaCy's start-up per worker costs ~2 s). ``meter``
