@@ -87,11 +87,17 @@ def test_entities_listing_and_lazy_build():
     assert view.entities()[:2] == ["caroline", "melanie"]  # most turns first, then by name
 
 
-def test_ner_cache_by_text_hash(monkeypatch):
+def _store() -> Store:
+    """A store holding dataset "d": the five TURNS in two sessions, one scope."""
     store = Store()
     sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
     store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
                               IngestReport("d", "jsonl", "mem")))
+    return store
+
+
+def test_ner_cache_by_text_hash(monkeypatch):
+    store = _store()
     seen = []
     monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1, advance=None: seen.extend(texts) or fake_ner(texts))
     texts = [t.text for t in TURNS]
@@ -103,10 +109,7 @@ def test_ner_cache_by_text_hash(monkeypatch):
 
 
 def test_ensure_entities_fills_the_cache_once_for_a_dataset(monkeypatch):
-    store = Store()
-    sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
-    store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
-                              IngestReport("d", "jsonl", "mem")))
+    store = _store()
     seen = []
     monkeypatch.setattr(ent, "run_ner", lambda texts, processes=1, advance=None: seen.extend(texts) or fake_ner(texts))
     assert ent.ensure_entities(store, "d") == 5 and sorted(seen) == sorted(t.text for t in TURNS)
@@ -140,10 +143,7 @@ def test_real_spacy_finds_people_and_places():
 def test_ensure_entities_counts_parsed_texts_on_a_meter_and_caches_nothing_when_stopped(monkeypatch):
     from bfr_core.progress import StepMeter, StepStopped
 
-    store = Store()
-    sessions = (Session("s1", datetime(2023, 1, 1)), Session("s2", datetime(2023, 1, 2)))
-    store.write_bundle(Bundle("d", "jsonl", "mem", "sha", sessions, TURNS, (Scope("d", "h", ("s1", "s2")),), (),
-                              IngestReport("d", "jsonl", "mem")))
+    store = _store()
 
     def ner(texts, processes=1, advance=None):
         for _ in texts:
