@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
-from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.evaluation.metrics import aggregate, score_question, strip_turn_id  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.method import ours, turn_scores  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
@@ -418,20 +418,16 @@ def rank_quality(cases: Sequence[RankCase], st: turn_scores.OursSettings) -> dic
             top = {c.ids[int(i)] for i in order[:k]}
             hits[k] += bool(top & c.gold)
             cers[k] += c.gold <= top
+        # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
+        in_corpus = set(c.ids)
         gold_sessions = frozenset(s for t, s in zip(c.ids, c.sessions, strict=True) if t in c.gold)
-        gold_sessions |= frozenset(_session_of(g) for g in c.gold if g not in set(c.ids))
+        gold_sessions |= frozenset(strip_turn_id(g) for g in c.gold if g not in in_corpus)
         srec += session_recall_any(order, c.sessions, gold_sessions, SESSION_K)
     for k in RANK_KS:
         out[f"hit@{k}"] = round(100 * hits[k] / max(len(cases), 1), 2)
         out[f"cer@{k}"] = round(100 * cers[k] / max(with_gold, 1), 2)
     out[f"session_recall_any@{SESSION_K}"] = round(100 * srec / max(with_gold, 1), 2)
     return out
-
-
-def _session_of(turn_id: str) -> str:
-    # A gold turn outside the corpus (LongMemEval's assistant turns under the official convention):
-    # its session by the official strip_turn_id rule, "{session_id}_{index+1}".
-    return "_".join(turn_id.split("_")[:-1])
 
 
 def objective(r: dict[str, float]) -> float:

@@ -192,8 +192,8 @@ def evaluate_retrieval(
     )
 
 
-def _strip_turn_id(turn_id: str) -> str:
-    # Official strip_turn_id: LongMemEval turn ids are "{session_id}_{index+1}".
+def strip_turn_id(turn_id: str) -> str:
+    """A LongMemEval turn id's session id (the official ``strip_turn_id``: ids are "{session_id}_{index+1}")."""
     return "_".join(turn_id.split("_")[:-1])
 
 
@@ -211,9 +211,9 @@ def evaluate_retrieval_turn2session(
     _check_k(k)
     if isinstance(ranked, str) or isinstance(corpus, str):
         raise TypeError("ranked and corpus must be sequences of ids, not single strings")
-    gold_s = {_strip_turn_id(x) for x in _idset(gold, "gold")}
-    ranked_s = [_strip_turn_id(x) for x in ranked]
-    corpus_s = [_strip_turn_id(x) for x in corpus]
+    gold_s = {strip_turn_id(x) for x in _idset(gold, "gold")}
+    ranked_s = [strip_turn_id(x) for x in ranked]
+    corpus_s = [strip_turn_id(x) for x in corpus]
     effective_k = k
     unique = set(ranked_s[:effective_k])
     while effective_k <= len(corpus_s) and len(unique) < k:
