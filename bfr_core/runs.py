@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-import pyarrow as pa
+from bfr_core.duck import insert_columns, rows_to_columns
 
 
 class Store(Protocol):
@@ -34,13 +34,6 @@ class Store(Protocol):
 
     def ensure(self, ddl: str) -> None: ...
 
-
-def _insert(cur: Any, table: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """``INSERT OR IGNORE`` many rows in one statement through Arrow (as ``store.insert_columns``)."""
-    arrow = pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)})  # noqa: F841 - DuckDB scans it
-    if arrow.num_rows:
-        cols = ", ".join(names)
-        cur.execute(f"INSERT OR IGNORE INTO {table} ({cols}) SELECT {cols} FROM arrow")
 
 RUNS_DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -126,8 +119,8 @@ def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: 
         for question_id, arm in (p for p in earlier if p in batch):
             tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
                        [run_id, question_id, arm])
-        _insert(tx, "results", RESULT_COLUMNS, rows)
-        _insert(tx, "traces", TRACE_COLUMNS, traces)
+        insert_columns(tx, "results", rows_to_columns(RESULT_COLUMNS, rows), or_ignore=True)
+        insert_columns(tx, "traces", rows_to_columns(TRACE_COLUMNS, traces), or_ignore=True)
 
 
 def answer_todo(store: Store, run_id: str) -> list[tuple[Any, ...]]:

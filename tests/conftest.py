@@ -1,5 +1,5 @@
 """Suite-wide settings: a held store lock is retried for 2 s, not the commands' default 30 s, so the
-tests that hold a lock on purpose stay quick (``bfr_core.store.connect``)."""
+tests that hold a lock on purpose stay quick (``bfr_core.duck.connect``)."""
 
 import os
 

@@ -111,7 +111,7 @@ def test_embeddings_from_ingest_are_reused(store):
 
 
 def test_unknown_scope_raises(store):
-    from bfr_core.store import StoreError
+    from bfr_core.duck import StoreError
 
     with pytest.raises(StoreError):
         scope_views(store, "d", "nope", model=BowEmbedder())

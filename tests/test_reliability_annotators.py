@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from bfr_core.duck import StoreError
 from bfr_core.evaluation import evaluate, labels
-from bfr_core.store import Store, StoreError
+from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 THREADS, TOTAL = 8, 1000

@@ -26,13 +26,14 @@ import pytest
 from llm_wire_server import WireServer
 
 from bfr_core.config import LLMConfig
+from bfr_core.duck import StoreError
 from bfr_core.evaluation import labels
 from bfr_core.evaluation.answers import score_answers
 from bfr_core.evaluation.evaluate import RunSpec, evaluate
 from bfr_core.ingest import ingest
 from bfr_core.llm import make_llm
 from bfr_core.llm.cache import export_calls
-from bfr_core.store import Store, StoreError
+from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-ant-PLANTED-7f3a9c1e5b2d48f6a0c4e8b1d3f5a7c9"

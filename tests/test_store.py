@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from bfr_core.duck import StoreError, StoreLocked
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
-from bfr_core.store import Store, StoreError, StoreLocked
+from bfr_core.store import Store
 
 
 def bundle(dataset: str = "toy", sha: str = "sha-1") -> Bundle:

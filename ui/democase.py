@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 
 import streamlit as st
 
+from bfr_core.duck import StoreError
 from bfr_core.evaluation import cases as CS
-from bfr_core.store import Store, StoreError
+from bfr_core.store import Store
 
 REAL_QID = "b3c15d39"
 VIEW_NAMES = {"bm25": "BM25", "dense": "dense", "hybrid": "hybrid (BM25 + dense)"}

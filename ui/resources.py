@@ -52,7 +52,7 @@ def open_store(path: str) -> Store:
 
 def _held_elsewhere(p: Path) -> bool:
     """Whether another process holds ``p`` now (checked within a second, then let go)."""
-    from bfr_core.store import StoreLocked, connect
+    from bfr_core.duck import StoreLocked, connect
 
     if not p.exists():
         return False

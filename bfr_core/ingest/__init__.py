@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace as dc_replace
 from pathlib import Path
 
+from bfr_core.duck import StoreError
 from bfr_core.errors import BfrError
 from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
@@ -23,7 +24,7 @@ from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.longmemeval import load_longmemeval
 from bfr_core.progress import Progress, StepMeter, ticking
 from bfr_core.records import Bundle, IngestReport
-from bfr_core.store import Store, StoreError
+from bfr_core.store import Store
 
 Loader = Callable[..., Bundle]
 LOADERS: dict[str, Loader] = {"locomo": load_locomo, "longmemeval": load_longmemeval, "jsonl": load_jsonl}

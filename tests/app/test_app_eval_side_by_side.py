@@ -17,8 +17,9 @@ from pathlib import Path
 
 from conftest import app_test
 
+from bfr_core.duck import StoreLocked, connect
 from bfr_core.evaluation import labels as L
-from bfr_core.store import Store, StoreLocked, connect
+from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = ("import sys; from bfr_core.store import Store; s = Store(sys.argv[1]); "

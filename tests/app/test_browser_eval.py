@@ -27,7 +27,7 @@ pytestmark = [
 
 
 def _held(db: Path) -> bool:
-    from bfr_core.store import StoreLocked, connect
+    from bfr_core.duck import StoreLocked, connect
 
     try:
         connect(str(db), wait_s=0).close()

@@ -1,0 +1,67 @@
+"""bfr_core.duck: bulk inserts through Arrow, lock errors told apart from other open failures.
+
+A lock held by another process (the StoreLocked path) is exercised end to end in test_store.py.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from bfr_core.duck import (
+    LOCK_WAIT_S,
+    StoreError,
+    StoreLocked,
+    connect,
+    insert_columns,
+    is_lock_error,
+    lock_wait_default,
+    rows_to_columns,
+)
+
+
+def _table() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.execute("CREATE TABLE t (k VARCHAR PRIMARY KEY, v INTEGER)")
+    return con
+
+
+def test_rows_become_columns_in_name_order():
+    assert rows_to_columns(("k", "v"), [("a", 1), ("b", 2)]) == {"k": ["a", "b"], "v": [1, 2]}
+    assert rows_to_columns(("k", "v"), []) == {"k": [], "v": []}
+
+
+def test_insert_columns_writes_every_row_in_one_statement():
+    con = _table()
+    insert_columns(con.cursor(), "t", rows_to_columns(("k", "v"), [("a", 1), ("b", 2)]))
+    assert con.execute("SELECT k, v FROM t ORDER BY k").fetchall() == [("a", 1), ("b", 2)]
+
+
+def test_insert_columns_or_ignore_keeps_the_first_row_and_plain_insert_refuses_a_duplicate():
+    con = _table()
+    insert_columns(con.cursor(), "t", {"k": ["a"], "v": [1]})
+    insert_columns(con.cursor(), "t", {"k": ["a", "c"], "v": [9, 3]}, or_ignore=True)
+    assert con.execute("SELECT k, v FROM t ORDER BY k").fetchall() == [("a", 1), ("c", 3)]
+    with pytest.raises(duckdb.ConstraintException):
+        insert_columns(con.cursor(), "t", {"k": ["a"], "v": [2]})
+
+
+def test_insert_columns_with_no_rows_runs_nothing():
+    con = _table()
+    insert_columns(con.cursor(), "missing_table", {"k": [], "v": []})  # no statement, so no error
+    assert con.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def test_lock_errors_are_told_apart_from_other_open_failures(tmp_path):
+    assert is_lock_error(OSError('Could not set lock on file "x": Conflicting lock is held in /bin/python (PID 7)'))
+    assert not is_lock_error(OSError("No such file or directory"))
+    with pytest.raises(StoreError) as err:
+        connect(str(tmp_path / "no-such-dir" / "s.duckdb"))
+    assert not isinstance(err.value, StoreLocked) and "cannot open store" in str(err.value)
+
+
+def test_lock_wait_default_reads_the_environment_and_survives_a_bad_value(monkeypatch):
+    monkeypatch.setenv("BFR_LOCK_WAIT_S", "4.5")
+    assert lock_wait_default() == 4.5
+    monkeypatch.setenv("BFR_LOCK_WAIT_S", "soon")
+    assert lock_wait_default() == LOCK_WAIT_S
