@@ -55,6 +55,27 @@ def test_rerun_resumes_without_duplicates_and_identical_summary(db):
     store.close()
 
 
+def test_a_bfr_run_at_other_weights_is_a_new_run_not_a_resume(db, monkeypatch):
+    from dataclasses import replace
+
+    from bfr_core.method import turn_scores
+    from bfr_core.store import Store
+
+    spec = ev.RunSpec("demo", ("bfr", "mem0"))
+    without_bfr = ev.RunSpec("demo", ("mem0",)).run_id
+    store = Store(db)
+    first = ev.evaluate(store, spec)
+    assert ev.RunSpec("demo", ("bfr", "mem0")).run_id == first  # same weights: the same run, resumed
+    monkeypatch.setattr(turn_scores, "DEFAULT", replace(turn_scores.DEFAULT, doc_dense=0.0))
+    assert spec.run_id != first and ev.RunSpec("demo", ("mem0",)).run_id == without_bfr
+    second = ev.evaluate(store, spec)
+    assert second != first
+    n = len(ev.select_questions(store, "demo"))
+    for run_id in (first, second):  # each run holds its own rows, none mixed in from the other
+        assert store.cursor().execute("SELECT count(*) FROM results WHERE run_id = ?", [run_id]).fetchone()[0] == 2 * n
+    store.close()
+
+
 def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     import bfr_core.pipeline as pl
     from bfr_core.store import Store

@@ -1,7 +1,7 @@
 """Arms x questions -> per-question results and traces in the store; resumable; summarised as JSON.
 
 A run is identified by what determines its output (dataset, arms, budget, k, provider, limit or
-seeded sample), so
+seeded sample, and with ``bfr`` among the arms a hash of its weights, :func:`settings_key`), so
 re-running the same command resumes it: finished (question, arm) pairs are skipped, a killed run
 loses at most the batch in flight, and rows are never duplicated (primary keys, one transaction
 per batch). Answer-level scores (answer, F1, judge, Suff) are optional columns filled when a
@@ -28,7 +28,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -78,8 +78,19 @@ class RunSpec:
         parts: list[Any] = [self.dataset_id, sorted(self.arms), self.budget, self.k, self.provider, self.limit]
         if self.sample:  # appended only when set, so the ids of earlier runs stay what they were
             parts += [self.sample, self.seed]
+        if "bfr" in self.arms:  # our arm's weights change with the code: a run at other weights is another run
+            parts.append(settings_key())
         key = json.dumps(parts)
         return f"{self.dataset_id}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+
+
+def settings_key() -> str:
+    """A short hash of our arm's shipped weights (``turn_scores.DEFAULT``): in the id of every run with
+    ``bfr``, so re-running after the weights change starts a new run instead of resuming into rows
+    scored at the old ones."""
+    from bfr_core.method.turn_scores import DEFAULT
+
+    return hashlib.sha1(json.dumps(asdict(DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
 
 
 def select_questions(store: Store, dataset_id: str, limit: int | None = None, sample: int | None = None,
