@@ -10,28 +10,26 @@ or ``ours.run`` with explicit settings for the ablation), on a store it builds o
   ``bfr-mv`` at its grid points, each by question type (``by_type``); ``--baselines`` adds BM25,
   dense and hybrid-view top-k. ``longmemeval_dev50``: the 40-turn table, the b3c15d39 check and
   warm latency; ``latency``: LoCoMo warm latency.
-* ``bench/out/ours_selection.json`` - leave-one-benchmark-out selection over ``GRID`` (ranking-only
-  top-k, plus session recall_any@5: dev50 over the official user-turn corpus, LoCoMo over all turns):
-  the setting best on LoCoMo scored on dev50, and the reverse; every row.
-* ``bench/out/ours_ablation.json`` - each component of ``bfr`` removed in turn, at 40 and 10 turns (LoCoMo).
+* ``bench/out/ours_ablation.json`` - each component of ``bfr`` removed in turn, at 40 and 10 turns, on LoCoMo
+  (``results``) and dev50 (``results_longmemeval``).
 * ``bench/out/ours_curve.html`` / ``ours_curve_longmemeval.html`` (and ``.png`` when kaleido can render).
 
-Run: ``.venv/bin/python bench/bench_ours.py [--db X] [--skip-ablation] [--skip-lme] [--skip-selection]
+Run: ``.venv/bin/python bench/bench_ours.py [--db X] [--skip-ablation] [--skip-lme]
 [--baselines] [--mv-points C0,C1,C2,C6]``.
+How the weights were chosen: ``bench_ours_selection.py`` (``ours_selection.json``).
 Does not cover: answer-level scores (no LLM here), the full 500-question LongMemEval-S.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
-from bfr_core.evaluation.metrics import aggregate, score_question, strip_turn_id  # noqa: E402
+from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.method import ours, turn_scores  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
@@ -76,6 +74,9 @@ ABLATIONS: dict[str, turn_scores.OursSettings] = {
     "- context (both)": replace(turn_scores.DEFAULT, near1=0.0, near2=0.0),
     "- Stage I cover (E0 = score order)": replace(turn_scores.DEFAULT, cover=False),
     "- session document (mean-vector cosine)": replace(turn_scores.DEFAULT, doc_dense=0.0),
+    "- session relevance": replace(turn_scores.DEFAULT, session=0.0),
+    "session relevance from its best turn (not its 2 best)": replace(turn_scores.DEFAULT, session_top=1),
+    "- stating-role prior (fires on user/assistant stores only)": replace(turn_scores.DEFAULT, role=0.0),
 }
 
 
@@ -306,181 +307,23 @@ def longmemeval(store: Store, with_mv: bool = True) -> dict:
     return out
 
 
-def ablation(store: Store) -> dict:
-    qs = questions(store, "locomo")
-    views = Views(store, "locomo")
+def ablation(store: Store, dataset: str = "locomo") -> dict:
+    qs = questions(store, dataset)
+    views = Views(store, dataset)
+    # LongMemEval's issue-16 measures: Turn Hit over every question, recall_all over those with gold
+    keys = ("turn_hit", "recall_all") if dataset == "longmemeval" else ("gold_hit", "cer")
     out: dict[str, dict] = {}
     for size, (ground, budget) in ((40, SIZE_PLAN[40]), (10, SIZE_PLAN[10])):
         rows = {}
         for name, st in ABLATIONS.items():
             r = score(qs, settings_runner(views, st, budget, ground))
-            rows[name] = {k: r[k] for k in ("gold_hit", "cer", "er", "set_size", "by_type")}
-            print(f"  ablation @{size} {name}: {r['gold_hit']}/{r['cer']}", file=sys.stderr)
+            rows[name] = {k: r[k] for k in (*keys, "er", "set_size", "by_type")}
+            print(f"  ablation {dataset} @{size} {name}: {r[keys[0]]}/{r[keys[1]]}", file=sys.stderr)
         full = rows["full"]
         for r in rows.values():
-            r["d_gold_hit"] = _r(r["gold_hit"] - full["gold_hit"])
-            r["d_cer"] = _r(r["cer"] - full["cer"])
+            for k in keys:
+                r[f"d_{k}"] = _r(r[k] - full[k])
         out[str(size)] = rows
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# Leave-one-benchmark-out selection (ranking-only, fast: each question's score parts computed once)
-# ------------------------------------------------------------------------------------------------
-
-# The knobs issue 16 added (plus the context weights), each a few values; every other setting as
-# turn_scores.DEFAULT. "near" sets (near1, near2) together. doc_bm25 / doc_dense: the session-document
-# score (issue 16's session recall_any@5 target).
-GRID: dict[str, tuple] = {
-    "dense_view": (False, True),
-    "session": (0.0, 0.5, 1.0),
-    "role": (0.0, 0.5),
-    "near": ((0.6, 0.4),),
-    "recency": (0.0, 0.3),
-    "doc_bm25": (0.0, 0.5),
-    "doc_dense": (0.0, 0.5, 0.75, 1.0),
-}
-RANK_KS = (10, 40)
-SESSION_K = 5
-# Knobs held off when choosing the shipped setting: LoCoMo picks doc_bm25 0.5, which on dev50 (held
-# out) costs hit@40 94.0 -> 92.0 and CER@40 93.75 -> 91.67 and leaves the official session recall at 93.75.
-SHIP_OFF: dict[str, object] = {"doc_bm25": 0.0}
-# score_parts computes the session-document parts only when their weights are set: on, for the grid.
-PARTS_SETTINGS = replace(turn_scores.DEFAULT, doc_bm25=1.0, doc_dense=1.0)
-
-
-def grid_settings() -> list[tuple[dict, turn_scores.OursSettings]]:
-    out = []
-    for combo in itertools.product(*GRID.values()):
-        knobs = dict(zip(GRID, combo, strict=True))
-        near1, near2 = knobs["near"]
-        st = replace(turn_scores.DEFAULT, **{k: v for k, v in knobs.items() if k != "near"}, near1=near1, near2=near2)
-        out.append((knobs, st))
-    return out
-
-
-@dataclass(frozen=True)
-class RankCase:
-    """One question's ranking inputs: gold, the corpus's turn and session ids, the score parts."""
-
-    gold: frozenset[str]
-    ids: tuple[str, ...]
-    sessions: tuple[str, ...]
-    parts: turn_scores.ScoreParts
-
-
-def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankCase]:
-    """Every scoreable question over its whole scope, or (``official``) LongMemEval's user-turn corpus
-    without the abstention questions, as ``bfr eval --official-corpus`` scores it."""
-    from bfr_core.evaluation.official import user_views
-
-    views = Views(store, dataset)
-    users: dict[str, object] = {}
-    out = []
-    for q in questions(store, dataset):
-        v = views(q.scope_id, q.text)
-        if official:
-            if q.is_abstention or q.question_id.endswith("_abs"):
-                continue
-            v = users.setdefault(q.scope_id, user_views(v))
-        out.append(RankCase(frozenset(q.gold), tuple(t.turn_id for t in v.turns), tuple(t.session_id for t in v.turns),
-                            turn_scores.score_parts(v, q.query(), PARTS_SETTINGS)))
-    return out
-
-
-def session_recall_any(order: Sequence[int], sessions: Sequence[str], gold_sessions: frozenset[str], k: int) -> bool:
-    """LongMemEval's session recall_any@k from a turn ranking: a gold session among its first k distinct sessions."""
-    seen: list[str] = []
-    for i in order:
-        sid = sessions[int(i)]
-        if sid not in seen:
-            seen.append(sid)
-            if sid in gold_sessions:
-                return True
-            if len(seen) >= k:
-                break
-    return False
-
-
-def rank_quality(cases: Sequence[RankCase], st: turn_scores.OursSettings) -> dict[str, float]:
-    """Top-k of the ranking alone (no Stage I cover): hit over all questions, CER and session recall_any@5
-    over those with gold."""
-    out: dict[str, float] = {}
-    hits = dict.fromkeys(RANK_KS, 0)
-    cers = dict.fromkeys(RANK_KS, 0)
-    srec = with_gold = 0
-    for c in cases:
-        order = turn_scores.ranking(turn_scores.combine(c.parts, st).final)
-        if not c.gold:
-            continue
-        with_gold += 1
-        for k in RANK_KS:
-            top = {c.ids[int(i)] for i in order[:k]}
-            hits[k] += bool(top & c.gold)
-            cers[k] += c.gold <= top
-        # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
-        in_corpus = set(c.ids)
-        gold_sessions = frozenset(s for t, s in zip(c.ids, c.sessions, strict=True) if t in c.gold)
-        gold_sessions |= frozenset(strip_turn_id(g) for g in c.gold if g not in in_corpus)
-        srec += session_recall_any(order, c.sessions, gold_sessions, SESSION_K)
-    for k in RANK_KS:
-        out[f"hit@{k}"] = round(100 * hits[k] / max(len(cases), 1), 2)
-        out[f"cer@{k}"] = round(100 * cers[k] / max(with_gold, 1), 2)
-    out[f"session_recall_any@{SESSION_K}"] = round(100 * srec / max(with_gold, 1), 2)
-    return out
-
-
-def objective(r: dict[str, float]) -> float:
-    """What selection maximises on the tuning benchmark: the mean of hit@10, hit@40, CER@40 and session
-    recall_any@5 (on LongMemEval: over the official user-turn corpus)."""
-    srec = r.get(f"official_session_recall_any@{SESSION_K}", r[f"session_recall_any@{SESSION_K}"])
-    return (r["hit@10"] + r["hit@40"] + r["cer@40"] + srec) / 4
-
-
-def selection(store: Store) -> dict:
-    """Every grid setting scored on both benchmarks; the best on one is reported on the other.
-
-    Ties on the tuning benchmark (a knob that never fires there, e.g. the role prior on LoCoMo)
-    go to the earlier grid value, i.e. the knob off: a benchmark cannot pick what it cannot see.
-    """
-    data = {d: rank_cases(store, d) for d in ("locomo", "longmemeval") if store.dataset(d) is not None}
-    official = rank_cases(store, "longmemeval", official=True) if "longmemeval" in data else []
-    key = f"official_session_recall_any@{SESSION_K}"
-
-    def quality(st: turn_scores.OursSettings) -> dict[str, dict[str, float]]:
-        q = {d: rank_quality(cases, st) for d, cases in data.items()}
-        if official:
-            q["longmemeval"][key] = rank_quality(official, st)[f"session_recall_any@{SESSION_K}"]
-        return q
-
-    rows = []
-    for knobs, st in grid_settings():
-        rows.append({"knobs": {k: list(v) if isinstance(v, tuple) else v for k, v in knobs.items()}, **quality(st)})
-    out: dict[str, object] = {"grid": {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in GRID.items()},
-                              "n_settings": len(rows),
-                              "objective": f"mean(hit@10, hit@40, cer@40, session_recall_any@{SESSION_K}), ranking top-k; "
-                                           f"on longmemeval the session recall is {key} (user turns only, "
-                                           "abstention skipped, as bfr eval --official-corpus)",
-                              "note": "ranking-only top-k (no Stage I cover); the shipped arm's pipeline figures "
-                                      "are in ours.json. 'tuned' figures are development figures. LoCoMo's "
-                                      "session_recall_any@5 ranks all turns (sessions = its dia-id sessions)."}
-    for tune, other in (("locomo", "longmemeval"), ("longmemeval", "locomo")):
-        if tune not in data or other not in data:
-            continue
-        best = max(range(len(rows)), key=lambda i: (objective(rows[i][tune]), -i))
-        out[f"tune on {tune}, report {other}"] = {"knobs": rows[best]["knobs"], f"{tune} (tuned, development)":
-                                                  rows[best][tune], f"{other} (held out)": rows[best][other]}
-    # The shipped choice: LoCoMo's best once the knobs that cost dev50 held out are fixed off (see SHIP_OFF).
-    if "locomo" in data and "longmemeval" in data:
-        allowed = [i for i, r in enumerate(rows) if all(r["knobs"][k] == v for k, v in SHIP_OFF.items())]
-        best = max(allowed, key=lambda i: (objective(rows[i]["locomo"]), -i))
-        out[f"tune on locomo with {SHIP_OFF}, report longmemeval"] = {
-            "knobs": rows[best]["knobs"], "locomo (tuned, development)": rows[best]["locomo"],
-            "longmemeval (held out)": rows[best]["longmemeval"]}
-    default = next((r for (knobs, st), r in zip(grid_settings(), rows, strict=True) if st == turn_scores.DEFAULT), None)
-    out["shipped default"] = default if default else {"settings": asdict(turn_scores.DEFAULT),
-                                                      **quality(turn_scores.DEFAULT)}
-    out["rows"] = rows
     return out
 
 
@@ -522,7 +365,6 @@ def main() -> None:
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
     ap.add_argument("--skip-ablation", action="store_true")
     ap.add_argument("--skip-lme", action="store_true")
-    ap.add_argument("--skip-selection", action="store_true")
     ap.add_argument("--baselines", action="store_true", help="also BM25 / dense / hybrid-view top-k in the curves")
     ap.add_argument("--mv-points", default=",".join(MV_POINTS), help="bfr-mv grid points in the LoCoMo curve")
     ap.add_argument("--lme-mv-points", default="C6",
@@ -556,16 +398,15 @@ def main() -> None:
     result["elapsed_s"] = round(time.time() - t0, 1)
     (OUT / "ours.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT / 'ours.json'}", file=sys.stderr)
-    if not args.skip_selection:
-        print("selection ...", file=sys.stderr)
-        sel = {"benchmark": "ours_selection", **selection(store)}
-        (OUT / "ours_selection.json").write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {OUT / 'ours_selection.json'}", file=sys.stderr)
     if not args.skip_ablation:
         print("ablation ...", file=sys.stderr)
-        abl = {"benchmark": "ours_ablation", "questions": len(questions(store, "locomo")),
-               "note": "LoCoMo, each component of bfr removed in turn; d_* = change against full",
-               "results": ablation(store)}
+        abl = {"benchmark": "ours_ablation", "settings": asdict(turn_scores.DEFAULT),
+               "note": "each component of bfr removed in turn, full pipeline; d_* = change against full. "
+                       "LongMemEval dev50: turn_hit over all 50, recall_all over the 48 with gold",
+               "questions": {"locomo": len(questions(store, "locomo"))}, "results": ablation(store)}
+        if not args.skip_lme:
+            abl["questions"]["longmemeval"] = len(questions(store, "longmemeval"))
+            abl["results_longmemeval"] = ablation(store, "longmemeval")
         (OUT / "ours_ablation.json").write_text(json.dumps(abl, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {OUT / 'ours_ablation.json'}", file=sys.stderr)
 

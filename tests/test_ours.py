@@ -83,13 +83,15 @@ def test_speaker_prior_and_context_lift_the_reply():
     rows = [("S1", "Ann", "Do you have any hobbies these days?"), ("S1", "Ben", "Pottery on weekends."),
             ("S1", "Ann", "Nice."), ("S2", "Ann", "I like hobbies too."), ("S2", "Ben", "Cool.")]
     views = make_views(rows)
-    sc = turn_scores.score_turns(views, Query("q", "s", "What hobbies does Ben have?"))
+    # the session-level terms off: in a five-turn toy they swamp what this test is about
+    turn_level = replace(turn_scores.DEFAULT, session=0.0, doc_dense=0.0)
+    sc = turn_scores.score_turns(views, Query("q", "s", "What hobbies does Ben have?"), turn_level)
     assert sc.named == "Ben"
     assert sc.speaker[1] > 0 and sc.speaker[0] == 0
     assert sc.context[1] > 0  # the question right before it lends it context
     assert int(turn_scores.ranking(sc.final)[0]) == 1
     plain = turn_scores.score_turns(views, Query("q", "s", "What hobbies does Ben have?"),
-                             replace(turn_scores.DEFAULT, speaker=0.0, near1=0.0, near2=0.0))
+                                    replace(turn_level, speaker=0.0, near1=0.0, near2=0.0))
     assert int(turn_scores.ranking(plain.final)[0]) != 1
 
 
@@ -177,7 +179,7 @@ WEDDING_ROWS = [
 def test_session_relevance_lifts_the_answer_in_the_relevant_session():
     views = make_views(WEDDING_ROWS)
     q = Query("q", "s", "What dress did I wear to my sister's wedding?")
-    plain = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0)
+    plain = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, doc_dense=0.0)
     with_session = replace(plain, session=1.5)
     answer, lone = 3, 5  # the blue dress (session about the wedding) vs the dress-code turn
     a = turn_scores.score_turns(views, q, plain)
@@ -193,6 +195,28 @@ def test_stating_role_is_observed_from_turn_lengths():
     rows = [("S1", "user", "I adopted a cat."), ("S1", "assistant", long)] * 3
     assert turn_scores.stating_role(make_views(rows).turns, 3.0) == "user"
     assert turn_scores.stating_role(make_views(WEDDING_ROWS).turns, 3.0) == ""  # two friends: no role prior
+
+
+def test_default_role_prior_lifts_the_user_turns_only_where_roles_are_asymmetric():
+    long = " ".join(["word"] * 60)
+    rows = [("S1", "user", "I adopted a cat named Luna."), ("S1", "assistant", f"Cats {long}")] * 3
+    q = Query("q", "s", "What is my cat called?")
+    sc = turn_scores.score_turns(make_views(rows), q)
+    assert turn_scores.DEFAULT.role > 0 and sc.role is not None
+    assert set(sc.role[0::2]) == {turn_scores.DEFAULT.role} and set(sc.role[1::2]) == {0.0}
+    assert "role" in sc.parts(0)
+    friends = turn_scores.score_turns(make_views(WEDDING_ROWS), q)
+    assert friends.role is not None and not friends.role.any()  # two friends: nothing to observe
+
+
+def test_session_relevance_reads_the_mean_of_the_sessions_best_turns():
+    s = np.array([5.0, 1.0, 3.0, 4.0, 4.0])
+    session = np.array([0, 0, 0, 1, 1])
+    assert turn_scores.session_max(s, session, 1).tolist() == [5.0, 5.0, 5.0, 4.0, 4.0]
+    # one strong turn (session 0) against a session that keeps returning to the subject (session 1)
+    assert turn_scores.session_max(s, session, 2).tolist() == [4.0, 4.0, 4.0, 4.0, 4.0]
+    assert turn_scores.session_max(s, session, 3).tolist() == [3.0, 3.0, 3.0, 4.0, 4.0]  # a session's own size caps it
+    assert turn_scores.DEFAULT.session_top == 2
 
 
 def test_session_recency_ranks_sessions_by_date():

@@ -38,13 +38,13 @@ class OursSettings:
     novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
     dense_view: bool = True  # dense = the dense view (static z-merged with MiniLM on short turns), not static alone
     session: float = 0.5  # weight of z(session relevance): the mean of its best session_top turns' text scores
-    session_top: int = 1  # how many of a session's best turns make its relevance
-    role: float = 0.0  # added to the stating role's turns (stating_role; 0 on symmetric stores)
+    session_top: int = 2  # how many of a session's best turns make its relevance
+    role: float = 0.5  # added to the stating role's turns (stating_role; never fires on symmetric stores)
     role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
     dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
     doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text); off: dev50 Turn Hit@40 -2
-    doc_dense: float = 0.5  # weight of z(cosine of the question with the session's mean turn vector): its topic
+    doc_dense: float = 0.75  # weight of z(cosine of the question with the session's mean turn vector): its topic
 
 
 DEFAULT = OursSettings()
