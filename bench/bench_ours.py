@@ -74,6 +74,7 @@ ABLATIONS: dict[str, turn_scores.OursSettings] = {
     "- context (both)": replace(turn_scores.DEFAULT, near1=0.0, near2=0.0),
     "- Stage I cover (E0 = score order)": replace(turn_scores.DEFAULT, cover=False),
     "- session document (mean-vector cosine)": replace(turn_scores.DEFAULT, doc_dense=0.0),
+    "session topic from the static vectors (not MiniLM)": replace(turn_scores.DEFAULT, doc_view="static"),
     "- session relevance": replace(turn_scores.DEFAULT, session=0.0),
     "session relevance from its best turn (not its 2 best)": replace(turn_scores.DEFAULT, session_top=1),
     "- stating-role prior (fires on user/assistant stores only)": replace(turn_scores.DEFAULT, role=0.0),

@@ -21,7 +21,7 @@ Writes ``bench/out/ours_selection.json``:
   development figures; the cross-validated ones are what to expect of data nobody tuned on).
 * ``shipped default``: ``turn_scores.DEFAULT``'s row; ``rows``: every setting on both benchmarks.
 
-Run: ``.venv/bin/python bench/bench_ours_selection.py [--db bench/out/cache/ours.duckdb]`` (~8 min).
+Run: ``.venv/bin/python bench/bench_ours_selection.py [--db bench/out/cache/ours.duckdb]`` (~15 min).
 Does not cover: the 449 held-back LongMemEval-S questions (scored independently of this repository).
 """
 
@@ -45,7 +45,7 @@ from bfr_core.store import Store
 
 # The knobs issue 16 added (plus the context weights), each a few values; every other setting as
 # turn_scores.DEFAULT. "near" sets (near1, near2) together. doc_bm25 / doc_dense: the session-document
-# score; session_top: how many of a session's best turns make its relevance.
+# score, doc_view the vectors of its topic; session_top: how many of a session's best turns make its relevance.
 GRID: dict[str, tuple] = {
     "dense_view": (False, True),
     "session": (0.0, 0.5, 1.0),
@@ -55,6 +55,7 @@ GRID: dict[str, tuple] = {
     "recency": (0.0, 0.3),
     "doc_bm25": (0.0, 0.5),
     "doc_dense": (0.0, 0.5, 0.75, 1.0),
+    "doc_view": ("static", "short"),
 }
 RANK_KS = (10, 40)
 SESSION_K = 5
@@ -89,9 +90,11 @@ class RankCase:
     parts: turn_scores.ScoreParts
 
 
-def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankCase]:
+def rank_cases(store: Store, dataset: str, official: bool = False, doc_view: str = "static") -> list[RankCase]:
     """Every scoreable question over its whole scope, or (``official``) LongMemEval's user-turn corpus
-    without the abstention questions, as ``bfr eval --official-corpus`` scores it."""
+    without the abstention questions, as ``bfr eval --official-corpus`` scores it; the session topic
+    read from ``doc_view``'s vectors."""
+    parts_settings = replace(PARTS_SETTINGS, doc_view=doc_view)
     from bfr_core.evaluation.official import user_views
 
     views = Views(store, dataset)
@@ -105,7 +108,7 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
             v = users.setdefault(q.scope_id, user_views(v))
         out.append(RankCase(q.question_id, q.scope_id, frozenset(q.gold), tuple(t.turn_id for t in v.turns),
                             tuple(t.session_id for t in v.turns),
-                            turn_scores.score_parts(v, q.query(), PARTS_SETTINGS)))
+                            turn_scores.score_parts(v, q.query(), parts_settings)))
     return out
 
 
@@ -175,14 +178,20 @@ class Scored:
     official_scopes: tuple[str, ...]
 
 
-def score_grid(cases: dict[str, list[RankCase]], official: list[RankCase],
+def score_grid(cases: dict[str, dict[str, list[RankCase]]], official: dict[str, list[RankCase]],
                settings: Sequence[turn_scores.OursSettings]) -> Scored:
-    def table(cs: Sequence[RankCase]) -> np.ndarray:
-        return np.array([[case_row(c, st) for c in cs] for st in settings], dtype=np.int8).reshape(
-            len(settings), len(cs), len(COLS))
+    """Every setting's rows; ``cases`` / ``official`` are keyed by ``doc_view`` (the parts differ by it)."""
+    def table(cs: dict[str, list[RankCase]]) -> np.ndarray:
+        n = len(next(iter(cs.values())))
+        return np.array([[case_row(c, st) for c in cs[st.doc_view]] for st in settings], dtype=np.int8).reshape(
+            len(settings), n, len(COLS))
 
-    return Scored({d: table(cs) for d, cs in cases.items()}, {d: tuple(c.scope_id for c in cs) for d, cs in cases.items()},
-                  table(official) if official else None, tuple(c.scope_id for c in official))
+    first = next(iter(cases.values()))
+    benchmarks = {d: {v: cases[v][d] for v in cases} for d in first}
+    scopes = {d: tuple(c.scope_id for c in cs) for d, cs in first.items()}
+    first_official = next(iter(official.values()), [])
+    return Scored({d: table(cs) for d, cs in benchmarks.items()}, scopes, table(official) if first_official else None,
+                  tuple(c.scope_id for c in first_official))
 
 
 def quality(sc: Scored, i: int, keep: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, float]]:
@@ -252,8 +261,10 @@ def _json_knobs(k: dict) -> dict:
 
 def selection(store: Store) -> dict:
     """Every grid setting scored on both benchmarks; both leave-one-benchmark-out directions; the CV."""
-    cases = {d: rank_cases(store, d) for d in BENCHMARKS if store.dataset(d) is not None}
-    official = rank_cases(store, "longmemeval", official=True) if "longmemeval" in cases else []
+    present = [d for d in BENCHMARKS if store.dataset(d) is not None]
+    views = GRID["doc_view"]
+    cases = {v: {d: rank_cases(store, d, doc_view=v) for d in present} for v in views}
+    official = {v: rank_cases(store, "longmemeval", official=True, doc_view=v) for v in views} if "longmemeval" in present else {}
     grid = grid_settings()
     sc = score_grid(cases, official, [st for _, st in grid])
     rows = [{"knobs": _json_knobs(k), **quality(sc, i)} for i, (k, _) in enumerate(grid)]
@@ -267,12 +278,12 @@ def selection(store: Store) -> dict:
                 "Figures on the questions a setting was chosen on are development figures. LoCoMo's "
                 "session_recall_any@5 ranks all turns (sessions = its dia-id sessions)."}
     for tune, other in itertools.permutations(BENCHMARKS, 2):
-        if tune in cases and other in cases:
+        if tune in present and other in present:
             best = max(range(len(rows)), key=lambda i: (round(objective(rows[i][tune]), 6), -i))
             out[f"tune on {tune}, report {other}"] = {
                 "knobs": rows[best]["knobs"], f"{tune} (tuned, development)": rows[best][tune],
                 f"{other} (held out)": rows[best][other]}
-    if len(cases) == len(BENCHMARKS):
+    if len(present) == len(BENCHMARKS):
         out["cross_validation"] = cross_validation(sc, [k for k, _ in grid])
     default = next((r for (_, st), r in zip(grid, rows, strict=True) if st == turn_scores.DEFAULT), None)
     out["shipped default"] = default or {"settings": asdict(turn_scores.DEFAULT), "note": "not a grid point"}

@@ -261,6 +261,36 @@ def test_session_mean_cosine_is_the_normalised_mean_per_session():
     assert np.allclose(cos, [np.sqrt(0.5), 0.0])
 
 
+class _ShortModel:
+    """An ad-hoc embedder (outside the registry, so no shared cache): every query points along axis 0."""
+
+    model_id, dim = "test-short", 2
+
+    def encode(self, texts):
+        return np.tile(np.array([1.0, 0.0], np.float32), (len(texts), 1))
+
+
+def _topic_views(short):
+    from types import SimpleNamespace
+
+    base = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])  # the base model puts session 1 on the query's axis
+    mask = np.linalg.norm(short, axis=1) > 0 if short is not None else np.zeros(3, bool)
+    dense = SimpleNamespace(short_vectors=short, short_mask=mask, short_model=_ShortModel() if short is not None else None)
+    return SimpleNamespace(dense=dense, turn_vectors=base, encode=lambda texts: np.array([[1.0, 0.0]] * len(texts)))
+
+
+def test_session_topic_reads_minilm_vectors_when_asked_and_the_base_ones_otherwise():
+    session = np.array([0, 0, 1])
+    # MiniLM: session 0 on the query's axis; its second turn is over the token cap (a zero row) and drops out
+    short = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    assert np.allclose(turn_scores.session_topic(_topic_views(short), "q", session, "short"), [1.0, 1.0, 0.0])
+    assert np.allclose(turn_scores.session_topic(_topic_views(short), "q", session, "static"), [0.0, 0.0, 1.0])
+    # a scope without MiniLM vectors falls back to the base ones
+    assert np.allclose(turn_scores.session_topic(_topic_views(None), "q", session, "short"), [0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="doc_view"):
+        turn_scores.session_topic(_topic_views(short), "q", session, "minilm")
+
+
 def test_session_doc_off_is_absent_from_the_trace_and_needs_its_parts():
     views = make_views(TOPIC_ROWS)
     off = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=0.0)

@@ -20,6 +20,7 @@ import numpy as np
 from bfr_core.dates import date_windows, in_windows
 from bfr_core.records import Hit, Query, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.dense import query_vector
 from bfr_core.text import words
 
 
@@ -44,7 +45,8 @@ class OursSettings:
     dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
     doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text); off: dev50 Turn Hit@40 -2
-    doc_dense: float = 0.75  # weight of z(cosine of the question with the session's mean turn vector): its topic
+    doc_dense: float = 1.0  # weight of z(cosine of the question with the session's mean turn vector): its topic
+    doc_view: str = "short"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
 
 
 DEFAULT = OursSettings()
@@ -107,6 +109,21 @@ def session_mean_cosine(vectors: np.ndarray, query: np.ndarray, session: np.ndar
     np.add.at(sums, session, np.asarray(vectors, dtype=np.float64))
     norms = np.linalg.norm(sums, axis=1)
     return np.where(norms > 0, sums @ np.asarray(query, dtype=np.float64) / np.maximum(norms, 1e-12), 0.0)
+
+
+def session_topic(views: Any, text: str, session: np.ndarray, view: str = "static") -> np.ndarray:
+    """Per turn: the cosine of ``text`` with its session's mean vector (:func:`session_mean_cosine`).
+
+    ``view`` "short" reads the dense view's MiniLM vectors (zero rows, the turns over its token cap,
+    drop out of the mean); a scope without them, or "static", reads the base vectors.
+    """
+    if view not in ("static", "short"):
+        raise ValueError(f"doc_view must be 'static' or 'short', not {view!r}")
+    dense = getattr(views, "dense", None)
+    short = getattr(dense, "short_vectors", None)
+    if view == "short" and short is not None and getattr(dense, "short_mask", np.zeros(0, bool)).any():
+        return session_mean_cosine(short, query_vector(dense.short_model, text), session)[session]
+    return session_mean_cosine(views.turn_vectors, views.encode([text])[0], session)[session]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -268,7 +285,7 @@ def score_parts(views: Any, query: Query, s: OursSettings = DEFAULT) -> ScorePar
     if n and s.doc_bm25:
         doc_bm = session_bm25(views).scores(query.text)[session]
     if n and s.doc_dense:
-        doc_dn = session_mean_cosine(views.turn_vectors, views.encode([query.text])[0], session)[session]
+        doc_dn = session_topic(views, query.text, session, s.doc_view)
     return ScoreParts(np.asarray(bm, dtype=np.float64), dense, static, spk, dmask.astype(np.float64), session,
                       session_recency(turns, session), stating, favour, used, doc_bm, doc_dn)
 
