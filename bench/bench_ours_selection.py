@@ -194,18 +194,23 @@ def score_grid(cases: dict[str, dict[str, list[RankCase]]], official: dict[str, 
                   tuple(c.scope_id for c in first_official))
 
 
-def quality(sc: Scored, i: int, keep: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, float]]:
-    """Setting ``i``'s figures per benchmark over the conversations in ``keep`` (all when None)."""
-    def pick(rows: np.ndarray, scopes: Sequence[str], d: str) -> np.ndarray:
-        if keep is None:
-            return rows[i]
-        return rows[i][np.array([s in keep[d] for s in scopes], dtype=bool)]
+def masks(sc: Scored, keep: dict[str, frozenset[str]]) -> dict[str, np.ndarray]:
+    """Per benchmark (and ``official``, dev50 over user turns), which questions lie in ``keep``'s conversations."""
+    out = {d: np.array([s in keep[d] for s in sc.scopes[d]], dtype=bool) for d in sc.rows}
+    if sc.official is not None:
+        out["official"] = np.array([s in keep["longmemeval"] for s in sc.official_scopes], dtype=bool)
+    return out
 
-    out = {d: summarize(pick(r, sc.scopes[d], d)) for d, r in sc.rows.items()}
+
+def quality(sc: Scored, i: int, mask: dict[str, np.ndarray] | None = None) -> dict[str, dict[str, float]]:
+    """Setting ``i``'s figures per benchmark over the questions ``mask`` keeps (all when None; see :func:`masks`)."""
+    def pick(rows: np.ndarray, d: str) -> np.ndarray:
+        return rows[i] if mask is None else rows[i][mask[d]]
+
+    out = {d: summarize(pick(r, d)) for d, r in sc.rows.items()}
     if sc.official is not None and "longmemeval" in out:
         key = f"official_session_recall_any@{SESSION_K}"
-        out["longmemeval"][key] = summarize(pick(sc.official, sc.official_scopes, "longmemeval"))[
-            f"session_recall_any@{SESSION_K}"]
+        out["longmemeval"][key] = summarize(pick(sc.official, "official"))[f"session_recall_any@{SESSION_K}"]
     return out
 
 
@@ -227,22 +232,22 @@ def cross_validation(sc: Scored, knobs: Sequence[dict]) -> dict:
     def conversations(pred) -> dict[str, frozenset[str]]:
         return {d: frozenset(s for s, f in fold[d].items() if pred(f)) for d in fold}
 
-    def best(keep: dict[str, frozenset[str]] | None) -> int:
-        return max(range(n_settings), key=lambda i: (round(pooled(quality(sc, i, keep)), 6), -i))
+    def best(mask: dict[str, np.ndarray] | None) -> int:  # masks built once per fold, not once per setting
+        return max(range(n_settings), key=lambda i: (round(pooled(quality(sc, i, mask)), 6), -i))
 
     held: dict[str, list[np.ndarray]] = {d: [] for d in sc.rows}
     held_official: list[np.ndarray] = []
     per_fold = []
     for f in range(FOLDS):
-        train, test = conversations(lambda g, f=f: g != f), conversations(lambda g, f=f: g == f)
-        i = best(train)
+        test = conversations(lambda g, f=f: g == f)
+        test_mask = masks(sc, test)
+        i = best(masks(sc, conversations(lambda g, f=f: g != f)))
         for d, rows in sc.rows.items():
-            held[d].append(rows[i][np.array([s in test[d] for s in sc.scopes[d]], dtype=bool)])
+            held[d].append(rows[i][test_mask[d]])
         if sc.official is not None:
-            held_official.append(sc.official[i][np.array([s in test["longmemeval"] for s in sc.official_scopes],
-                                                         dtype=bool)])
+            held_official.append(sc.official[i][test_mask["official"]])
         per_fold.append({"fold": f, "held_out": {d: sorted(v) if d == "locomo" else len(v) for d, v in test.items()},
-                         "knobs": _json_knobs(knobs[i]), "held_out_figures": quality(sc, i, test)})
+                         "knobs": _json_knobs(knobs[i]), "held_out_figures": quality(sc, i, test_mask)})
     cv = {d: summarize(np.concatenate(v)) for d, v in held.items()}
     if held_official:
         cv["longmemeval"][f"official_session_recall_any@{SESSION_K}"] = summarize(np.concatenate(held_official))[
