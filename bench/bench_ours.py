@@ -59,7 +59,8 @@ SIZE_PLAN: dict[int, tuple[int, str | Budget]] = {
     30: (10, "C1"), 40: (10, "C6"),
 }
 
-# The ablation: each component removed in turn (settings differ from turn_scores.DEFAULT in one place).
+# The ablation: each component removed (or, for the pieces the shipped setting leaves off, added) in turn;
+# settings differ from turn_scores.DEFAULT in one piece.
 ABLATIONS: dict[str, turn_scores.OursSettings] = {
     "full": turn_scores.DEFAULT,
     "- stemming (the shared, unstemmed BM25 view)": replace(turn_scores.DEFAULT, stemmed=False),
@@ -73,10 +74,13 @@ ABLATIONS: dict[str, turn_scores.OursSettings] = {
     "- context +-2": replace(turn_scores.DEFAULT, near2=0.0),
     "- context (both)": replace(turn_scores.DEFAULT, near1=0.0, near2=0.0),
     "- Stage I cover (E0 = score order)": replace(turn_scores.DEFAULT, cover=False),
-    "- session document (mean-vector cosine)": replace(turn_scores.DEFAULT, doc_dense=0.0),
+    "- session topic (mean-vector cosine), requests included": replace(turn_scores.DEFAULT, doc_dense=0.0,
+                                                                        request_topic=None),
+    "- advice-request topic weight (doc_dense on requests too)": replace(turn_scores.DEFAULT, request_topic=None),
     "session topic from the static vectors (not MiniLM)": replace(turn_scores.DEFAULT, doc_view="static"),
-    "- session relevance": replace(turn_scores.DEFAULT, session=0.0),
-    "session relevance from its best turn (not its 2 best)": replace(turn_scores.DEFAULT, session_top=1),
+    "+ session relevance (0.5, its 2 best turns; shipped before)": replace(turn_scores.DEFAULT, session=0.5,
+                                                                          session_top=2),
+    "+ dense view (MiniLM merged on short turns, not static alone)": replace(turn_scores.DEFAULT, dense_view=True),
     "- stating-role prior (fires on user/assistant stores only)": replace(turn_scores.DEFAULT, role=0.0),
 }
 

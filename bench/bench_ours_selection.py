@@ -19,6 +19,8 @@ Writes ``bench/out/ours_selection.json``:
   fold; the held-out rows pooled give the cross-validated figures. ``chosen on all folds`` is the same
   rule over every conversation: the setting ``turn_scores.DEFAULT`` ships (its figures there are
   development figures; the cross-validated ones are what to expect of data nobody tuned on).
+* ``fragile questions``: the dev50 questions whose official session recall_any@5 some settings miss,
+  with how many settings miss each, among the settings without and with an advice-request weight.
 * ``shipped default``: ``turn_scores.DEFAULT``'s row; ``rows``: every setting on both benchmarks.
 
 Run: ``.venv/bin/python bench/bench_ours_selection.py [--db bench/out/cache/ours.duckdb]`` (~15 min).
@@ -40,12 +42,14 @@ import numpy as np
 from bench_ours import OUT, Views, open_store, questions
 
 from bfr_core.evaluation.metrics import strip_turn_id
+from bfr_core.evaluation.stats import wilson_interval
 from bfr_core.method import turn_scores
 from bfr_core.store import Store
 
 # The knobs issue 16 added (plus the context weights), each a few values; every other setting as
 # turn_scores.DEFAULT. "near" sets (near1, near2) together. doc_bm25 / doc_dense: the session-document
-# score, doc_view the vectors of its topic; session_top: how many of a session's best turns make its relevance.
+# score, doc_view the vectors of its topic; session_top: how many of a session's best turns make its relevance;
+# request_topic: the topic's weight on advice requests (None: doc_dense, as on any question).
 GRID: dict[str, tuple] = {
     "dense_view": (False, True),
     "session": (0.0, 0.5, 1.0),
@@ -56,6 +60,7 @@ GRID: dict[str, tuple] = {
     "doc_bm25": (0.0, 0.5),
     "doc_dense": (0.0, 0.5, 0.75, 1.0),
     "doc_view": ("static", "short"),
+    "request_topic": (None, 1.5, 2.0, 3.0, 4.0, 6.0),
 }
 RANK_KS = (10, 40)
 SESSION_K = 5
@@ -156,6 +161,21 @@ def summarize(rows: np.ndarray) -> dict[str, float]:
     return out
 
 
+def intervals(rows: np.ndarray) -> dict[str, list[float]]:
+    """95% Wilson intervals (percent) of :func:`summarize`'s figures, each a count over its questions."""
+    n, with_gold = len(rows), int(rows[:, 0].sum()) if len(rows) else 0
+
+    def ci(col: str, over: int) -> list[float]:
+        return [round(100 * b, 2) for b in wilson_interval(int(rows[:, COLS.index(col)].sum()), over)] if over else []
+
+    out = {}
+    for k in RANK_KS:
+        out[f"hit@{k}"] = ci(f"hit@{k}", n)
+        out[f"cer@{k}"] = ci(f"cer@{k}", with_gold)
+    out[f"session_recall_any@{SESSION_K}"] = ci("srec", with_gold)
+    return out
+
+
 def rank_quality(cases: Sequence[RankCase], st: turn_scores.OursSettings) -> dict[str, float]:
     """Top-k of the ranking alone: hit over all questions, CER and session recall_any@5 over those with gold."""
     return summarize(np.array([case_row(c, st) for c in cases]).reshape(-1, len(COLS)))
@@ -180,11 +200,26 @@ class Scored:
 
 def score_grid(cases: dict[str, dict[str, list[RankCase]]], official: dict[str, list[RankCase]],
                settings: Sequence[turn_scores.OursSettings]) -> Scored:
-    """Every setting's rows; ``cases`` / ``official`` are keyed by ``doc_view`` (the parts differ by it)."""
+    """Every setting's rows; ``cases`` / ``official`` are keyed by ``doc_view`` (the parts differ by it).
+
+    ``request_topic`` only weighs advice requests, so a setting's other rows are its ``request_topic=None``
+    twin's, computed once and shared.
+    """
     def table(cs: dict[str, list[RankCase]]) -> np.ndarray:
         n = len(next(iter(cs.values())))
-        return np.array([[case_row(c, st) for c in cs[st.doc_view]] for st in settings], dtype=np.int8).reshape(
-            len(settings), n, len(COLS))
+        out = np.zeros((len(settings), n, len(COLS)), dtype=np.int8)
+        base_rows: dict[turn_scores.OursSettings, np.ndarray] = {}
+        for j, st in enumerate(settings):
+            base = replace(st, request_topic=None)
+            if base not in base_rows:
+                base_rows[base] = np.array([case_row(c, base) for c in cs[st.doc_view]], dtype=np.int8).reshape(
+                    n, len(COLS))
+            out[j] = base_rows[base]
+            if st.request_topic is not None:
+                for q, c in enumerate(cs[st.doc_view]):
+                    if c.parts.request:
+                        out[j, q] = case_row(c, st)
+        return out
 
     first = next(iter(cases.values()))
     benchmarks = {d: {v: cases[v][d] for v in cases} for d in first}
@@ -248,16 +283,40 @@ def cross_validation(sc: Scored, knobs: Sequence[dict]) -> dict:
             held_official.append(sc.official[i][test_mask["official"]])
         per_fold.append({"fold": f, "held_out": {d: sorted(v) if d == "locomo" else len(v) for d, v in test.items()},
                          "knobs": _json_knobs(knobs[i]), "held_out_figures": quality(sc, i, test_mask)})
+    key = f"session_recall_any@{SESSION_K}"
     cv = {d: summarize(np.concatenate(v)) for d, v in held.items()}
+    ci = {d: intervals(np.concatenate(v)) for d, v in held.items()}
     if held_official:
-        cv["longmemeval"][f"official_session_recall_any@{SESSION_K}"] = summarize(np.concatenate(held_official))[
-            f"session_recall_any@{SESSION_K}"]
+        cv["longmemeval"][f"official_{key}"] = summarize(np.concatenate(held_official))[key]
+        ci["longmemeval"][f"official_{key}"] = intervals(np.concatenate(held_official))[key]
     i_all = best(None)
     return {"folds": FOLDS, "objective": "mean over the two benchmarks of each one's objective",
             "assignment": "each benchmark's conversation ids sorted and dealt round-robin",
-            "cross-validated (held-out folds pooled)": cv, "per_fold": per_fold,
+            "cross-validated (held-out folds pooled)": cv,
+            "cross-validated 95% intervals": {
+                "method": "Wilson score interval of each pooled count (bfr_core.evaluation.stats.wilson_interval); "
+                          "it treats questions as independent, true of dev50 (one haystack each) but not of "
+                          "LoCoMo, whose 1,536 questions share 10 conversations: its intervals are too narrow",
+                **ci},
+            "per_fold": per_fold,
             "chosen on all folds": {"knobs": _json_knobs(knobs[i_all]),
                                     "figures (development: chosen on these questions)": quality(sc, i_all)}}
+
+
+def fragile(sc: Scored, knobs: Sequence[dict], ids: Sequence[str]) -> dict:
+    """Per dev50 question (official corpus) that some setting misses: how many settings miss it,
+    among those without (``request_topic`` None) and with an advice-request weight."""
+    if sc.official is None:
+        return {}
+    with_request = np.array([k.get("request_topic") is not None for k in knobs])
+    miss = sc.official[:, :, -1] == 0  # (settings, questions)
+    out = {}
+    for q, qid in enumerate(ids):
+        if miss[:, q].any():
+            out[qid] = {"missed by (without request weight)": int(miss[~with_request, q].sum()),
+                        "missed by (with request weight)": int(miss[with_request, q].sum())}
+    return {"settings without / with a request weight": [int((~with_request).sum()), int(with_request.sum())],
+            "questions": out}
 
 
 def _json_knobs(k: dict) -> dict:
@@ -290,10 +349,23 @@ def selection(store: Store) -> dict:
                 f"{other} (held out)": rows[best][other]}
     if len(present) == len(BENCHMARKS):
         out["cross_validation"] = cross_validation(sc, [k for k, _ in grid])
+    if official:
+        out["fragile questions"] = fragile(sc, [k for k, _ in grid],
+                                           [c.question_id for c in next(iter(official.values()))])
     default = next((r for (_, st), r in zip(grid, rows, strict=True) if st == turn_scores.DEFAULT), None)
     out["shipped default"] = default or {"settings": asdict(turn_scores.DEFAULT), "note": "not a grid point"}
     out["rows"] = rows
     return out
+
+
+def dump(sel: dict) -> str:
+    """The JSON, indented, except ``rows`` (thousands of settings): one compact line per setting."""
+    rest = {k: v for k, v in sel.items() if k != "rows"}
+    head = json.dumps(rest, indent=1)
+    if "rows" not in sel:
+        return head + "\n"
+    rows = ",\n".join("  " + json.dumps(r, separators=(",", ":")) for r in sel["rows"])
+    return head[:-2] + ',\n "rows": [\n' + rows + "\n ]\n}\n"
 
 
 def main() -> None:
@@ -303,7 +375,7 @@ def main() -> None:
     t0 = time.time()
     sel = {"benchmark": "ours_selection", **selection(open_store(Path(args.db)))}
     sel["elapsed_s"] = round(time.time() - t0, 1)
-    (OUT / "ours_selection.json").write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")
+    (OUT / "ours_selection.json").write_text(dump(sel), encoding="utf-8")
     print(f"wrote {OUT / 'ours_selection.json'} in {sel['elapsed_s']} s", file=sys.stderr)
 
 

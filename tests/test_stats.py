@@ -1,4 +1,4 @@
-"""bfr_core.evaluation.stats: McNemar, paired bootstrap, Holm, Cohen's kappa and the confusion matrix."""
+"""bfr_core.evaluation.stats: McNemar, paired bootstrap, Holm, the Wilson interval, Cohen's kappa and the confusion matrix."""
 
 from __future__ import annotations
 
@@ -146,6 +146,42 @@ def test_holm_properties(p):
         for j in range(len(p)):
             if p[i] <= p[j]:
                 assert adj[i] <= adj[j]  # monotone in the raw p-values
+
+
+# --------------------------------------------------------------------------------------------
+# Wilson interval
+# --------------------------------------------------------------------------------------------
+
+
+def test_wilson_hand_computed():
+    # 46 / 48 at 95%: z = 1.959964, centre 0.924371, half-width 0.064127 (from the formula by hand)
+    lo, hi = s.wilson_interval(46, 48)
+    assert (round(lo, 4), round(hi, 4)) == (0.8602, 0.9885)
+
+
+def test_wilson_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for k, n, conf in [(46, 48, 0.95), (47, 48, 0.95), (0, 10, 0.95), (10, 10, 0.9), (1309, 1536, 0.99), (3, 7, 0.5)]:
+        ci = stats.binomtest(k, n).proportion_ci(conf, method="wilson")
+        assert s.wilson_interval(k, n, conf) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+@given(st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_holds_the_point_and_stays_in_unit_interval(kn):
+    k, n = kn
+    lo, hi = s.wilson_interval(k, n)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert lo < hi  # never degenerate, even at 0 / n and n / n
+
+
+def test_wilson_rejects_bad_input():
+    for k, n in [(3, 2), (-1, 5), (0, 0)]:
+        with pytest.raises(ValueError):
+            s.wilson_interval(k, n)
+    with pytest.raises(TypeError):
+        s.wilson_interval(1.0, 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        s.wilson_interval(1, 2, 1.0)
 
 
 # --------------------------------------------------------------------------------------------

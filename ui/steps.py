@@ -60,7 +60,22 @@ def pool(s: Step, v: StepView) -> None:
     cands = s.data.get("candidates", [])
     st.caption(f"{len(cands)} candidates from the **{W.esc(s.data.get('view', '?'))}** view"
                + _gold_note([c["turn_id"] for c in cands], v, "among the candidates"))
+    priors = pool_priors(s.data)
+    if priors:
+        st.caption("Priors on this question: " + " · ".join(W.esc(p) for p in priors))
     _table(_rows(cands), v, f"{v.key}_pool")
+
+
+def pool_priors(d: dict) -> list[str]:
+    """What the arm ``bfr`` read from the question beyond its words (empty for other arms' pools)."""
+    out = []
+    if d.get("named_speaker"):
+        out.append(f"speaker prior on {d['named_speaker']}")
+    if d.get("date_windows"):
+        out.append("date prior on sessions dated " + ", ".join(f"{lo} to {hi}" for lo, hi in d["date_windows"]))
+    if d.get("advice_request"):
+        out.append(f"advice request: session topic weight {d.get('topic_weight', '?')}")
+    return out
 
 
 def requirements(s: Step, v: StepView) -> None:

@@ -8,6 +8,8 @@ Covers
 * :func:`paired_bootstrap` - question-level paired bootstrap of a mean difference (Stem F1):
   10,000 resamples, seed 20260908, numpy ``Generator``, 95% percentile interval.
 * :func:`holm` - Holm step-down adjusted p-values (type-level comparisons).
+* :func:`wilson_interval` - Wilson score interval of one proportion (a hit rate over n questions),
+  which stays inside [0, 1] and is not degenerate at 0 / n or n / n as the normal interval is.
 * :func:`confusion_matrix` and :func:`cohen_kappa` - agreement between two raters
   (e.g. the two sufficiency judges, or a human and a judge), any hashable label set.
 
@@ -22,6 +24,7 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 
@@ -35,6 +38,7 @@ __all__ = [
     "mcnemar_exact",
     "paired_bootstrap",
     "holm",
+    "wilson_interval",
     "confusion_matrix",
     "cohen_kappa",
 ]
@@ -180,6 +184,30 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         adjusted[i] = running
     return adjusted
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson (1927) score interval of the proportion ``successes / n``, as fractions in [0, 1].
+
+    centre = (p + z^2 / 2n) / (1 + z^2 / n), half-width = z * sqrt(p(1 - p) / n + z^2 / 4n^2) / (1 + z^2 / n),
+    with z the two-sided standard-normal quantile of ``confidence``. Equals scipy's
+    ``binomtest(successes, n).proportion_ci(confidence, method="wilson")``.
+    """
+    if isinstance(successes, bool) or isinstance(n, bool) or not all(isinstance(v, int) for v in (successes, n)):
+        raise TypeError("successes and n must be integers")
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n and n >= 1, got {successes} / {n}")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p, z2 = successes / n, z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    # at 0 / n (n / n) the bound is exactly 0 (1); float rounding would leave ~1e-17 either side
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return lo, hi
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,31 +5,33 @@ already beats BFR-MV at ~40 turns). This arm keeps the paper's shape - a Stage I
 FCA context, lattice, prefilter, minimum cover and grounding, then budgeted completion rounds with
 the exclusion rule - but ranks every turn by one score that knows about conversations:
 
-    text(i)    = z(BM25 over stemmed bare text)(i) + z(dense view)(i)            z-score fusion
+    text(i)    = z(BM25 over stemmed bare text)(i) + z(dense cosine)(i)          z-score fusion
     prior(i)   = text(i) + SPEAKER * [the one speaker the question names spoke i]
                          + DATES * [i's session is dated in a window the question names]
                          + ROLE * [the stating role spoke i]        (user/assistant stores only, below)
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
                  (neighbours within the same session only)
-                 + SESSION * z(mean text(j) over the 2 best turns j of i's session)   session relevance
-                 + DOC_DENSE * z(cos(question, mean MiniLM vector of i's session))   session topic
+                 + TOPIC * z(cos(question, mean MiniLM vector of i's session))       session topic
+                   (TOPIC = 0.75; 6.0 when the question is an advice request, below)
 
-The dense view is the store's default index: static vectors z-merged with MiniLM on turns that fit
-its token cap (views/dense.py). Until issue 16 the arm read the static vectors alone; on dev50's
-long user/assistant histories that cost 8 points of Turn Hit at 40 turns (ranking top-40 86.0 ->
-94.0, recall_all 85.4 -> 93.8; LoCoMo 93.7 -> 94.0 Gold Hit). Session relevance lets the answer
-turn of a session that matches the question well outrank a lone lexical match elsewhere (dev50
-Turn Hit at 10 turns 82.0 -> 86.0, LoCoMo Gold Hit at 10 84.0 -> 85.1); reading a session's two best
-turns rather than its best one favours a session that keeps returning to the subject. The session
-topic scores a session as one document: a recommendation question ("suggest accessories for my
-photography setup") matches a session's overall subject better than any one of its turns. It reads
-the dense view's MiniLM vectors (turns over MiniLM's token cap drop out of the mean; a scope without
-them falls back to the static vectors): every cross-validation fold and LoCoMo alone chose them over
-the static ones, and they lift the cross-validated dev50 hit@10 84 -> 88 and LoCoMo's 84.8 -> 85.3. The
-stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
+The dense cosine is the static base vectors' (``dense_view`` off). The session topic scores a
+session as one document: a recommendation question ("suggest accessories for my photography
+setup") matches a session's overall subject better than any one of its turns. It reads the dense
+view's MiniLM vectors (turns over MiniLM's token cap drop out of the mean; a scope without them
+falls back to the static vectors): every cross-validation fold and LoCoMo alone chose them over the
+static ones. An advice request (``lexicon.is_advice_request``: "Can you suggest ...?", "... Any
+tips?", "What should I ...?"; read from the wording, never from a question type) has no answer
+turn at all: its evidence is what the user said about the subject, so the topic carries weight 6.0
+there. Without it, whether such a question's session made dev50's official top 5 depended on which
+setting a fold chose (``ours_selection.json`` ``fragile questions``); no LoCoMo question is a request.
+The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
 shorter than the other's (a user beside an assistant) states the facts; it never fires on LoCoMo's
-two friends. The same session score from stemmed BM25 over the session's joined text
-(``doc_bm25``) and a session-recency term (``recency``) stay at 0.
+two friends. Four pieces the selection leaves off: the session relevance (``session``: z of the mean
+text score of a session's best turns, which lets the answer turn of a relevant session outrank a
+lone lexical match; shipped at 0.5 over the two best turns until the request weight), the dense
+view's MiniLM merge (``dense_view``: MiniLM z-merged into the turn score on short turns), both mixed
+on LoCoMo and one dev50 question worse in the ablation; the session's stemmed BM25 over its joined
+text (``doc_bm25``); and a session-recency term (``recency``).
 
 Every weight above was chosen by one rule (bench/bench_ours_selection.py, ranking top-k, written to
 bench/out/ours_selection.json): conversation-level 5-fold cross-validation over LoCoMo's 10 chats
@@ -105,6 +107,7 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) ->
     pool_ids = [views.turns[i].turn_id for i in pool_idx]
     steps = [Step("pool", f"Pool: top {len(pool_ids)} by context-aware hybrid score", (), 0, {
         "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
+        "advice_request": sc.request, "topic_weight": sc.topic_weight,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
     })]

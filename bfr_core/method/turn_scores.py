@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from bfr_core.dates import date_windows, in_windows
+from bfr_core.lexicon import is_advice_request
 from bfr_core.records import Hit, Query, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.dense import query_vector
@@ -37,16 +38,17 @@ class OursSettings:
     near2: float = 0.4  # weight of the better of the two turns two away
     cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
     novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
-    dense_view: bool = True  # dense = the dense view (static z-merged with MiniLM on short turns), not static alone
-    session: float = 0.5  # weight of z(session relevance): the mean of its best session_top turns' text scores
-    session_top: int = 2  # how many of a session's best turns make its relevance
+    dense_view: bool = False  # dense = the dense view (static z-merged with MiniLM on short turns), or static alone
+    session: float = 0.0  # weight of z(session relevance): the mean of its best session_top turns' text scores
+    session_top: int = 1  # how many of a session's best turns make its relevance
     role: float = 0.5  # added to the stating role's turns (stating_role; never fires on symmetric stores)
     role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
     dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
     doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text); off: dev50 Turn Hit@40 -2
-    doc_dense: float = 1.0  # weight of z(cosine of the question with the session's mean turn vector): its topic
+    doc_dense: float = 0.75  # weight of z(cosine of the question with the session's mean turn vector): its topic
     doc_view: str = "short"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
+    request_topic: float | None = 6.0  # the topic's weight on advice requests (lexicon.is_advice_request); None: doc_dense
 
 
 DEFAULT = OursSettings()
@@ -190,6 +192,7 @@ class ScoreParts:
     windows: tuple[tuple[str, str], ...]
     doc_bm25: np.ndarray | None = None  # per turn: its session document's stemmed BM25 (session_bm25)
     doc_dense: np.ndarray | None = None  # per turn: its session's mean-vector cosine (session_mean_cosine)
+    request: bool = False  # the question asks the assistant for suggestions (lexicon.is_advice_request)
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,8 @@ class TurnScores:
     role: np.ndarray | None = None  # stating-role prior added
     recency: np.ndarray | None = None  # recency contribution added
     session_doc: np.ndarray | None = None  # session-document contribution added (None when its weights are 0)
+    request: bool = False  # an advice request: the session topic carried request_topic's weight
+    topic_weight: float = 0.0  # the weight the session topic carried
 
     def parts(self, i: int) -> dict[str, float]:
         out = {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
@@ -282,12 +287,18 @@ def score_parts(views: Any, query: Query, s: OursSettings = DEFAULT) -> ScorePar
     stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
     used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
     doc_bm = doc_dn = None
+    request = is_advice_request(query.text)
     if n and s.doc_bm25:
         doc_bm = session_bm25(views).scores(query.text)[session]
-    if n and s.doc_dense:
+    if n and topic_weight(s, request):
         doc_dn = session_topic(views, query.text, session, s.doc_view)
     return ScoreParts(np.asarray(bm, dtype=np.float64), dense, static, spk, dmask.astype(np.float64), session,
-                      session_recency(turns, session), stating, favour, used, doc_bm, doc_dn)
+                      session_recency(turns, session), stating, favour, used, doc_bm, doc_dn, request)
+
+
+def topic_weight(s: OursSettings, request: bool) -> float:
+    """The session topic's weight: ``request_topic`` on an advice request when set, else ``doc_dense``."""
+    return s.request_topic if request and s.request_topic is not None else s.doc_dense
 
 
 def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
@@ -315,12 +326,12 @@ def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
     doc = session_doc(p, s)
     final = prior + ctx + sess + rec + (doc if doc is not None else 0.0)
     return TurnScores(text, spk, dat, ctx, final, p.named if s.speaker else "", p.windows if s.dates else (),
-                      sess, role, rec, doc)
+                      sess, role, rec, doc, p.request, topic_weight(s, p.request))
 
 
 def session_doc(p: ScoreParts, s: OursSettings) -> np.ndarray | None:
-    """doc_bm25 * z(session BM25) + doc_dense * z(session mean cosine), per turn; None when both are off."""
-    terms = [(w, x) for w, x in ((s.doc_bm25, p.doc_bm25), (s.doc_dense, p.doc_dense)) if w]
+    """doc_bm25 * z(session BM25) + topic weight * z(session mean cosine), per turn; None when both are off."""
+    terms = [(w, x) for w, x in ((s.doc_bm25, p.doc_bm25), (topic_weight(s, p.request), p.doc_dense)) if w]
     if not terms:
         return None
     if any(x is None for _, x in terms):

@@ -1,10 +1,12 @@
-"""The app's pure helpers: store-path checks, the ingest bar's text, GUI error wording, commands, turn labels."""
+"""The app's pure helpers: store-path checks, the ingest bar's text, GUI error wording, commands, turn labels,
+the trace's pool priors."""
 
 from bfr_core.records import Turn
 from bfr_core.store import Store
 from ui import commands as C
 from ui import storepath
 from ui.ingesting import CLI_CLASH, bar_text, clash_message, gui_error
+from ui.steps import pool_priors
 from ui.widgets import turn_label
 
 
@@ -56,3 +58,12 @@ def test_one_display_form_for_turn_ids():
     assert turn_label("conv-43:D20:34", {t.turn_id: t}) == "D20:34"
     assert turn_label("conv-43:D20:34") == "D20:34"  # unknown turn: the scope prefix is cut the same way
     assert turn_label("answer_05d808e6_1_11") == "answer_05d808e6_1_11"
+
+
+def test_pool_priors_say_what_the_arm_read_from_the_question():
+    assert pool_priors({"view": "hybrid", "candidates": []}) == []  # another arm's pool: nothing to say
+    assert pool_priors({"named_speaker": "", "date_windows": [], "advice_request": False, "topic_weight": 1.0}) == []
+    said = pool_priors({"named_speaker": "Melanie", "date_windows": [["2023-03-13", "2023-03-17"]],
+                        "advice_request": True, "topic_weight": 3.0})
+    assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17",
+                    "advice request: session topic weight 3.0"]
