@@ -21,7 +21,8 @@ Writes ``bench/out/ours_selection.json``:
   development figures; the cross-validated ones are what to expect of data nobody tuned on).
 * ``fragile questions``: the dev50 questions whose official session recall_any@5 some settings miss,
   with how many settings miss each, among the settings without and with an advice-request weight.
-* ``shipped default``: ``turn_scores.DEFAULT``'s row; ``rows``: every setting on both benchmarks.
+* ``shipped default``: ``turn_scores.DEFAULT``'s row; ``rows``: every setting on both benchmarks, as a
+  table (``columns``: the knobs, then ``benchmark.figure``; ``values``: one list per setting, grid order).
 
 Run: ``.venv/bin/python bench/bench_ours_selection.py [--db bench/out/cache/ours.duckdb]`` (~15 min).
 Does not cover: the 449 held-back LongMemEval-S questions (scored independently of this repository).
@@ -354,18 +355,29 @@ def selection(store: Store) -> dict:
                                            [c.question_id for c in next(iter(official.values()))])
     default = next((r for (_, st), r in zip(grid, rows, strict=True) if st == turn_scores.DEFAULT), None)
     out["shipped default"] = default or {"settings": asdict(turn_scores.DEFAULT), "note": "not a grid point"}
-    out["rows"] = rows
+    out["rows"] = row_table(rows)
     return out
 
 
+def row_table(rows: Sequence[dict]) -> dict:
+    """Rows of :func:`selection` (knobs, then one dict of figures per benchmark) as columns and value lists."""
+    if not rows:
+        return {"columns": [], "values": []}
+    knobs = list(rows[0]["knobs"])
+    figures = [(d, f) for d, fs in rows[0].items() if d != "knobs" for f in fs]
+    return {"columns": knobs + [f"{d}.{f}" for d, f in figures],
+            "values": [[r["knobs"][k] for k in knobs] + [r[d][f] for d, f in figures] for r in rows]}
+
+
 def dump(sel: dict) -> str:
-    """The JSON, indented, except ``rows`` (thousands of settings): one compact line per setting."""
-    rest = {k: v for k, v in sel.items() if k != "rows"}
-    head = json.dumps(rest, indent=1)
+    """The JSON, indented, except the rows' values (thousands of settings): one compact line per setting."""
     if "rows" not in sel:
-        return head + "\n"
-    rows = ",\n".join("  " + json.dumps(r, separators=(",", ":")) for r in sel["rows"])
-    return head[:-2] + ',\n "rows": [\n' + rows + "\n ]\n}\n"
+        return json.dumps(sel, indent=1) + "\n"
+    table = sel["rows"]
+    head = json.dumps({**{k: v for k, v in sel.items() if k != "rows"}, "rows": {"columns": table["columns"]}},
+                      indent=1)
+    values = ",\n".join("   " + json.dumps(v, separators=(",", ":")) for v in table["values"])
+    return head[:-4] + ',\n  "values": [\n' + values + "\n  ]\n }\n}\n"
 
 
 def main() -> None:
