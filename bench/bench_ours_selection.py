@@ -151,30 +151,27 @@ def case_row(c: RankCase, st: turn_scores.OursSettings) -> np.ndarray:
     return row
 
 
-def summarize(rows: np.ndarray) -> dict[str, float]:
-    """Percentages from per-question rows: hit over every row, CER and session recall over rows with gold."""
-    n, with_gold = max(len(rows), 1), max(int(rows[:, 0].sum()) if len(rows) else 0, 1)
-    out: dict[str, float] = {}
+def counts(rows: np.ndarray) -> dict[str, tuple[int, int]]:
+    """Each figure as (questions that count, questions it is over) from per-question rows: hit over
+    every row, CER and session recall over rows with gold."""
+    n, with_gold = len(rows), int(rows[:, 0].sum()) if len(rows) else 0
+    out: dict[str, tuple[int, int]] = {}
     for k in RANK_KS:
-        out[f"hit@{k}"] = round(100 * rows[:, COLS.index(f"hit@{k}")].sum() / n, 2) if len(rows) else 0.0
-        out[f"cer@{k}"] = round(100 * rows[:, COLS.index(f"cer@{k}")].sum() / with_gold, 2) if len(rows) else 0.0
-    out[f"session_recall_any@{SESSION_K}"] = round(100 * rows[:, -1].sum() / with_gold, 2) if len(rows) else 0.0
+        out[f"hit@{k}"] = (int(rows[:, COLS.index(f"hit@{k}")].sum()), n)
+        out[f"cer@{k}"] = (int(rows[:, COLS.index(f"cer@{k}")].sum()), with_gold)
+    out[f"session_recall_any@{SESSION_K}"] = (int(rows[:, -1].sum()), with_gold)
     return out
+
+
+def summarize(rows: np.ndarray) -> dict[str, float]:
+    """:func:`counts` as percentages (0.0 over no questions)."""
+    return {f: round(100 * k / over, 2) if over else 0.0 for f, (k, over) in counts(rows).items()}
 
 
 def intervals(rows: np.ndarray) -> dict[str, list[float]]:
-    """95% Wilson intervals (percent) of :func:`summarize`'s figures, each a count over its questions."""
-    n, with_gold = len(rows), int(rows[:, 0].sum()) if len(rows) else 0
-
-    def ci(col: str, over: int) -> list[float]:
-        return [round(100 * b, 2) for b in wilson_interval(int(rows[:, COLS.index(col)].sum()), over)] if over else []
-
-    out = {}
-    for k in RANK_KS:
-        out[f"hit@{k}"] = ci(f"hit@{k}", n)
-        out[f"cer@{k}"] = ci(f"cer@{k}", with_gold)
-    out[f"session_recall_any@{SESSION_K}"] = ci("srec", with_gold)
-    return out
+    """95% Wilson intervals (percent) of :func:`counts` (empty over no questions)."""
+    return {f: [round(100 * b, 2) for b in wilson_interval(k, over)] if over else []
+            for f, (k, over) in counts(rows).items()}
 
 
 def rank_quality(cases: Sequence[RankCase], st: turn_scores.OursSettings) -> dict[str, float]:
