@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import Config, LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import SuffPanel, score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, evaluate, load_results  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, load_results  # noqa: E402
 from bfr_core.evaluation.report import report  # noqa: E402
 from bfr_core.evaluation.summary import summarize  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         ingest(store, "locomo", DATA)
     config = Config(llm=LLMConfig(provider=args.provider))
     llm = make_llm(config.llm, store)
-    spec = RunSpec("locomo", ARMS, provider=llm.label, sample=args.n, seed=args.seed)
+    spec = bind_data(store, RunSpec("locomo", ARMS, provider=llm.label, sample=args.n, seed=args.seed))
     llm = llm.with_run(spec.run_id)
     extra: dict[str, Any] = {}
     if not args.summarise_only:

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, evaluate, load_results  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, load_results  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     if store.dataset("longmemeval") is None:
         ingest(store, "longmemeval", DEV50)
     llm = make_llm(LLMConfig(provider=args.provider), store)
-    spec = RunSpec("longmemeval", (args.arm,), provider=llm.label, limit=args.limit, sample=args.sample)
+    spec = bind_data(store, RunSpec("longmemeval", (args.arm,), provider=llm.label, limit=args.limit,
+                                    sample=args.sample))
     start = time.perf_counter()
     run_id = spec.run_id if args.partial else evaluate(store, spec)
     llm = llm.with_run(run_id)

@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS results (
     ndcg_any DOUBLE, elapsed_ms DOUBLE, status VARCHAR, error VARCHAR,
     answer VARCHAR, f1 DOUBLE, judge VARCHAR, suff VARCHAR, suff_detail JSON, llm_ms DOUBLE,
     PRIMARY KEY (run_id, question_id, arm));
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS data_sha VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS llm_ms DOUBLE;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS judge_reason VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS lme_judge VARCHAR;
@@ -88,13 +89,45 @@ def ensure_schema(store: Store) -> None:
 
 
 def register_run(store: Store, run_id: str, dataset_id: str, arms: Sequence[str], budget: str, k: int,
-                 provider: str, n_questions: int, options: dict[str, Any]) -> None:
-    """The run's row (kept as first written when the run is resumed)."""
+                 provider: str, n_questions: int, options: dict[str, Any], data_sha: str | None = None) -> None:
+    """The run's row (kept as first written when the run is resumed). ``data_sha`` is the content hash
+    of the dataset version the run is computed on (``datasets.source_sha256``)."""
     store.cursor().execute(
-        "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [run_id, dataset_id, list(arms), budget, k, provider, n_questions, json.dumps(options)],
+        "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options, data_sha) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, dataset_id, list(arms), budget, k, provider, n_questions, json.dumps(options), data_sha],
     )
+
+
+# A run is *current* when it was computed on the dataset version the store holds now: its recorded
+# content hash is the dataset's, or (a run from before the hash was recorded) it was created after the
+# dataset was last ingested. Anything else (the dataset replaced by other data, or gone) is *stale*: its
+# rows cite turns the store may no longer have, so no view mixes them with current rows.
+CURRENT_RUN = ("(d.dataset_id IS NOT NULL AND "
+               "coalesce(u.data_sha = d.source_sha256, u.created >= d.ingested_at, false))")
+
+
+def _sha_column(store: Store) -> str:
+    """``u.data_sha``, or NULL in a store opened read-only before that column existed."""
+    cols = {r[0] for r in store.cursor().execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()}
+    return "u.data_sha" if "data_sha" in cols else "NULL::VARCHAR"
+
+
+def run_versions(store: Store) -> str:
+    """SQL of (run_id, data_sha, current) for every run."""
+    sha = _sha_column(store)
+    return (f"SELECT u.run_id, {sha} AS data_sha, {CURRENT_RUN.replace('u.data_sha', sha)} AS current "
+            "FROM runs u LEFT JOIN datasets d ON d.dataset_id = u.dataset_id")
+
+
+def stale_runs(store: Store, dataset_id: str) -> dict[str, str]:
+    """Run id -> recorded content hash ("" before hashes were recorded) of the runs of ``dataset_id``
+    computed on another version of its data, oldest first."""
+    ensure_schema(store)
+    return {r[0]: r[1] or "" for r in store.cursor().execute(
+        f"SELECT v.run_id, v.data_sha FROM ({run_versions(store)}) v JOIN runs u USING (run_id) "
+        "WHERE u.dataset_id = ? AND NOT v.current ORDER BY u.created, u.run_id", [dataset_id]).fetchall()}
 
 
 def finish_run(store: Store, run_id: str) -> None:
@@ -159,9 +192,11 @@ def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def list_runs(store: Store) -> list[dict[str, Any]]:
+    """Every run, newest first, each with ``current`` (see :data:`CURRENT_RUN`)."""
     ensure_schema(store)
     cur = store.cursor()
-    cur.execute("SELECT * FROM runs ORDER BY created DESC")
+    cur.execute(f"SELECT u.*, v.current FROM runs u JOIN ({run_versions(store)}) v USING (run_id) "
+                "ORDER BY u.created DESC, u.run_id")
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 

@@ -34,6 +34,8 @@ run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambd
     f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
     + ("" if by_id[i].get("finished") else " · unfinished")))
 run = by_id[run_id]
+if stale := R.stale_runs(path):
+    st.caption(f"{len(stale)} run(s) computed on data since replaced (`bfr ingest --replace`) are not listed.")
 df = R.failures_frame(path, run_id)
 arms = [a for a in (run["arms"] or []) if f"{a} GH" in df.columns]
 metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns]

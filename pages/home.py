@@ -47,7 +47,10 @@ else:
         st.dataframe(pd.DataFrame([{"dataset": d["dataset_id"], "question type": k, "questions": v}
                                    for d in datasets for k, v in d["by_type"].items()]),
                      hide_index=True, key="home_types")
-st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finished} finished) in this store.")
+stale = R.stale_runs(path)
+st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finished} finished) in this store."
+           + (f" {len(stale)} more ran on data since replaced (`bfr ingest --replace`); they are kept but not "
+              "shown beside current runs." if stale else ""))
 
 st.subheader("Pages", anchor=False)
 LINKS = [

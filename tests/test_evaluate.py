@@ -61,13 +61,13 @@ def test_a_bfr_run_at_other_weights_is_a_new_run_not_a_resume(db, monkeypatch):
     from bfr_core.method import turn_scores
     from bfr_core.store import Store
 
-    spec = ev.RunSpec("demo", ("bfr", "mem0"))
-    without_bfr = ev.RunSpec("demo", ("mem0",)).run_id
     store = Store(db)
+    spec = ev.bind_data(store, ev.RunSpec("demo", ("bfr", "mem0")))
+    without_bfr = ev.bind_data(store, ev.RunSpec("demo", ("mem0",))).run_id
     first = ev.evaluate(store, spec)
-    assert ev.RunSpec("demo", ("bfr", "mem0")).run_id == first  # same weights: the same run, resumed
+    assert spec.run_id == first  # same weights: the same run, resumed
     monkeypatch.setattr(turn_scores, "DEFAULT", replace(turn_scores.DEFAULT, doc_dense=0.0))
-    assert spec.run_id != first and ev.RunSpec("demo", ("mem0",)).run_id == without_bfr
+    assert spec.run_id != first and ev.bind_data(store, ev.RunSpec("demo", ("mem0",))).run_id == without_bfr
     second = ev.evaluate(store, spec)
     assert second != first
     n = len(ev.select_questions(store, "demo"))
@@ -163,3 +163,64 @@ def test_a_run_redone_from_the_call_cache_alone_makes_no_provider_call(tmp_path)
     def scores(node):  # everything but the LLM wall time (cache hits take none)
         return {k: scores(v) for k, v in node.items() if k != "llm_s_p50"} if isinstance(node, dict) else node
     assert scores(again["arms"]) == scores(first["arms"])
+
+
+def _changed_demo(tmp_path):
+    """The demo file with its gold-bearing texts rewritten: other data under the same dataset name."""
+    from bfr_core.ingest.demo import demo_file
+
+    lines = []
+    for line in demo_file().read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "session":
+            for t in rec["turns"][::3]:
+                t["text"] = "An unrelated remark about the weather and nothing else."
+        lines.append(json.dumps(rec))
+    path = tmp_path / "demo_changed.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_rerun_after_replace_gives_a_fresh_stores_figures_not_the_old_rows(tmp_path, capsys):
+    """Issue 30: eval, ``ingest --replace`` of changed data under the same name, the same eval again ->
+    a new run with the figures a fresh store gives, and a note naming the old run, which is kept."""
+    from bfr_core.ingest.demo import demo_file
+    from bfr_core.store import Store
+
+    changed = _changed_demo(tmp_path)
+    db, fresh = tmp_path / "a.duckdb", tmp_path / "fresh.duckdb"
+    cmd = ["--dataset", "demo", "--arms", "mem0,amem", "--quiet"]
+    assert main(["ingest", "jsonl", str(demo_file()), "--db", str(db), "--name", "demo"]) == 0
+    assert main(["eval", "--db", str(db), *cmd, "--json", str(tmp_path / "old.json")]) == 0
+    assert main(["ingest", "jsonl", str(changed), "--db", str(db), "--name", "demo", "--replace"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "--db", str(db), *cmd, "--json", str(tmp_path / "new.json")]) == 0
+    err = capsys.readouterr().err
+    assert main(["ingest", "jsonl", str(changed), "--db", str(fresh), "--name", "demo"]) == 0
+    assert main(["eval", "--db", str(fresh), *cmd, "--json", str(tmp_path / "fresh.json")]) == 0
+    old, new, ref = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("old", "new", "fresh"))
+    assert new["arms"] == ref["arms"]
+    assert new["arms"] != old["arms"]  # the change moved the figures, so a resume would have shown
+    store = Store(db, read_only=True)
+    runs = ev.list_runs(store)
+    assert len(runs) == 2 and sorted(r["current"] for r in runs) == [False, True]
+    stale = [r["run_id"] for r in runs if not r["current"]]
+    assert f"note: run {stale[0]}" in err and "replaced" in err
+    assert list(ev.stale_runs(store, "demo")) == stale
+    store.close()
+
+
+def test_a_spec_bound_to_replaced_data_is_refused(tmp_path):
+    from dataclasses import replace
+
+    from bfr_core.errors import BfrError
+    from bfr_core.store import Store
+
+    store = ensure_demo_store(tmp_path / "d.duckdb")
+    spec = ev.bind_data(store, ev.RunSpec("demo", ("mem0",)))
+    assert spec.data_sha == store.dataset("demo")["source_sha256"]
+    assert ev.bind_data(store, spec) == spec
+    with pytest.raises(BfrError, match="changed since"):
+        ev.evaluate(store, replace(spec, data_sha="0" * 64))
+    assert ev.RunSpec("demo", ("mem0",)).run_id != spec.run_id
+    store.close()

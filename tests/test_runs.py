@@ -28,3 +28,23 @@ def test_batches_resume_and_read_back():
     runs.finish_run(s, "r1")
     assert runs.list_runs(s)[0]["finished"] is not None
     assert evaluate.write_batch is runs.write_batch and evaluate.ensure_schema is runs.ensure_schema
+
+
+def test_legacy_runs_without_a_hash_are_current_until_their_dataset_is_reingested(tmp_path):
+    """A run recorded before ``data_sha`` existed is current if made after the dataset's ingest, stale
+    once the dataset is ingested again; a run whose dataset is gone is stale."""
+    from bfr_core.ingest.demo import ensure_demo_store
+    from bfr_core.runs import ensure_schema, list_runs, register_run, stale_runs
+
+    store = ensure_demo_store(tmp_path / "s.duckdb")
+    ensure_schema(store)
+    register_run(store, "legacy", "demo", ["mem0"], "", 10, "offline rules", 7, {})
+    register_run(store, "orphan", "gone", ["mem0"], "", 10, "offline rules", 7, {})
+    sha = store.dataset("demo")["source_sha256"]
+    register_run(store, "hashed", "demo", ["mem0"], "", 10, "offline rules", 7, {}, data_sha=sha)
+    assert {r["run_id"]: r["current"] for r in list_runs(store)} == {"legacy": True, "orphan": False, "hashed": True}
+    store.cursor().execute("UPDATE datasets SET ingested_at = current_timestamp + INTERVAL 1 HOUR")
+    assert stale_runs(store, "demo") == {"legacy": ""}
+    store.cursor().execute("UPDATE datasets SET source_sha256 = 'other'")
+    assert set(stale_runs(store, "demo")) == {"legacy", "hashed"}
+    store.close()

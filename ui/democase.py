@@ -62,7 +62,7 @@ def gallery(path: str) -> list[dict]:
     store = R.open_store(path)
     out = []
     for run in list_runs(store):
-        if not run.get("finished"):
+        if not run.get("finished") or not run.get("current"):
             continue
         for c in CS.load_cases(store, run["run_id"], run["dataset_id"]):
             out.append({"run_id": run["run_id"], "dataset_id": run["dataset_id"], **asdict(c),

@@ -178,10 +178,20 @@ def session_turns(path: str, dataset_id: str, session_id: str) -> tuple[Turn, ..
 
 
 @st.cache_data(show_spinner=False)
-def runs(path: str) -> list[dict[str, Any]]:
+def all_runs(path: str) -> list[dict[str, Any]]:
     from bfr_core.evaluation.evaluate import list_runs
 
     return list_runs(open_store(path))
+
+
+def runs(path: str) -> list[dict[str, Any]]:
+    """The runs computed on the data the store holds now; runs on a replaced version of a dataset
+    (``stale_runs``) are never offered beside them."""
+    return [r for r in all_runs(path) if r.get("current")]
+
+
+def stale_runs(path: str) -> list[dict[str, Any]]:
+    return [r for r in all_runs(path) if not r.get("current")]
 
 
 @st.cache_data(show_spinner="Pivoting results…")

@@ -174,8 +174,8 @@ def quality_keys(points: Sequence[dict[str, Any]]) -> list[str]:
 Q_FRONTIER = """
 WITH latest AS (
     SELECT r.*, row_number() OVER (PARTITION BY r.question_id, r.arm, r.budget ORDER BY u.created DESC, u.run_id) AS n
-    FROM results r JOIN runs u USING (run_id)
-    WHERE u.dataset_id = ? AND u.finished IS NOT NULL AND r.status = 'ok')
+    FROM results r JOIN runs u USING (run_id) JOIN ({versions}) v USING (run_id)
+    WHERE u.dataset_id = ? AND u.finished IS NOT NULL AND r.status = 'ok' AND v.current)
 SELECT arm, coalesce(nullif(budget, ''), 'top-k') AS budget, count(*) AS n, avg(calls) AS calls,
        avg(set_size) AS size, 100 * avg(gold_hit) AS gold_hit, 100 * avg(er) AS er, 100 * avg(cer) AS cer
 FROM latest WHERE n = 1 GROUP BY arm, budget ORDER BY arm, calls, budget
@@ -185,7 +185,10 @@ FROM latest WHERE n = 1 GROUP BY arm, budget ORDER BY arm, calls, budget
 def store_frontier(store: Store, dataset_id: str) -> list[dict[str, Any]]:
     """Budget-frontier points of this store: one per (arm, budget) over the finished runs of
     ``dataset_id`` (each question's latest result), mean realised calls and set size, Gold Hit,
-    ER and CER in percent. Arms run at one budget give one point each."""
-    cur = store.cursor().execute(Q_FRONTIER, [dataset_id])
+    ER and CER in percent. Arms run at one budget give one point each. Runs on an earlier version of
+    the dataset's data (``runs.CURRENT_RUN``) are left out: their rows are never mixed with current ones."""
+    from bfr_core.runs import run_versions
+
+    cur = store.cursor().execute(Q_FRONTIER.replace("{versions}", run_versions(store)), [dataset_id])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

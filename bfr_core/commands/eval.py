@@ -93,7 +93,7 @@ def _official(store: Any, dataset: str, arms: tuple[str, ...], args: argparse.Na
 
 def run(args: argparse.Namespace) -> int:
     from bfr_core.config import Config, LLMConfig
-    from bfr_core.evaluation.evaluate import RunSpec, evaluate
+    from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, resumed_stale
     from bfr_core.evaluation.executors import make_executor
     from bfr_core.evaluation.summary import summarize
     from bfr_core.llm.prices import load_prices
@@ -131,7 +131,12 @@ def run(args: argparse.Namespace) -> int:
         raise BfrError("--official-corpus is LongMemEval's convention (user turns); use --benchmark longmemeval")
     if args.sample is not None and args.sample < 1:
         raise BfrError("--sample needs a positive number of questions")
-    spec = RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit, args.sample, args.seed)
+    spec = bind_data(store, RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit, args.sample,
+                                    args.seed))
+    earlier = resumed_stale(store, spec)
+    if earlier and not args.dry_run:
+        print(f"note: run {earlier} of this command was computed on data of '{dataset}' that has since been "
+              f"replaced; it is kept (marked stale) and this run starts afresh as {spec.run_id}", file=sys.stderr)
     if llm is not None:
         llm = llm.with_run(spec.run_id)  # calls, tokens and cost are accounted to this run
     panel = _panel(args, config, llm, store) if wants_answers else None

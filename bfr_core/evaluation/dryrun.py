@@ -33,7 +33,7 @@ from typing import Any
 
 from bfr_core.config import Config
 from bfr_core.evaluation.answers import AnswerWork, ArmTodo, LocalClients, SuffPanel, score_question
-from bfr_core.evaluation.evaluate import RunSpec, select_questions
+from bfr_core.evaluation.evaluate import RunSpec, bind_data, select_questions
 from bfr_core.llm.base import LLMRequest, LLMResponse
 from bfr_core.llm.cache import Q_GET
 from bfr_core.llm.limits import count_tokens
@@ -144,6 +144,7 @@ def dry_run(store: Store, spec: RunSpec, *, llm: Any = None, answer_llm: Any = N
             fakes[id(client)] = DryRunLLM(client, cache)
         return fakes[id(client)]
 
+    spec = bind_data(store, spec)
     questions = select_questions(store, spec.dataset_id, spec.limit, spec.sample, spec.seed)
     stored = _stored(store, spec.run_id)
     by_scope: dict[str, list[Question]] = defaultdict(list)

@@ -1,8 +1,8 @@
 """Arms x questions -> per-question results and traces in the store; resumable; summarised as JSON.
 
 A run is identified by what determines its output (dataset, arms, budget, k, provider, limit or
-seeded sample, and with ``bfr`` among the arms a hash of its weights, :func:`settings_key`), so
-re-running the same command resumes it: finished (question, arm) pairs are skipped, a killed run
+seeded sample, with ``bfr`` among the arms a hash of its weights, :func:`settings_key`, and the content
+hash of the dataset version, :func:`bind_data`), so re-running the same command on the same data resumes it: finished (question, arm) pairs are skipped, a killed run
 loses at most the batch in flight, and rows are never duplicated (primary keys, one transaction
 per batch). Answer-level scores (answer, F1, judge, Suff) are optional columns filled when a
 provider is set (see ``bfr_core.evaluation.answers``).
@@ -28,7 +28,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,7 @@ from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these n
     load_trace_dict,
     register_run,
     run_row,
+    stale_runs,
     write_batch,
 )
 from bfr_core.store import Store
@@ -72,6 +73,7 @@ class RunSpec:
     limit: int | None = None
     sample: int | None = None  # a stratified sample of this many questions (bfr_core.evaluation.sampling)
     seed: int = 0
+    data_sha: str = ""  # the dataset version's content hash (:func:`bind_data` sets it from the store)
 
     @property
     def run_id(self) -> str:
@@ -80,6 +82,8 @@ class RunSpec:
             parts += [self.sample, self.seed]
         if "bfr" in self.arms:  # our arm's weights change with the code: a run at other weights is another run
             parts.append(settings_key())
+        if self.data_sha:  # other data under the same dataset name (``bfr ingest --replace``) is another run
+            parts.append(self.data_sha)
         key = json.dumps(parts)
         return f"{self.dataset_id}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
 
@@ -91,6 +95,28 @@ def settings_key() -> str:
     from bfr_core.method.turn_scores import DEFAULT
 
     return hashlib.sha1(json.dumps(asdict(DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def bind_data(store: Store, spec: RunSpec) -> RunSpec:
+    """``spec`` with the content hash of the dataset version the store holds now, so its run id names
+    that version: after ``bfr ingest --replace`` with other data the same command is a new run, never a
+    resume into rows computed on the old data. A spec bound to another version is refused."""
+    row = store.dataset(spec.dataset_id)
+    if row is None:
+        raise BfrError(f"dataset '{spec.dataset_id}' is not in {store.path}; ingest it first")
+    sha = str(row["source_sha256"])
+    if spec.data_sha and spec.data_sha != sha:
+        raise BfrError(f"dataset '{spec.dataset_id}' changed since this run was planned (its data was replaced); "
+                       "start the run again")
+    return replace(spec, data_sha=sha)
+
+
+def resumed_stale(store: Store, spec: RunSpec) -> str | None:
+    """The id of the run this (bound) spec would have resumed before its dataset was replaced, if any:
+    the command's run on an earlier version of the data, which the new run does not touch."""
+    stale = stale_runs(store, spec.dataset_id)
+    earlier = {replace(spec, data_sha=sha).run_id for sha in {*stale.values(), ""}}
+    return next((run_id for run_id in stale if run_id in earlier), None)
 
 
 def select_questions(store: Store, dataset_id: str, limit: int | None = None, sample: int | None = None,
@@ -342,10 +368,12 @@ def evaluate(
     if remote and llm is not None and llm_config is None:
         raise BfrError("a remote executor needs the LLM settings (llm_config) to build its workers' clients")
     ensure_schema(store)
+    spec = bind_data(store, spec)
     questions = select_questions(store, spec.dataset_id, spec.limit, spec.sample, spec.seed)
     run_id = spec.run_id
     register_run(store, run_id, spec.dataset_id, spec.arms, spec.budget, spec.k, spec.provider, len(questions),
-                 {"limit": spec.limit, "sample": spec.sample, "seed": spec.seed, "dense": default_spec().name})
+                 {"limit": spec.limit, "sample": spec.sample, "seed": spec.seed, "dense": default_spec().name},
+                 data_sha=spec.data_sha)
     done = done_pairs(store, run_id)
     by_scope: dict[str, list[Question]] = defaultdict(list)
     for q in questions:

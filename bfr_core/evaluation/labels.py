@@ -36,6 +36,7 @@ import duckdb
 
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.evaluate import ensure_schema as ensure_runs_schema
+from bfr_core.runs import run_versions
 from bfr_core.store import Store
 
 LABELS: tuple[str, ...] = ("sufficient", "insufficient", "uncertain")
@@ -58,13 +59,14 @@ CREATE VIEW IF NOT EXISTS current_labels AS
     FROM labels GROUP BY item_id, annotator;
 """
 
-# One item per (dataset, question, sorted evidence ids) among finished runs' ok results.
+# One item per (dataset, question, sorted evidence ids) among finished runs' ok results, on the data the
+# store holds now (runs of a replaced dataset version add no items: their ids may name other turns).
 _ITEM_KEY = "md5(r.dataset_id || chr(0) || r.question_id || chr(0) || array_to_string(list_sort(r.evidence), chr(1)))"
 Q_SYNC_ITEMS = f"""
 WITH r AS (
     SELECT ru.dataset_id, res.run_id, res.question_id, res.arm, res.budget, res.evidence
-    FROM results res JOIN runs ru ON ru.run_id = res.run_id
-    WHERE ru.finished IS NOT NULL AND res.status = 'ok' AND len(res.evidence) > 0
+    FROM results res JOIN runs ru ON ru.run_id = res.run_id JOIN ({{versions}}) v ON v.run_id = res.run_id
+    WHERE ru.finished IS NOT NULL AND res.status = 'ok' AND len(res.evidence) > 0 AND v.current
 )
 SELECT {_ITEM_KEY} AS item_id, r.dataset_id, r.question_id, r.evidence, r.run_id, r.arm, r.budget FROM r
 """
@@ -122,7 +124,7 @@ def sync_queue(store: Store) -> int:
         except duckdb.CatalogException:
             return 0
     with store.transaction() as cur:
-        rows = cur.execute(Q_SYNC_ITEMS).fetchall()
+        rows = cur.execute(Q_SYNC_ITEMS.replace("{versions}", run_versions(store))).fetchall()
         if not rows:  # DuckDB >= 2 refuses executemany over an empty list (no finished run yet)
             return cur.execute("SELECT count(*) FROM label_items").fetchone()[0]
         cur.executemany(
