@@ -7,6 +7,8 @@ store and flushes in a loop until every writer has finished, then once more. A l
 is neither in the store nor still waiting; written twice when it is in the store more than once.
 
 Writes ``bench/out/label_race.json`` (lost and duplicated labels per run, seconds, machine load).
+``bench/out/label_race_before.json`` is this script (``--runs 3``) run against the code before the
+fix (commit a44047a: ``git archive a44047a bfr_core`` beside a copy of this file).
 
     .venv/bin/python bench/bench_label_race.py [--runs 10] [--writers 8] [--labels 500]
 """

@@ -15,6 +15,12 @@ read-only) keeps every other process from writing; a writer keeps others from ev
   file read-write for one request and closes it when the last session ends; when another process
   (a running ``bfr eval``) holds it, the session reads a copy instead (``snapshot_of`` names the
   original; the copy is as of the holder's last checkpoint and is reused for ``snapshot_ttl_s``).
+  Copies are removed by ``close()``, at the process's exit, and (``remove_stale_snapshots``, the app's
+  start) when the process that made them died.
+
+Locks: ``Store._conlock`` (per object, re-entrant) guards the connection; one re-entrant DDL lock per
+store file (``_path_lock``) serialises DDL; always in that order. A failed ingest into a new path
+removes what it created (``removed_if_failed``).
 
 Does not cover: queuing writes while a snapshot is shown (``evaluation.labels`` queues labels).
 """
