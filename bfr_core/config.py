@@ -17,8 +17,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bfr_core.errors import BfrError
-
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -91,7 +89,7 @@ AUTH_KEYS = ("redirect_uri", "cookie_secret")
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 
 
-class TeamSettingsError(BfrError):
+class TeamSettingsError(ValueError):  # base layer: errors.py is not importable here
     """Team mode is on (or may be) but its settings cannot be read; the app must not open."""
 
 

@@ -314,3 +314,41 @@ def test_the_unknown_scope_error_is_short(tmp_path):
     message = str(err.value)
     assert "'nope'" in message and "5,000 scopes: 'c0', 'c1', 'c10', 'c100', 'c1000' and 4,995 more" in message
     assert len(message) < 300
+
+
+# -- ingest shapes that broke every later eval ----------------------------------------------------
+def _lme_session(sid: str, n: int, gold: int | None = None) -> list[dict]:
+    return [{"role": ("user", "assistant")[i % 2], "content": f"{sid} turn {i}: my red tripod and the camera strap",
+             **({"has_answer": True} if i == gold else {})} for i in range(n)]
+
+
+def _lme_question(qid: str, sids: list[str], sessions: list[list[dict]]) -> dict:
+    return {"question_id": qid, "question_type": "single-session-user", "question": "What color is my tripod?",
+            "answer": "red", "question_date": "2023/05/30 (Tue) 10:00", "haystack_session_ids": sids,
+            "haystack_sessions": sessions, "answer_session_ids": sids[:1],
+            "haystack_dates": [f"2023/05/2{i} (Sat) 10:00" for i in range(len(sids))]}
+
+
+SOUND = _lme_question("q_ok", ["a", "b"], [_lme_session("a", 4, 1), _lme_session("b", 4)])
+SHAPES = {  # what the probe fed to ingest; stored as it was, every eval stopped or arms failed
+    "empty haystack": _lme_question("q_empty", [], []),
+    "session listed twice": _lme_question("q_rep", ["c", "a", "c"], [_lme_session("c", 4, 2), _lme_session("a", 4, 1),
+                                                                      _lme_session("c", 4, 2)]),
+    "scope without turns": _lme_question("q_none", ["e1", "e2"], [[], []]),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_after_ingesting_each_probe_shape_no_eval_stops(tmp_path, shape, capsys):
+    from bfr_core.cli import main
+    from bfr_core.pipeline import arm_names
+
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps([SOUND, SHAPES[shape]]), encoding="utf-8")
+    db, out = tmp_path / "s.duckdb", tmp_path / "run.json"
+    assert main(["ingest", "longmemeval", str(path), "--db", str(db), "--no-embed", "--quiet"]) == 0
+    assert "repeated sessions" in capsys.readouterr().out or shape != "session listed twice"
+    assert main(["eval", "--db", str(db), "--dataset", "longmemeval", "--arms", ",".join(arm_names()), "--quiet",
+                 "--json", str(out)]) == 0, capsys.readouterr().err
+    summary = json.loads(out.read_text(encoding="utf-8"))
+    assert {arm: s["failed"] for arm, s in summary["arms"].items()} == dict.fromkeys(arm_names(), 0)
