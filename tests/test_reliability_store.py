@@ -176,6 +176,25 @@ def test_the_reported_deadlock(tmp_path):
     s.close()
 
 
+def test_the_app_on_a_fresh_store_home_then_annotate(template, tmp_path, monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_path / "s.duckdb"
+    shutil.copyfile(template, path)
+    monkeypatch.setenv("BFR_STORE", str(path))
+    monkeypatch.delenv("BFR_TEAM", raising=False)
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()  # raises when a run hangs
+        at.switch_page("pages/annotate.py").run()
+        at.text_input(key="annot_name").input("ann").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.button(key="annot_sufficient")
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+
+
 # -- labels ---------------------------------------------------------------------------------------
 def test_queueing_while_another_process_flushes_loses_no_label(tmp_path):
     out = tmp_path / "race.json"
