@@ -101,6 +101,7 @@ def _label_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "pending_path": lambda s: labels.pending_path(s.path),
         "queue_label": lambda s: labels.queue_label(s.path, item, "ann", "uncertain"),
         "pending": lambda s: labels.pending(s.path),
+        "has_pending": lambda s: labels.has_pending(s.path),
         "flush_pending": labels.flush_pending,
         "current_label": lambda s: labels.current_label(s, item, "ann"),
         "history": lambda s: labels.history(s, item),
@@ -221,6 +222,7 @@ def test_a_failed_flush_leaves_its_claim_for_the_next(tmp_path, monkeypatch):
         with pytest.raises(RuntimeError):
             labels.flush_pending(s)
     assert [r["note"] for r in labels.pending(db)] == ["n0", "n1", "n2"]  # claimed, still waiting
+    assert labels.has_pending(db) and not labels.pending_path(db).exists()
     labels.queue_label(db, "i1", "ann", "sufficient", "n3")
     assert labels.flush_pending(s) == 4
     assert [r[0] for r in s.cursor().execute("SELECT note FROM labels ORDER BY label_id").fetchall()] == \

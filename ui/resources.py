@@ -66,9 +66,9 @@ def _held_elsewhere(p: Path) -> bool:
 
 def flush_queued_labels(s: Store) -> int:
     """Write labels queued while another process held the store, once it is writable again."""
-    from bfr_core.evaluation.labels import flush_pending, pending_path
+    from bfr_core.evaluation.labels import flush_pending, has_pending
 
-    if s.read_only or not pending_path(s.path).exists():
+    if s.read_only or not has_pending(s.path):
         return 0
     return flush_pending(s)
 

@@ -305,6 +305,12 @@ def pending(store_path: str | Path) -> list[dict[str, Any]]:
     return [r for f in (*_claims(path), path) for r in _read_rows(f)]
 
 
+def has_pending(store_path: str | Path) -> bool:
+    """Whether any label waits to be written (a cheap check before :func:`flush_pending`)."""
+    path = pending_path(store_path)
+    return path.exists() or bool(_claims(path))
+
+
 def _take(path: Path, *, wait: bool) -> int | None:
     """Open ``path`` and hold its lock (waiting for it when ``wait``); the descriptor, or None when
     the file is gone or (``wait`` False) another flush holds it."""
