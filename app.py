@@ -6,7 +6,7 @@ cached frames. Each page lives in pages/ and only reads widgets, calls bfr_core 
 
 The store is held only while a page runs (``Store.session``): an idle app holds no lock, so
 ``bfr eval`` can run beside it; while another process holds the file the page reads a snapshot and
-labels are queued, then written on the first request after it lets go. In team mode (an ``[auth]``
+labels are queued, then written on the first request after it lets go. In team mode (``BFR_TEAM=1``, or an ``[auth]``
 section in .streamlit/secrets.toml) every page needs a login first (``ui.access``).
 """
 

@@ -4,11 +4,15 @@ Covers retrieval pool sizes (Appendix E), the :class:`Budget` record of the comp
 (Section 4.3; an arm's budget is a named grid point C0..C9 from ``bfr_core.method.budgets``, chosen with
 ``--budget``, never a config file) and the LLM role settings. A TOML file may set ``[retrieval]`` and
 ``[llm]``; ``[budget]`` and unknown keys are refused with a message, so no setting is silently ignored.
+Also the app's team mode (:func:`team_settings`: the ``BFR_TEAM`` switch and the login settings of
+``.streamlit/secrets.toml``, checked so that any doubt keeps the app closed) and who a login names
+(:func:`identity_from`: one verified claim). ``ui.access`` reads the secrets and applies them.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -73,3 +77,90 @@ def load_config(path: str | Path | None = None) -> Config:
         retrieval=_section(RetrievalConfig, data.get("retrieval", {}), "retrieval"),
         llm=_section(LLMConfig, data.get("llm", {}), "llm"),
     )
+
+
+# -- team mode (the app's login; ui.access reads the secrets and applies these) -----------------
+TEAM_ENV = "BFR_TEAM"
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+SECRETS = ".streamlit/secrets.toml"
+# What Streamlit's OIDC login needs: these two, and one provider (flat in [auth] or an [auth.NAME] table)
+AUTH_KEYS = ("redirect_uri", "cookie_secret")
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+
+
+class TeamSettingsError(ValueError):  # base layer: errors.py is not importable here
+    """Team mode is on (or may be) but its settings cannot be read; the app must not open."""
+
+
+@dataclass(frozen=True, slots=True)
+class TeamSettings:
+    team: bool
+    claim: str = "email"  # the claim that names the user
+    model_users: tuple[str, ...] = ()
+
+
+LOCAL = TeamSettings(team=False)
+
+
+def team_settings(switch: str | None, secrets: Mapping[str, Any] | None, problem: str = "") -> TeamSettings:
+    """The access settings from ``BFR_TEAM`` (``switch``) and the secrets (``None`` when there is no
+    secrets file; ``problem`` says why it could not be read). Raises TeamSettingsError."""
+    value = (switch or "").strip().lower()
+    if value in _OFF:
+        return LOCAL
+    if value and value not in _ON:
+        raise TeamSettingsError(f"{TEAM_ENV}={switch!r} is neither on (1) nor off (0); the app stays closed")
+    if problem:
+        raise TeamSettingsError(
+            f"{SECRETS} cannot be read ({problem}); the app stays closed because it may hold the team "
+            f"login. Fix the file, or set {TEAM_ENV}=0 to run locally without a login")
+    secrets = secrets or {}
+    if not value and "auth" not in secrets:
+        return LOCAL
+    _check_auth(secrets.get("auth"))
+    return TeamSettings(True, *_bfr_settings(secrets.get("bfr", {})))
+
+
+def _check_auth(auth: Any) -> None:
+    where = f"{SECRETS} [auth]"
+    if not isinstance(auth, Mapping):
+        raise TeamSettingsError(f"team mode is on ({TEAM_ENV}) but {SECRETS} has no [auth] table; the app "
+                                  "stays closed (README, 'Who may do what')")
+    missing = [k for k in AUTH_KEYS if not _text(auth.get(k))]
+    providers = {"": auth} | {k: v for k, v in auth.items() if isinstance(v, Mapping)}
+    complete = [name for name, p in providers.items() if all(_text(p.get(k)) for k in PROVIDER_KEYS)]
+    if not complete:
+        partial = next((p for p in providers.values() if any(k in p for k in PROVIDER_KEYS)), auth)
+        missing += [k for k in PROVIDER_KEYS if not _text(partial.get(k))]
+    if missing:
+        raise TeamSettingsError(f"{where} lacks {', '.join(missing)} (or has them empty); the app stays closed")
+
+
+def _bfr_settings(bfr: Any) -> tuple[str, tuple[str, ...]]:
+    where = f"{SECRETS} [bfr]"
+    if not isinstance(bfr, Mapping):
+        raise TeamSettingsError(f"{where} must be a table; the app stays closed")
+    claim = bfr.get("identity_claim", "email")
+    if not _text(claim):
+        raise TeamSettingsError(f"{where} identity_claim must be a claim name (text); the app stays closed")
+    users = bfr.get("model_users", [])
+    if not isinstance(users, list | tuple) or not all(isinstance(u, str) for u in users):
+        raise TeamSettingsError(f"{where} model_users must be a list of e-mail addresses; the app stays closed")
+    return claim.strip(), tuple(u.strip().lower() for u in users if u.strip())
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def identity_from(user: Mapping[str, Any], claim: str = "email") -> str:
+    """The user named by ``claim`` of a login's claims ("" when it is missing or, for ``email``, when
+    the provider does not mark it verified). Never falls back to ``name`` or ``sub``: anyone may set
+    their display name to a listed address."""
+    value = user.get(claim)
+    if not _text(value):
+        return ""
+    if claim == "email" and user.get("email_verified") not in (True, "true", "True"):
+        return ""
+    return value.strip()

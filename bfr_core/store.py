@@ -15,13 +15,21 @@ read-only) keeps every other process from writing; a writer keeps others from ev
   file read-write for one request and closes it when the last session ends; when another process
   (a running ``bfr eval``) holds it, the session reads a copy instead (``snapshot_of`` names the
   original; the copy is as of the holder's last checkpoint and is reused for ``snapshot_ttl_s``).
+  Copies are removed by ``close()``, at the process's exit, and (``remove_stale_snapshots``, the app's
+  start) when the process that made them died.
+
+Locks: ``Store._conlock`` (per object, re-entrant) guards the connection; one re-entrant DDL lock per
+store file (``_path_lock``) serialises DDL; always in that order. A failed ingest into a new path
+removes what it created (``removed_if_failed``).
 
 Does not cover: queuing writes while a snapshot is shown (``evaluation.labels`` queues labels).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import os
 import shutil
 import tempfile
 import threading
@@ -119,7 +127,6 @@ def _turn(row: Sequence[Any]) -> Turn:
 class Store:
     """A DuckDB file (or ``:memory:``) holding one or more datasets (opening modes: module docstring)."""
 
-    _lock = threading.Lock()
     snapshot_of: str = ""  # set while reading a copy: the path of the store it copies
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, shared: bool = False,
@@ -132,6 +139,7 @@ class Store:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._users = 0
         self._conlock = threading.RLock()
+        self._ddl_lock = threading.RLock() if self.path == ":memory:" else _path_lock(self.path)
         self._ddl: list[str] = []  # every ensure()d DDL, run on the first read-write open after it
         self._applied: set[str] = set()  # DDL already run on the file (shared mode)
         self._snap: tuple[Path, float] | None = None  # (copy, when made) in shared mode
@@ -152,8 +160,14 @@ class Store:
         src = Path(path)
         if not src.exists():
             raise StoreError(f"cannot open store {src}: no such file")
-        view = cls(_copy(src), read_only=True)
+        copy = _copy(src)
+        try:
+            view = cls(copy, read_only=True)
+        except BaseException:
+            _remove_snapshot(copy)
+            raise
         view.snapshot_of = str(src)
+        view._snap = (copy, time.monotonic())  # removed by close() (or at exit)
         return view
 
     @property
@@ -212,7 +226,7 @@ class Store:
         self.snapshot_of = ""
         self._drop_snapshot()
         if not self._read_only:
-            with self._lock:
+            with self._ddl_lock:
                 for ddl in self._ddl:
                     if ddl not in self._applied:
                         self._con.cursor().execute(ddl)
@@ -225,7 +239,7 @@ class Store:
 
     def _drop_snapshot(self) -> None:
         if self._snap is not None:
-            shutil.rmtree(self._snap[0].parent, ignore_errors=True)
+            _remove_snapshot(self._snap[0])
             self._snap = None
 
     def holds_lock(self) -> bool:
@@ -245,10 +259,14 @@ class Store:
                 return
         if self.read_only:
             return
-        with self._lock:
-            self.con.cursor().execute(ddl)
-            if self.shared:
-                self._applied.add(ddl)
+        with self._conlock:  # lock order: _conlock, then _ddl_lock (as in session -> _open)
+            if self.shared and self._con is None:  # run by the next writable open (_open)
+                return
+            cur = self.con.cursor()
+            with self._ddl_lock:
+                cur.execute(ddl)
+                if self.shared:
+                    self._applied.add(ddl)
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -438,11 +456,103 @@ class Store:
         return dict(rows)
 
 
+_PATH_LOCKS: dict[str, threading.RLock] = {}
+_PATH_LOCKS_GUARD = threading.Lock()
+
+
+def _path_lock(path: str) -> threading.RLock:
+    """The one DDL lock of a store file in this process (every ``Store`` on that file shares it):
+    concurrent ``CREATE ... IF NOT EXISTS`` on one file conflict in DuckDB's catalog. Re-entrant,
+    and always taken after ``Store._conlock``, never before, so no path takes a lock twice or in
+    the other order (a class-wide plain lock deadlocked ``ensure`` -> ``con`` -> ``_open``)."""
+    key = str(Path(path).resolve())
+    with _PATH_LOCKS_GUARD:
+        return _PATH_LOCKS.setdefault(key, threading.RLock())
+
+
+# -- snapshot copies ---------------------------------------------------------------------------
+# A copy is as large as the store (100 MB+ for LoCoMo). Each lives in its own temporary folder named
+# after the process that made it; close() removes it, an exit removes what is left (atexit), and
+# remove_stale_snapshots() (the app's start) removes those of processes that died without exiting.
+SNAPSHOT_PREFIX = "bfr-snapshot-"
+_SNAPSHOTS: set[Path] = set()  # folders of copies this process made and has not removed yet
+_LEGACY_SNAPSHOT_AGE_S = 86_400.0  # a folder without a pid (older versions): removed after a day
+
+
 def _copy(src: Path) -> Path:
-    """``src`` copied into a new temporary folder (without its WAL)."""
-    dest = Path(tempfile.mkdtemp(prefix="bfr-snapshot-")) / src.name
-    shutil.copyfile(src, dest)
+    """``src`` copied into a new temporary folder (without its WAL); a failed copy leaves nothing."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-"))
+    _SNAPSHOTS.add(folder)
+    dest = folder / src.name
+    try:
+        shutil.copyfile(src, dest)
+    except BaseException:
+        _remove_snapshot(dest)
+        raise
     return dest
+
+
+def _remove_snapshot(copy: Path) -> None:
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    _SNAPSHOTS.discard(copy.parent)
+
+
+@atexit.register
+def _remove_all_snapshots() -> None:
+    for folder in list(_SNAPSHOTS):
+        shutil.rmtree(folder, ignore_errors=True)
+    _SNAPSHOTS.clear()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_snapshots(tmp: str | Path | None = None) -> list[Path]:
+    """Remove snapshot folders left in the temporary folder by processes that are gone (killed
+    before their exit handler ran); returns what was removed. Folders of live processes stay."""
+    removed = []
+    for folder in Path(tmp or tempfile.gettempdir()).glob(f"{SNAPSHOT_PREFIX}*"):
+        pid, sep, _ = folder.name[len(SNAPSHOT_PREFIX):].partition("-")
+        if sep and pid.isdigit():
+            stale = int(pid) != os.getpid() and not _alive(int(pid))
+        else:
+            try:
+                stale = time.time() - folder.stat().st_mtime > _LEGACY_SNAPSHOT_AGE_S
+            except OSError:
+                continue
+        if stale and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return sorted(removed)
+
+
+@contextmanager
+def removed_if_failed(path: str | Path) -> Iterator[None]:
+    """Run the body; when it raises and ``path`` did not exist before, remove the store file, its
+    WAL and the folders made for it (a failed ingest into a new path leaves nothing behind)."""
+    if str(path) == ":memory:" or Path(path).exists():
+        yield
+        return
+    p = Path(path).absolute()
+    missing = [d for d in [p.parent, *p.parent.parents] if not d.exists()]  # deepest first
+    try:
+        yield
+    except BaseException:
+        for f in (p, Path(f"{p}.wal")):
+            f.unlink(missing_ok=True)
+        for d in missing:
+            try:
+                d.rmdir()  # only if empty: never what something else put there meanwhile
+            except OSError:
+                break
+        raise
 
 
 def _question(dataset_id: str, r: Sequence[Any]) -> Question:

@@ -1,16 +1,22 @@
 """Who may do what in the app.
 
-Covers two modes:
+Covers two modes, chosen by the ``BFR_TEAM`` environment variable (outside the secrets file, so a
+typo in that file cannot switch team mode off):
 
-* **local** (the default): the server listens on 127.0.0.1 only (``.streamlit/config.toml``;
-  ``BFR_APP_ADDRESS`` in ``scripts/app.sh`` changes it), so whoever reaches the app is the machine's
-  user. Annotators type their name; every configured provider may be used.
-* **team**: on when ``.streamlit/secrets.toml`` has an ``[auth]`` section (Streamlit's built-in OIDC
-  login, ``st.login``; needs Authlib). Every page asks for a login first; the annotator is the
-  logged-in user (e-mail, else name, else subject id), never a typed name; model providers (the
-  Trace page's provider, the sidebar's) are offered only to the users listed in ``[bfr]
-  model_users`` (e-mail addresses, case-insensitive; ``["*"]`` for every logged-in user). Everyone
-  else gets offline rules, which cost nothing.
+* **local** (``BFR_TEAM=0``, or unset without an ``[auth]`` table): the server listens on 127.0.0.1
+  only (``.streamlit/config.toml``; ``BFR_APP_ADDRESS`` in ``scripts/app.sh`` changes it), so whoever
+  reaches the app is the machine's user. Annotators type their name; every configured provider may
+  be used.
+* **team** (``BFR_TEAM=1``; unset with an ``[auth]`` table in ``.streamlit/secrets.toml`` too):
+  Streamlit's built-in OIDC login (``st.login``; needs Authlib). Every page asks for a login first;
+  the user is the value of one verified claim (``email`` with ``email_verified`` true, or the claim
+  ``[bfr] identity_claim`` names), never a display name or ``sub``; a login without it gets no page.
+  Model providers are offered only to the users listed in ``[bfr] model_users`` (case-insensitive;
+  ``["*"]`` for every logged-in user); everyone else gets offline rules, which cost nothing.
+
+Fails closed: when team mode is on or cannot be ruled out, any error reading the settings (a
+secrets file that does not parse, a missing or partial ``[auth]`` table, a bad ``[bfr]`` value, an
+unknown ``BFR_TEAM`` value) stops the app with one message naming it (:func:`require_login`).
 
 Does not cover: roles beyond "may call a model" (any logged-in user may label, load data and read
 everything), API keys (read by ``bfr_core.llm`` from the environment or secrets, never shown).
@@ -18,64 +24,98 @@ everything), API keys (read by ``bfr_core.llm`` from the environment or secrets,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from bfr_core.config import TEAM_ENV, TeamSettings, TeamSettingsError, identity_from, team_settings
 from bfr_core.errors import BfrError
 
 
 class AccessDenied(BfrError):
     """The logged-in user may not do this (a model call in team mode)."""
 
-
-def _secrets() -> Mapping[str, Any]:
+def _secrets() -> tuple[Mapping[str, Any] | None, str]:
+    """(the secrets, "") or (None, "") without a secrets file, or (None, why it cannot be read)."""
     try:
-        return dict(st.secrets)
-    except Exception:  # no secrets file, or one that does not parse: local mode
-        return {}
+        return st.secrets.to_dict(), ""
+    except FileNotFoundError as exc:  # StreamlitSecretNotFoundError: no file, or one that does not load
+        from streamlit import config
+
+        files = [Path(f) for f in config.get_option("secrets.files") or ()]
+        return None, (str(exc).splitlines()[0] if any(f.exists() for f in files) else "")
+    except Exception as exc:  # noqa: BLE001  (fail closed on anything else too)
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def settings() -> TeamSettings:
+    """This app's access settings; raises TeamSettingsError (see :func:`require_login`)."""
+    secrets, problem = _secrets()
+    return team_settings(os.environ.get(TEAM_ENV), secrets, problem)
+
+
+def _settings_or_closed() -> TeamSettings:
+    """For the helpers below: settings, or team mode with nobody allowed when they cannot be read
+    (require_login has stopped the page by then; this only keeps a later call from opening up)."""
+    try:
+        return settings()
+    except TeamSettingsError:
+        return TeamSettings(team=True)
 
 
 def team_mode() -> bool:
-    return "auth" in _secrets()
+    return _settings_or_closed().team
 
 
 def identity() -> str:
-    """The logged-in user in team mode ("" otherwise, or when nobody is logged in)."""
-    if not team_mode() or not st.user.is_logged_in:
+    """The logged-in user in team mode ("" otherwise, or when nobody with a verified claim is logged in)."""
+    s = _settings_or_closed()
+    if not s.team or not st.user.is_logged_in:
         return ""
-    for claim in ("email", "name", "sub"):
-        value = st.user.get(claim)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
+    return identity_from(st.user.to_dict(), s.claim)
 
 
 def model_users() -> tuple[str, ...]:
-    bfr = _secrets().get("bfr") or {}
-    users = bfr.get("model_users", ()) if isinstance(bfr, Mapping) else ()
-    return tuple(str(u).strip().lower() for u in users if str(u).strip())
+    return _settings_or_closed().model_users
 
 
 def may_call_models() -> bool:
     """Whether this user may trigger model (possibly paid) provider calls."""
-    if not team_mode():
+    s = _settings_or_closed()
+    if not s.team:
         return True
     who = identity().lower()
-    allowed = model_users()
-    return bool(who) and ("*" in allowed or who in allowed)
+    return bool(who) and ("*" in s.model_users or who in s.model_users)
 
 
 def require_login() -> None:
-    """In team mode, stop the page with a login button until the user has logged in."""
-    if not team_mode() or st.user.is_logged_in:
+    """Stop the page unless access is settled: settings that cannot be read stop it with their error;
+    in team mode, a login button until the user has logged in, and a refusal for a login without
+    the verified claim."""
+    try:
+        s = settings()
+    except TeamSettingsError as exc:
+        st.title("BFR Workbench")
+        st.error(str(exc), icon=":material/lock:")
+        st.stop()
+        return
+    if not s.team or (st.user.is_logged_in and identity()):
         return
     st.title("BFR Workbench")
-    st.info("This workbench is shared by a team: log in to use it. Your labels are saved under your "
-            "account.", icon=":material/lock:")
-    st.button("Log in", icon=":material/login:", on_click=st.login, key="app_login")
-    st.stop()
+    if not st.user.is_logged_in:
+        st.info("This workbench is shared by a team: log in to use it. Your labels are saved under your "
+                "account.", icon=":material/lock:")
+        st.button("Log in", icon=":material/login:", on_click=st.login, key="app_login")
+        st.stop()
+    if not identity():
+        what = "a verified e-mail address" if s.claim == "email" else f"the '{s.claim}' claim"
+        st.error(f"Your login does not carry {what}, which this workbench uses to name you. Verify your "
+                 "e-mail with your identity provider, or ask the team's admin.", icon=":material/lock:")
+        st.button("Log out", icon=":material/logout:", on_click=st.logout, key="app_logout")
+        st.stop()
 
 
 def sidebar() -> None:

@@ -20,7 +20,7 @@ import streamlit as st
 
 from bfr_core.ingest.sources import data_dir
 from bfr_core.records import Turn
-from bfr_core.store import Store
+from bfr_core.store import Store, remove_stale_snapshots
 from ui import access
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +43,7 @@ def open_store(path: str) -> Store:
     """The store at ``path`` in shared mode (no lock held between requests; see ``bfr_core.store``);
     the demo store is built from data/demo.jsonl when missing or stale."""
     p = resolve(path)
+    remove_stale_snapshots()  # copies left by an app or command that was killed
     if p.resolve() == DEMO_DB.resolve() and not _held_elsewhere(p):
         from bfr_core.ingest.demo import ensure_demo_store
 
@@ -65,9 +66,9 @@ def _held_elsewhere(p: Path) -> bool:
 
 def flush_queued_labels(s: Store) -> int:
     """Write labels queued while another process held the store, once it is writable again."""
-    from bfr_core.evaluation.labels import flush_pending, pending_path
+    from bfr_core.evaluation.labels import flush_pending, has_pending
 
-    if s.read_only or not pending_path(s.path).exists():
+    if s.read_only or not has_pending(s.path):
         return 0
     return flush_pending(s)
 

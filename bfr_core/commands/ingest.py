@@ -63,17 +63,18 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from bfr_core.ingest import check_kind, ingest
     from bfr_core.ingest.common import check_file
-    from bfr_core.store import Store
+    from bfr_core.store import Store, removed_if_failed
 
     check_kind(args.kind)  # fail before the store file is created or opened
     check_file(Path(args.path))
     progress = None if args.quiet else staged_progress()
     started = time.perf_counter()
-    store = Store(args.db)
-    try:
-        report = ingest(store, args.kind, args.path, name=args.name, replace=args.replace,
-                        embed=args.embed, progress=progress)
-    finally:
-        store.close()
+    with removed_if_failed(args.db):  # a failed ingest into a new path leaves no file or folder
+        store = Store(args.db)
+        try:
+            report = ingest(store, args.kind, args.path, name=args.name, replace=args.replace,
+                            embed=args.embed, progress=progress)
+        finally:
+            store.close()
     print(format_report(report, args.db, time.perf_counter() - started), file=out or sys.stdout)
     return 0

@@ -22,6 +22,7 @@ from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.longmemeval import load_longmemeval
+from bfr_core.ingest.validate import validate
 from bfr_core.progress import Progress, StepMeter, ticking
 from bfr_core.records import Bundle, IngestReport
 from bfr_core.store import Store
@@ -127,7 +128,7 @@ def ingest(
     if not replace and Path(path).is_file():
         _refuse_early(store, dataset_id, path)
     reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
-    bundle = loader(path, dataset_id=dataset_id, progress=reading)
+    bundle = validate(loader(path, dataset_id=dataset_id, progress=reading))  # refuse or repair (notes)
     existed = store.dataset(dataset_id) is not None
     vectors: list = []
     written = False

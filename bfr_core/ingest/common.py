@@ -19,7 +19,7 @@ import io
 import json
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,11 +166,16 @@ def duplicates(ids: Iterable[str]) -> list[str]:
     return [i for i, n in counts.items() if n > 1]
 
 
+def some(ids: Sequence[str], limit: int = 5) -> str:
+    """At most ``limit`` ids for a message, and how many more: an error naming 5,000 scopes was 39 KB."""
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit:,} more" if len(ids) > limit else "")
+
+
 def require_unique(ids: Iterable[str], what: str, path: str) -> None:
     dup = duplicates(ids)
     if dup:
-        shown = ", ".join(repr(d) for d in dup[:5]) + (" ..." if len(dup) > 5 else "")
-        raise InputError(path, f"{len(dup)} duplicate {what} id(s): {shown}")
+        raise InputError(path, f"{len(dup)} duplicate {what} id(s): {some(dup)}")
 
 
 def sniff_kind(data: Any) -> str | None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from bfr_core.dates import parse_iso_date
 from bfr_core.errors import InputError
-from bfr_core.ingest.common import answer_text, expect, iter_jsonl, sha256_file
+from bfr_core.ingest.common import answer_text, expect, iter_jsonl, sha256_file, some
 from bfr_core.ingest.common import field as get
 from bfr_core.progress import Progress
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
@@ -199,8 +199,8 @@ def _bundle(path: str, dataset_id: str, recs: list[_SessionRec], qs: list[tuple[
     scope_members = {s: set(ids) for s, ids in scope_sessions.items()}
     for q, line in qs:
         if q.scope_id not in scope_sessions:
-            raise InputError(path, f"unknown scope {q.scope_id!r} (scopes: {', '.join(sorted(scope_sessions))})",
-                             record=f"line {line}", field="scope")
+            raise InputError(path, f"unknown scope {q.scope_id!r} ({len(scope_sessions):,} scopes: "
+                             f"{some(sorted(scope_sessions))})", record=f"line {line}", field="scope")
         for i, g in enumerate(q.gold):
             if g not in turn_line:
                 raise InputError(path, f"unknown turn id {g!r}", record=f"line {line}", field=f"gold[{i}]")

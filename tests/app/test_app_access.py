@@ -87,7 +87,7 @@ def test_team_mode_asks_for_a_login_before_any_page(app_db):
 
 
 def test_team_mode_annotator_is_the_logged_in_user(app_db):
-    at = team({"is_logged_in": True, "email": "ann@example.org", "name": "Ann"}).run()
+    at = team({"is_logged_in": True, "email": "ann@example.org", "email_verified": True, "name": "Ann"}).run()
     at.switch_page("pages/annotate.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [t for t in at.text_input if t.key == "annot_name"]  # no name to type (or to fake)
@@ -108,7 +108,7 @@ def test_team_mode_annotator_is_the_logged_in_user(app_db):
     ("ann@example.org", ["*"], True),                   # everyone logged in
 ])
 def test_only_listed_users_may_call_models(app_db, model_config, who, allowed, may):
-    at = team({"is_logged_in": True, "email": who}, allowed).run()
+    at = team({"is_logged_in": True, "email": who, "email_verified": True}, allowed).run()
     assert not at.exception, [e.value for e in at.exception]
     assert (model_config in at.selectbox(key="app_provider").options) is may
     at.switch_page("pages/trace.py").run()
@@ -119,7 +119,7 @@ def test_only_listed_users_may_call_models(app_db, model_config, who, allowed, m
 
 
 def test_no_page_shows_a_key(app_db, model_config):
-    at = team({"is_logged_in": True, "email": "lead@example.org"}, ["lead@example.org"])
+    at = team({"is_logged_in": True, "email": "lead@example.org", "email_verified": True}, ["lead@example.org"])
     at.secrets["ANTHROPIC_API_KEY"] = KEY
     at.run()
     for page in PAGES:
