@@ -214,7 +214,6 @@ def test_a_spec_bound_to_replaced_data_is_refused(tmp_path):
     from dataclasses import replace
 
     from bfr_core.errors import BfrError
-    from bfr_core.store import Store
 
     store = ensure_demo_store(tmp_path / "d.duckdb")
     spec = ev.bind_data(store, ev.RunSpec("demo", ("mem0",)))
