@@ -18,7 +18,9 @@ from bfr_core.errors import BfrError
 from ui import access, storepath
 from ui import resources as R
 
-st.set_page_config(page_title="BFR Workbench", page_icon=":material/manage_search:", layout="wide")
+# The page icon is a file of this repository, sent inline: a ":material/..." or emoji icon makes every
+# browser fetch an image from a third-party font or emoji server (issue 30).
+st.set_page_config(page_title="BFR Workbench", page_icon=R.ICON, layout="wide")
 access.require_login()
 
 PAGES = [
@@ -33,9 +35,11 @@ page = st.navigation(PAGES)
 
 with st.sidebar:
     access.sidebar()
-    st.text_input("Store (DuckDB file)", value=R.default_store_path(), key="app_store",
+    R.sticky("app_store", R.initial_store_path())
+    st.text_input("Store (DuckDB file)", key="app_store",
                   help="Default: the embedded demo store, built from data/demo.jsonl on first start.")
     options = R.provider_options()
+    R.sticky("app_provider", options[0], options)
     st.selectbox("LLM provider", options, key="app_provider",
                  help="“offline rules” are deterministic heuristics: no model, no network. "
                       "Configure a model in bfr.toml ([llm] provider/model) to add it here.")
@@ -45,11 +49,14 @@ with st.sidebar:
         R.refresh()
 
 _path = R.store_path()
-_create = st.session_state.get("app_create", False)
-_problem = storepath.problem(R.resolve(_path), is_default=_path == R.default_store_path(), create=_create)
-if _problem or _create:
-    st.sidebar.checkbox("Create a new store here", key="app_create",
-                        help="Off: a path that does not exist is an error (no empty store is made by accident).")
+_file = R.resolve(_path)
+_problem = storepath.problem(_file, is_default=_path == R.default_store_path(), create=False)
+# one box per path, drawn only while the path names no file: a tick never carries over to a later
+# typo (which would silently create an empty store)
+if _problem and storepath.creatable(_file) and st.sidebar.checkbox(
+        "Create a new store here", key=f"app_create:{_path}",
+        help="Off: a path that does not exist is an error (no empty store is made by accident)."):
+    _problem = storepath.problem(_file, is_default=False, create=True)
 if _problem:
     st.error(_problem, icon=":material/error:")
     st.stop()

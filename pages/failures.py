@@ -80,9 +80,8 @@ view = T.filter_frame(df, qtypes=qtypes, hit_arm=None if hit == NONE else hit, m
 st.caption(f"{len(view)} of {len(df)} questions")
 o1, o2, o3 = st.columns([0.45, 0.3, 0.25], vertical_alignment="bottom")
 open_arm = o2.selectbox("with arm", arms, key="fail_open_arm")
-qs = urllib.parse.quote
-view = view.assign(trace=[f"trace?dataset={qs(run['dataset_id'])}&question={qs(q)}&arm={qs(open_arm)}&run={qs(run_id)}"
-                          for q in view["question_id"]])
+link = {"dataset": run["dataset_id"], "arm": open_arm, "run": run_id, **R.store_param(path)}  # a new tab: a new session
+view = view.assign(trace=["trace?" + urllib.parse.urlencode({**link, "question": q}) for q in view["question_id"]])
 cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
        "question_id": st.column_config.TextColumn("question_id", pinned=True),
        "question": st.column_config.TextColumn("question", width="medium")}

@@ -150,6 +150,38 @@ def browser() -> Iterator:
             b.close()
 
 
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
+# what the page loads: a URL here that names another host is a request leaving the machine
+LOADED_URLS_JS = """() => [...document.querySelectorAll(
+    'link[href], script[src], img[src], iframe[src], source[src], video[src], audio[src], object[data]')]
+    .map(e => e.href || e.src || e.data || '')"""
+
+
+def record_requests(page) -> list[str]:
+    """Every URL the page asks for from now on (requests, WebSocket connections), appended as they happen."""
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    page.on("websocket", lambda ws: seen.append(ws.url))
+    return seen
+
+
+def foreign(urls, hosts: frozenset[str] = LOCAL_HOSTS) -> list[str]:
+    """The network URLs among ``urls`` whose host is not this machine (``data:``/``blob:`` stay local)."""
+    from urllib.parse import urlsplit
+
+    out = []
+    for u in urls:
+        parts = urlsplit(u)
+        if parts.scheme in ("http", "https", "ws", "wss", "ftp") and parts.hostname not in hosts:
+            out.append(u)
+    return sorted(set(out))
+
+
+def loaded_urls(page) -> list[str]:
+    """The URLs the current page's DOM loads (icons, styles, scripts, images, frames)."""
+    return list(page.evaluate(LOADED_URLS_JS))
+
+
 def wait_idle(page, timeout: float = 60_000) -> None:
     """Wait until Streamlit has finished the current run (no running indicator)."""
     page.wait_for_timeout(200)  # let a click's rerun start

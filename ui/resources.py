@@ -11,6 +11,7 @@ button clears them. The default store is the embedded demo (``data/demo.duckdb``
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ui import access
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DB = ROOT / "data" / "demo.duckdb"
+ICON = str(Path(__file__).with_name("icon.svg"))  # the page icon, sent inline as a data URL
 SHARED_DATA = data_dir()
 OFFLINE = "offline rules"
 
@@ -87,8 +89,34 @@ def require_frame() -> None:
         st.rerun()
 
 
+def sticky(key: str, default: Any, options: Sequence[Any] | None = None) -> None:
+    """Before the sidebar widget ``key`` is drawn: give it back the value it had on the last run.
+
+    Streamlit drops every widget's state on ``st.switch_page`` (its ``on_script_finished`` with the
+    empty widget list a switch carries), so a Failures row opening Trace reset the store path to the
+    default while the browser still showed the user's path (issue 29). A plain session key survives
+    a switch: it keeps a copy. ``options``: a kept value no longer offered falls back to ``default``.
+    """
+    ss, kept = st.session_state, f"{key}__kept"
+    if key not in ss:
+        value = ss.get(kept, default)
+        ss[key] = value if options is None or value in options else default
+    ss[kept] = ss[key]
+
+
 def store_path() -> str:
     return st.session_state.get("app_store") or default_store_path()
+
+
+def initial_store_path() -> str:
+    """The sidebar's store on a session's first run: a link's ``?store=`` (the Failures table's
+    "open" links start a new tab, a new session), else the default."""
+    return st.query_params.get("store") or default_store_path()
+
+
+def store_param(path: str) -> dict[str, str]:
+    """The query parameter that opens a link on this store (none for the default store)."""
+    return {} if path == default_store_path() else {"store": path}
 
 
 def store() -> Store:

@@ -145,6 +145,25 @@ def test_mistyped_store_path_is_an_error_not_a_new_file(open_as, template_db, tm
     assert at.error and "No store at" in at.error[0].value
     time.sleep(0.1)
     assert not wrong.exists() and not wrong.parent.exists()
-    at.sidebar.checkbox(key="app_create").check().run()
+    at.sidebar.checkbox(key=f"app_create:{wrong}").check().run()
     assert not at.exception, [e.value for e in at.exception]
     assert wrong.exists()
+
+
+def test_create_a_new_store_does_not_stay_ticked(open_as, template_db, tmp_path):
+    """Once the ticked path's store exists the box is gone; a later typo meets an unticked box and an
+    error, not a silently created empty store (issue 29)."""
+    open_as(template_db)
+    at = app_test().run()
+    first, typo = tmp_path / "new.duckdb", tmp_path / "nwe.duckdb"
+    at.sidebar.text_input(key="app_store").input(str(first)).run()
+    at.sidebar.checkbox(key=f"app_create:{first}").check().run()
+    assert not at.exception and first.exists()
+    at.run()
+    assert not at.sidebar.checkbox  # the store is there: nothing left to tick
+    at.sidebar.text_input(key="app_store").input(str(typo)).run()
+    assert not at.exception
+    assert at.sidebar.checkbox(key=f"app_create:{typo}").value is False
+    assert at.error and "No store at" in at.error[0].value
+    time.sleep(0.1)
+    assert not typo.exists()
