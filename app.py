@@ -68,6 +68,11 @@ with ExitStack() as held:
     except BfrError as exc:
         st.error(str(exc))
         st.stop()
+    if R.being_written(store):
+        st.info(f"{store.snapshot_of} is being written by another process (for example a `bfr ingest` in a "
+                "terminal) and holds no dataset yet. Press Refresh when it has finished.",
+                icon=":material/hourglass_top:")
+        st.stop()
     if store.snapshot_of:
         st.warning(f"{store.snapshot_of} is in use by another process (for example a running `bfr eval`): "
                    "showing a read-only snapshot as of its last checkpoint. Labels you save are queued "

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+import duckdb
+
 from bfr_core.duck import insert_columns, rows_to_columns
 
 
@@ -159,9 +161,15 @@ def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def list_runs(store: Store) -> list[dict[str, Any]]:
+    """Every run, newest first; none on a read-only view of a store no eval has touched (no runs table)."""
     ensure_schema(store)
     cur = store.cursor()
-    cur.execute("SELECT * FROM runs ORDER BY created DESC")
+    try:
+        cur.execute("SELECT * FROM runs ORDER BY created DESC")
+    except duckdb.CatalogException:
+        if not store.read_only:
+            raise
+        return []
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 

@@ -278,6 +278,55 @@ def click_first_row(page, key: str) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
+STORE_BOX = "Store (DuckDB file)"
+
+
+def sidebar_store(page) -> str:
+    return page.get_by_role("textbox", name=STORE_BOX).input_value()
+
+
+def use_store(page, path: str) -> None:
+    """Type ``path`` into the sidebar's store box, as a user does."""
+    box = page.get_by_role("textbox", name=STORE_BOX)
+    box.fill(path)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def nav(page, title: str, ready: str) -> None:
+    """Go to a page through the sidebar's navigation (the same session, unlike ``page.goto``)."""
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.get_by_text(ready, exact=False).first.wait_for(timeout=120_000)
+    wait_idle(page)
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def check_store_carried(url: str, page, other: Path) -> dict:
+    """With ``other`` typed in the sidebar: a Failures row, Failures' "Open in Trace" and the Demo
+    gallery's first row each open Trace; returns, for each, Trace's text and the sidebar's store."""
+    seen: dict = {}
+    page.goto(url + "/failures")
+    page.get_by_text("Eval run", exact=False).first.wait_for(timeout=120_000)
+    wait_idle(page)
+    use_store(page, str(other))
+    page.get_by_text("Eval run", exact=False).first.wait_for(timeout=120_000)
+    seen["failures_row"] = (click_first_row(page, "fail_table"), sidebar_store(page))
+    nav(page, "Failures", "Eval run")
+    page.get_by_role("button", name="Open in Trace").click()
+    page.get_by_role("heading", name="Trace").first.wait_for(timeout=120_000)
+    page.get_by_text("Reference answer", exact=False).first.wait_for(timeout=120_000)
+    wait_idle(page)
+    seen["open_in_trace"] = (main_text(page), sidebar_store(page))
+    nav(page, "Demo", "Real cases from this store")
+    if page.locator(".st-key-demo_gallery").count():
+        seen["demo_gallery"] = (click_first_row(page, "demo_gallery"), sidebar_store(page))
+    seen["errors"] = exceptions(page)
+    return seen
+
+
 def check_demo_real(url: str, out: Path, page) -> dict:
     """The Demo page on a store holding LongMemEval (b3c15d39): the computed premise verdicts."""
     page.goto(url + "/demo")

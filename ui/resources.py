@@ -65,6 +65,14 @@ def _held_elsewhere(p: Path) -> bool:
     return False
 
 
+def being_written(s: Store) -> bool:
+    """Whether ``s`` is a snapshot of a store another process is creating (a terminal ``bfr ingest``
+    into a new file): its copy, as of the last checkpoint, holds no table yet."""
+    if not s.snapshot_of:
+        return False
+    return not s.cursor().execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'datasets'").fetchone()[0]
+
+
 def flush_queued_labels(s: Store) -> int:
     """Write labels queued while another process held the store, once it is writable again."""
     from bfr_core.evaluation.labels import flush_pending, pending_path
