@@ -27,7 +27,7 @@ case = D.find_case(store)
 if case is None:
     st.info("Neither LongMemEval question b3c15d39 nor the demo dataset's camera-strap question is in this "
             "store. Open the default demo store (data/demo.duckdb), or load LongMemEval on the Data page:")
-    st.code(C.ingest_cmd(path, "longmemeval", "../shared/data/longmemeval_s_dev50.json.gz"), language="bash")
+    st.code(C.ingest_cmd(path, "longmemeval"), language="bash")
     st.stop()
 q = store.question(case.dataset_id, case.question_id)
 turns = R.scope_turns(path, case.dataset_id, q.scope_id)

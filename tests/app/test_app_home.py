@@ -30,3 +30,19 @@ def test_bad_store_path_shows_error(app_db, tmp_path):
     bad.mkdir()
     at.sidebar.text_input(key="app_store").input(str(bad)).run()
     assert at.error, "an unopenable store must be reported in an error box"
+
+
+def test_home_suggests_evaluating_the_users_dataset(app_db, tmp_path):
+    """Issue 29: Home suggested `--dataset demo` after LoCoMo was loaded; the user's own dataset comes
+    first, and the command is the README's `.venv/bin/bfr`."""
+    from bfr_core.ingest import ingest
+    from bfr_core.ingest.demo import write_demo
+    from bfr_core.store import Store
+
+    s = Store(app_db)
+    ingest(s, "jsonl", write_demo(tmp_path / "mine.jsonl"), name="mine", embed=False)
+    s.cursor().execute("DELETE FROM runs")  # no finished run: Home shows the eval step's command
+    s.close()
+    body = texts(app_test().run())
+    assert f".venv/bin/bfr eval --db {app_db} --dataset mine" in body
+    assert "--dataset demo" not in body

@@ -72,6 +72,7 @@ def test_empty_store(open_as):
         assert cmd in seen[page], page
     assert "bfr ingest longmemeval" in seen["demo"] and str(path) in seen["demo"]
     assert "0.0 MB" not in seen["home"]  # the WAL is counted
+    assert "--dataset" not in seen["home"]  # no eval of a demo dataset the store does not hold
 
 
 def test_demo_store_without_runs(open_as, demo_no_runs):

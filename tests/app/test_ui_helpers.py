@@ -48,9 +48,32 @@ def test_gui_wording():
 
 
 def test_commands_name_this_store():
-    assert C.ingest_cmd("/a b/s.duckdb") == "bfr ingest locomo ../shared/data/locomo10.json --db '/a b/s.duckdb'"
-    assert C.eval_cmds("s.duckdb", ["locomo", "demo"], suff=True)[0] == \
-        "bfr eval --db s.duckdb --dataset demo --arms mem0,bfr-text,bfr-mv --sample 50 --suff"
+    assert C.ingest_cmd("/a b/s.duckdb") == \
+        ".venv/bin/bfr ingest locomo ../shared/data/locomo10.json --db '/a b/s.duckdb'"
+    assert C.eval_cmds("s.duckdb", ["demo", "locomo"], suff=True) == [
+        ".venv/bin/bfr eval --db s.duckdb --dataset locomo --arms mem0,bfr-text,bfr-mv --sample 50 --suff",
+        ".venv/bin/bfr eval --db s.duckdb --dataset demo --arms mem0,bfr-text,bfr-mv --sample 50 --suff"]
+
+
+def test_commands_run_as_printed(tmp_path):
+    """Every command the app prints runs from the repository folder as printed (issue 29: a bare `bfr`
+    is not on PATH after scripts/app.sh): the README's program, arguments its subcommand parses."""
+    import argparse
+    import importlib
+    import shlex
+
+    from bfr_core.cli import COMMANDS
+    from bfr_core.ingest.sources import PROJECT
+
+    db = str(tmp_path / "a b.duckdb")
+    for cmd in (C.ingest_cmd(db), C.ingest_cmd(db, "longmemeval"), C.eval_cmd(db, "demo", suff=True, provider="local"),
+                C.sweep_cmd(db, "demo", "out")):
+        program, name, *rest = shlex.split(cmd)
+        assert program == C.BFR and f"{C.BFR} {name}" in (PROJECT / "README.md").read_text()
+        parser = argparse.ArgumentParser(prog=f"bfr {name}", exit_on_error=False)
+        importlib.import_module(COMMANDS[name][0]).add_arguments(parser)
+        args = vars(parser.parse_args(rest))
+        assert args.get("db") == db, cmd
 
 
 def test_one_display_form_for_turn_ids():
