@@ -40,7 +40,13 @@ metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.colu
 
 st.subheader("By question type", anchor=False)
 metric = st.segmented_control("Metric", metrics, default="Gold Hit", key="fail_metric") or "Gold Hit"
-st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types")
+st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types",
+             column_config={a: st.column_config.TextColumn(a, help=T.MEANING.get(metric)) for a in arms})
+st.caption(f"**{W.esc(metric)}**: {W.esc(T.MEANING.get(metric, ''))}"
+           + (f" Judged by **{W.esc(T.judged_by(run['provider']))}**." if metric in ("judge", "Suff") else ""))
+with st.expander("What every number on this page means"):
+    st.markdown("\n".join(f"- **{name}** (`{T.SHORT.get(name, name)}` in the question table): {W.esc(text)}"
+                           for name, text in T.MEANING.items()))
 
 with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expanded=True):
     other = st.text_input("… or show a `bfr sweep` output instead (path of its frontier.json)",

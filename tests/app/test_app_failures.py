@@ -157,3 +157,19 @@ def test_trace_links_name_a_non_default_store(app_db, template_db, tmp_path):
     assert fresh.sidebar.text_input(key="app_store").value == str(other)
     default = _page()
     assert not any("store=" in u for u in _table(default)["trace"])
+
+
+def test_numbers_have_meaning(app_db):
+    """Issue 29: Gold Hit, ER, CER, J, Suff were defined nowhere; J and Suff did not say over how many
+    rows nor who judged; cells showed None."""
+    from ui.tables import MEANING
+
+    at = _page()
+    body = texts(at)
+    for name in ("Gold Hit", "Turn Hit", "ER", "CER", "judge", "Suff"):
+        assert MEANING[name][:40] in body.replace("\\", ""), name
+    at.segmented_control(key="fail_metric").set_value("judge").run()
+    types = at.dataframe[0].value
+    assert "mem0 decided" in types.columns and "6 of 6" in list(types["mem0 decided"])
+    assert "offline rules" in texts(at)
+    assert not types.isna().any().any() and "None" not in types.astype(str).to_numpy()

@@ -90,3 +90,16 @@ def test_pool_priors_say_what_the_arm_read_from_the_question():
                         "advice_request": True, "topic_weight": 3.0})
     assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17",
                     "advice request: session topic weight 3.0"]
+
+
+def test_ranks_shown_from_one_and_retained_counts_add_up():
+    from ui.steps import _rows, retained_by_view
+
+    assert [r["rank"] for r in _rows([{"turn_id": "a", "rank": 0}, {"turn_id": "b", "rank": 1}])] == [1, 2]
+    assert _rows(["a"]) == [{"turn_id": "a"}]
+    actions = [{"view": "text", "candidates": [{"turn_id": t} for t in "abcd"]},
+               {"view": "entity", "candidates": [{"turn_id": t} for t in "cdef"]},
+               {"view": "session", "skipped": True}]
+    per_view = retained_by_view(actions, ["a", "c", "d", "e", "z"])
+    assert per_view == [(3, 0), (1, 2), (0, 0)]  # c, d offered by both: counted under text
+    assert sum(first for first, _ in per_view) == 4  # the five retained less z, which no view listed
