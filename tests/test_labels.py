@@ -178,3 +178,20 @@ def test_a_read_only_store_keeps_the_queue_for_later(tmp_path):
     ro = Store(db, read_only=True)
     assert L.flush_pending(ro) == 0 and len(L.pending(db)) == 1
     ro.close()
+
+
+def test_add_new_items_builds_the_queue_sync_queue_builds():
+    """The set-based build the app uses: the same items and sources as sync_queue, idempotent, and a
+    later finished run adds only its own new snapshots."""
+    a, b = _store(), _store()
+    assert labels.add_new_items(a) == labels.sync_queue(b) == 3
+    assert labels.add_new_items(a) == 3  # idempotent
+    q = ("SELECT i.item_id, i.dataset_id, i.question_id, list_sort(i.evidence) FROM label_items i ORDER BY 1",
+         "SELECT item_id, run_id, arm, budget FROM label_sources ORDER BY ALL")
+    for sql in q:
+        assert a.cursor().execute(sql).fetchall() == b.cursor().execute(sql).fetchall()
+    for s in (a, b):
+        s.cursor().execute("UPDATE runs SET finished = current_timestamp WHERE run_id = 'r2'")
+    assert labels.add_new_items(a) == labels.sync_queue(b) == 4
+    for sql in q:
+        assert a.cursor().execute(sql).fetchall() == b.cursor().execute(sql).fetchall()

@@ -237,6 +237,6 @@ def type_summary(path: str, run_id: str) -> pd.DataFrame:
 @st.cache_data(show_spinner="Building the annotation queue…")
 def label_queue_size(path: str) -> int:
     """Sync the annotation queue with finished runs (once per Refresh); returns its size."""
-    from bfr_core.evaluation.labels import sync_queue
+    from bfr_core.evaluation.labels import add_new_items
 
-    return sync_queue(open_store(path))
+    return add_new_items(open_store(path))
