@@ -43,13 +43,24 @@ def resolve(path: str) -> Path:
 @st.cache_resource(show_spinner="Opening the store…")
 def open_store(path: str) -> Store:
     """The store at ``path`` in shared mode (no lock held between requests; see ``bfr_core.store``);
-    the demo store is built from data/demo.jsonl when missing or stale."""
+    the demo store is built from data/demo.jsonl when missing or stale (:func:`build_demo`)."""
     p = resolve(path)
     if p.resolve() == DEMO_DB.resolve() and not _held_elsewhere(p):
-        from bfr_core.ingest.demo import ensure_demo_store
-
-        ensure_demo_store(p).close()
+        build_demo(p)
     return Store(p, shared=True)
+
+
+def build_demo(p: Path) -> None:
+    """Write the demo dataset into the store at ``p`` when missing or stale, without vectors or names.
+
+    With them (``embed=True``) a fresh clone's first page waited 65 s at load 30 on 2 cores (model
+    load 28 s, encoding 23 s, names 10 s; bench/bench_app.py) and 3.5 min in issue 29; without, about
+    a second. Nothing is lost: the dense view encodes a scope's uncached texts on first use and the
+    entity view finds names on first use, both cached in the store (``retrieval.scope.scope_views``).
+    """
+    from bfr_core.ingest.demo import ensure_demo_store
+
+    ensure_demo_store(p, embed=False).close()
 
 
 def _held_elsewhere(p: Path) -> bool:

@@ -46,3 +46,19 @@ def test_home_suggests_evaluating_the_users_dataset(app_db, tmp_path):
     body = texts(app_test().run())
     assert f".venv/bin/bfr eval --db {app_db} --dataset mine" in body
     assert "--dataset demo" not in body
+
+
+def test_the_demo_store_opens_without_encoding(tmp_path):
+    """Issue 29: "Opening the store…" took 3.5 min on a fresh clone's first visit (the demo ingest
+    encoded every text and found names first). The app builds it without them; the dense and entity
+    views fill their caches on first use."""
+    from bfr_core.retrieval.embed import cached_count
+    from bfr_core.store import Store
+    from ui import resources as R
+
+    path = tmp_path / "demo.duckdb"
+    R.build_demo(path)
+    s = Store(path, read_only=True)
+    assert s.counts("demo")["turns"] == 126
+    assert cached_count(s) == 0
+    s.close()
