@@ -42,9 +42,15 @@ with st.sidebar:
     R.sticky("app_provider", options[0], options)
     st.selectbox("LLM provider", options, key="app_provider",
                  help="“offline rules” are deterministic heuristics: no model, no network. "
-                      "Configure a model in bfr.toml ([llm] provider/model) to add it here.")
-    if R.provider() == R.OFFLINE:
-        st.caption("Provider: **offline rules** (no model configured)")
+                      "Configure a model in bfr.toml in the repository folder (or the file $BFR_CONFIG "
+                      "names): [llm] provider = \"local\" (after scripts/install_local_llm.sh), "
+                      "\"anthropic\" or \"openai\", and model; it is then added here.")
+    if options == [R.OFFLINE]:
+        st.caption("Provider: **offline rules** (no model configured). For a model on this machine: "
+                   "`bash scripts/install_local_llm.sh`, then name it in the config file the help "
+                   "(?) above names, as the README's “Using a model” shows; then Refresh.")
+    elif R.provider() == R.OFFLINE:
+        st.caption("Provider: **offline rules** (deterministic heuristics, no model)")
     if st.button("Refresh", icon=":material/refresh:", help="Re-read the store (clears cached tables)"):
         R.refresh()
 

@@ -251,3 +251,28 @@ def label_queue_size(path: str) -> int:
     from bfr_core.evaluation.labels import add_new_items
 
     return add_new_items(open_store(path))
+
+
+# The annotation queue's items do not change between its syncs (label_queue_size, cleared by Refresh
+# with it): what depends on them alone is read once per sync, not on every label saved. On a full
+# LoCoMo run (9,216 items) each of these cost 30-95 ms a rerun at load 30 (bench/bench_annotate.py).
+@st.cache_data(show_spinner=False)
+def label_item_questions(path: str) -> dict[str, str]:
+    from bfr_core.evaluation.labels import item_questions
+
+    return item_questions(open_store(path))
+
+
+@st.cache_data(show_spinner=False)
+def judged_item_count(path: str) -> int:
+    from bfr_core.evaluation.labels import judged_items
+
+    return judged_items(open_store(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def blinded_item(path: str, item_id: str) -> Any:
+    """An item as annotators see it (``labels.BlindItem``: question, answer, evidence text; fixed once queued)."""
+    from bfr_core.evaluation.labels import blinded_item as blind
+
+    return blind(open_store(path), item_id)

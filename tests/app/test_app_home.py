@@ -14,7 +14,7 @@ def test_home_shows_store_contents_and_links(app_db):
     assert "1 evaluation run (1 finished)" in body
     # provider selector shows offline rules plainly when no model is configured
     assert at.sidebar.selectbox(key="app_provider").value == "offline rules"
-    assert "offline rules" in body
+    assert "offline rules" in body and "scripts/install_local_llm.sh" in body  # and how to get a model
 
 
 def test_refresh_button_reruns_cleanly(app_db):
