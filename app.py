@@ -28,6 +28,7 @@ PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/database:"),
     st.Page("pages/trace.py", title="Trace", icon=":material/account_tree:"),
     st.Page("pages/demo.py", title="Demo", icon=":material/photo_camera:"),
+    st.Page("pages/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
     st.Page("pages/failures.py", title="Failures", icon=":material/table_view:"),
     st.Page("pages/annotate.py", title="Annotate", icon=":material/rule:"),
 ]

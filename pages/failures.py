@@ -26,7 +26,8 @@ if not runs:
         st.info("No dataset and no evaluation run in this store yet. Load a dataset (Data page, or):")
         st.code(C.ingest_cmd(path), language="bash")
     else:
-        st.info("No evaluation run in this store yet. Run one from a shell, then press Refresh:")
+        st.info("No evaluation run in this store yet. Start one on the Evaluate page, or from a shell, then "
+                "press Refresh:")
         st.code("\n".join(C.eval_cmds(path, sets)), language="bash")
     st.stop()
 by_id = {r["run_id"]: r for r in runs}

@@ -4,7 +4,7 @@ Covers: ``bfr ingest`` / ``bfr eval`` / ``bfr sweep`` lines with this store's pa
 names, shell-quoted, in the README's form: ``.venv/bin/bfr`` (``scripts/app.sh`` installs it there;
 a bare ``bfr`` is not on PATH after it), run from the repository folder (where the app resolves a
 relative store path too); the benchmark files where ``bfr_core.ingest.sources`` finds them.
-Does not cover: running them (``ui.evaluating`` starts an evaluation from the app).
+Does not cover: running them (``ui.evaluating`` runs an ``eval`` line from the app).
 No streamlit import, so tests can compare a page's text with these strings.
 """
 
@@ -34,12 +34,15 @@ def ingest_cmd(db: str, kind: str = "locomo", path: str | None = None) -> str:
 
 
 def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_ARMS, sample: int | None = SAMPLE,
-             provider: str | None = None) -> str:
-    parts = [f"{BFR} eval", f"--db {shlex.quote(db)}", f"--dataset {shlex.quote(dataset)}", f"--arms {arms}"]
+             provider: str | None = None, model: str = "") -> str:
+    parts = [f"{BFR} eval", f"--db {shlex.quote(db)}", f"--dataset {shlex.quote(dataset)}",
+             f"--arms {shlex.quote(arms)}"]
     if sample:
         parts.append(f"--sample {sample}")
     if provider:
         parts.append(f"--provider {shlex.quote(provider)}")
+    if model:
+        parts.append(f"--model {shlex.quote(model)}")
     if suff:
         parts.append("--suff")
     return " ".join(parts)
