@@ -146,11 +146,8 @@ def add_new_items(store: Store) -> int:
     id, the item keeps the evidence of the first by (run, arm) (the same set, maybe in another order).
     """
     ensure_schema(store)
-    if store.read_only:  # a read-only view shows the queue as it stands (none if never built)
-        try:
-            return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
-        except duckdb.CatalogException:
-            return 0
+    if store.read_only:
+        return sync_queue(store)  # it writes nothing then: the queue as it stands (none if never built)
     with store.transaction() as cur:
         cur.execute(f"""
 INSERT INTO label_items (item_id, dataset_id, question_id, evidence)
