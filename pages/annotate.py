@@ -69,7 +69,10 @@ if not name:
     st.info(f"{total} items are waiting. Enter your name to start.")
     st.stop()
 
-done, total = L.progress(store, name)
+raters = AG.rater_labels(store)
+asked = R.label_item_questions(path)  # the queue's items in order, read once per sync
+todo, done = L.standing(list(asked), raters.get(name, {}), L.waiting_items(store, name))
+total = len(asked)
 st.progress(done / total if total else 0.0, text=f"{done} of {total} items labelled by {name}")
 mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], default="Queue", key="annot_mode") or "Queue"
 
@@ -80,11 +83,8 @@ if mode == "Queue" and last and last[0] == name:
                                           if last[3:] and last[3] else "") + ". LLM judges on that item: "
                + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
 
-raters = AG.rater_labels(store)
-asked = R.label_item_questions(path)
 mine = [i for i in asked if i in raters.get(name, {})]
 if mode == "Queue":
-    todo = L.queue(store, name)
     item_id = todo[0] if todo else None
     if item_id is None:
         st.success("Queue done: every item has your label. Review them under “My labels”.")

@@ -195,3 +195,15 @@ def test_add_new_items_builds_the_queue_sync_queue_builds():
     assert labels.add_new_items(a) == labels.sync_queue(b) == 4
     for sql in q:
         assert a.cursor().execute(sql).fetchall() == b.cursor().execute(sql).fetchall()
+
+
+def test_standing_is_queue_and_progress(tmp_path):
+    """What the Annotate page derives from its cached items equals queue() and progress()."""
+    s = _store(str(tmp_path / "s.duckdb"))
+    labels.add_new_items(s)
+    first, second, third = labels.items(s)
+    labels.save_label(s, first, "ann", "sufficient")
+    labels.queue_label(s.path, third, "ann", "uncertain")  # waiting in the side file
+    todo, done = labels.standing(labels.items(s), AG.rater_labels(s).get("ann", {}), labels.waiting_items(s, "ann"))
+    assert todo == labels.queue(s, "ann") == [second]
+    assert (done, 3) == labels.progress(s, "ann")
