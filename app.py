@@ -18,7 +18,9 @@ from bfr_core.errors import BfrError
 from ui import access, storepath
 from ui import resources as R
 
-st.set_page_config(page_title="BFR Workbench", page_icon=":material/manage_search:", layout="wide")
+# The page icon is a file of this repository, sent inline: a ":material/..." or emoji icon makes every
+# browser fetch an image from a third-party font or emoji server (issue 30).
+st.set_page_config(page_title="BFR Workbench", page_icon=R.ICON, layout="wide")
 access.require_login()
 
 PAGES = [
@@ -26,6 +28,7 @@ PAGES = [
     st.Page("pages/data.py", title="Data", icon=":material/database:"),
     st.Page("pages/trace.py", title="Trace", icon=":material/account_tree:"),
     st.Page("pages/demo.py", title="Demo", icon=":material/photo_camera:"),
+    st.Page("pages/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
     st.Page("pages/failures.py", title="Failures", icon=":material/table_view:"),
     st.Page("pages/annotate.py", title="Annotate", icon=":material/rule:"),
 ]
@@ -33,23 +36,34 @@ page = st.navigation(PAGES)
 
 with st.sidebar:
     access.sidebar()
-    st.text_input("Store (DuckDB file)", value=R.default_store_path(), key="app_store",
+    R.sticky("app_store", R.initial_store_path())
+    st.text_input("Store (DuckDB file)", key="app_store",
                   help="Default: the embedded demo store, built from data/demo.jsonl on first start.")
     options = R.provider_options()
+    R.sticky("app_provider", options[0], options)
     st.selectbox("LLM provider", options, key="app_provider",
                  help="“offline rules” are deterministic heuristics: no model, no network. "
-                      "Configure a model in bfr.toml ([llm] provider/model) to add it here.")
-    if R.provider() == R.OFFLINE:
-        st.caption("Provider: **offline rules** (no model configured)")
+                      "Configure a model in bfr.toml in the repository folder (or the file $BFR_CONFIG "
+                      "names): [llm] provider = \"local\" (after scripts/install_local_llm.sh), "
+                      "\"anthropic\" or \"openai\", and model; it is then added here.")
+    if options == [R.OFFLINE]:
+        st.caption("Provider: **offline rules** (no model configured). For a model on this machine: "
+                   "`bash scripts/install_local_llm.sh`, then name it in the config file the help "
+                   "(?) above names, as the README's “Using a model” shows; then Refresh.")
+    elif R.provider() == R.OFFLINE:
+        st.caption("Provider: **offline rules** (deterministic heuristics, no model)")
     if st.button("Refresh", icon=":material/refresh:", help="Re-read the store (clears cached tables)"):
         R.refresh()
 
 _path = R.store_path()
-_create = st.session_state.get("app_create", False)
-_problem = storepath.problem(R.resolve(_path), is_default=_path == R.default_store_path(), create=_create)
-if _problem or _create:
-    st.sidebar.checkbox("Create a new store here", key="app_create",
-                        help="Off: a path that does not exist is an error (no empty store is made by accident).")
+_file = R.resolve(_path)
+_problem = storepath.problem(_file, is_default=_path == R.default_store_path(), create=False)
+# one box per path, drawn only while the path names no file: a tick never carries over to a later
+# typo (which would silently create an empty store)
+if _problem and storepath.creatable(_file) and st.sidebar.checkbox(
+        "Create a new store here", key=f"app_create:{_path}",
+        help="Off: a path that does not exist is an error (no empty store is made by accident)."):
+    _problem = storepath.problem(_file, is_default=False, create=True)
 if _problem:
     st.error(_problem, icon=":material/error:")
     st.stop()
@@ -60,6 +74,11 @@ with ExitStack() as held:
         queued = R.flush_queued_labels(store)
     except BfrError as exc:
         st.error(str(exc))
+        st.stop()
+    if R.being_written(store):
+        st.info(f"{store.snapshot_of} is being written by another process (for example a `bfr ingest` in a "
+                "terminal) and holds no dataset yet. Press Refresh when it has finished.",
+                icon=":material/hourglass_top:")
         st.stop()
     if store.snapshot_of:
         st.warning(f"{store.snapshot_of} is in use by another process (for example a running `bfr eval`): "

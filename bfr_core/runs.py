@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+import duckdb
+
 from bfr_core.duck import insert_columns, rows_to_columns
 
 
@@ -192,11 +194,17 @@ def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def list_runs(store: Store) -> list[dict[str, Any]]:
-    """Every run, newest first, each with ``current`` (see :data:`CURRENT_RUN`)."""
+    """Every run, newest first, each with ``current`` (see :data:`CURRENT_RUN`); none on a read-only view
+    of a store no eval has touched (no runs table)."""
     ensure_schema(store)
     cur = store.cursor()
-    cur.execute(f"SELECT u.*, v.current FROM runs u JOIN ({run_versions(store)}) v USING (run_id) "
-                "ORDER BY u.created DESC, u.run_id")
+    try:
+        cur.execute(f"SELECT u.*, v.current FROM runs u JOIN ({run_versions(store)}) v USING (run_id) "
+                    "ORDER BY u.created DESC, u.run_id")
+    except duckdb.CatalogException:
+        if not store.read_only:
+            raise
+        return []
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 

@@ -19,6 +19,26 @@ from ui import widgets as W
 
 R.require_frame()
 
+def save(item_id: str, name: str, label: str) -> None:
+    """A label button's callback (it runs before the page, with the note as typed): save, and remember
+    what for the success line, or the error."""
+    state, store = st.session_state, R.store()
+    try:
+        with store.session():
+            saved = L.save_label(store, item_id, name, label, state.get(f"annot_note_{item_id}", ""))
+    except BfrError as exc:
+        state["annot_error"] = str(exc)
+    else:
+        state["annot_last"] = (name, item_id, label, saved == L.QUEUED)
+
+
+def export(fmt) -> str:
+    """Every label version as ``fmt`` renders it, read in a session of its own (a download runs apart from the page)."""
+    store = R.store()
+    with store.session():
+        return fmt(L.export_rows(store))
+
+
 BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
 ss = st.session_state
 st.title("Annotate", anchor=False)
@@ -41,7 +61,7 @@ if not total:
                 "with `--suff`, so that LLM judgments can be revealed after your labels, then press Refresh:")
         st.code("\n".join(C.eval_cmds(path, sets, suff=True)), language="bash")
     st.stop()
-if not L.judged_items(store):
+if not R.judged_item_count(path):
     st.caption("No item has LLM Suff@Set judgments yet, so none will be revealed after your labels. For them, "
                "run your `bfr eval` again with `--suff` added (the command is not shown here: it names the arms, "
                "which this page keeps hidden).")
@@ -49,7 +69,10 @@ if not name:
     st.info(f"{total} items are waiting. Enter your name to start.")
     st.stop()
 
-done, total = L.progress(store, name)
+raters = AG.rater_labels(store)
+asked = R.label_item_questions(path)  # the queue's items in order, read once per sync
+todo, done = L.standing(list(asked), raters.get(name, {}), L.waiting_items(store, name))
+total = len(asked)
 st.progress(done / total if total else 0.0, text=f"{done} of {total} items labelled by {name}")
 mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], default="Queue", key="annot_mode") or "Queue"
 
@@ -60,11 +83,8 @@ if mode == "Queue" and last and last[0] == name:
                                           if last[3:] and last[3] else "") + ". LLM judges on that item: "
                + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
 
-raters = AG.rater_labels(store)
-asked = L.item_questions(store)
 mine = [i for i in asked if i in raters.get(name, {})]
 if mode == "Queue":
-    todo = L.queue(store, name)
     item_id = todo[0] if todo else None
     if item_id is None:
         st.success("Queue done: every item has your label. Review them under “My labels”.")
@@ -79,7 +99,7 @@ else:
     item_id = st.selectbox("Item", [d["item_id"] for d in dis], key="annot_dpick", format_func=lambda i: asked[i][:90])
 
 if item_id is not None:
-    item = L.blinded_item(store, item_id)
+    item = R.blinded_item(path, item_id)
     with st.container(border=True):
         st.markdown(f"**Question**: {W.esc(item.question)}" + (f"  \nAsked on {W.esc(item.question_date)}"
                                                               if item.question_date else ""))
@@ -90,19 +110,17 @@ if item_id is not None:
     st.markdown("Is the **complete reference answer** supported by this evidence alone?")
     st.caption("Keyboard: **S** sufficient · **I** insufficient · **U** uncertain (not while typing a note). "
                "A click saves at once; relabel any time under “My labels”.")
-    note = st.text_input("Note (optional)", key=f"annot_note_{item_id}")
+    st.text_input("Note (optional)", key=f"annot_note_{item_id}")
     cols = st.columns(len(BUTTONS) + 1)
+    locked = store.read_only and not store.snapshot_of  # a snapshot queues labels (labels.save_label)
     for col, (label, text, key) in zip(cols, BUTTONS, strict=False):
-        locked = store.read_only and not store.snapshot_of  # a snapshot queues labels (labels.save_label)
-        if col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch", disabled=locked,
-                      help="read-only store: labels cannot be saved" if locked else None):
-            try:
-                saved = L.save_label(store, item_id, name, label, note)
-            except BfrError as exc:
-                st.error(str(exc))
-            else:
-                ss["annot_last"] = (name, item_id, label, saved == L.QUEUED)
-                st.rerun()
+        # saved in the click's callback, before the page runs: one run shows the next item (a
+        # st.rerun after saving ran the page twice per label)
+        col.button(f"{text}", key=f"annot_{label}", shortcut=key, width="stretch", disabled=locked,
+                   help="read-only store: labels cannot be saved" if locked else None,
+                   on_click=save, args=(item_id, name, label))
+    if ss.get("annot_error"):
+        st.error(ss.pop("annot_error"))
     cur = L.current_label(store, item_id, name)
     if cur is not None:  # revealed only once this annotator has labelled the item
         judged = AG.judge_labels(store, item_id)
@@ -129,8 +147,7 @@ if agree:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
     st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
-rows = L.export_rows(store)
-e1, e2 = st.columns(2)
-e1.download_button("Export CSV", L.to_csv(rows), file_name="labels.csv", mime="text/csv", key="annot_csv")
-e2.download_button("Export JSONL", L.to_jsonl(rows), file_name="labels.jsonl", mime="application/jsonl",
+e1, e2 = st.columns(2)  # the files are made on click, not on every label saved
+e1.download_button("Export CSV", lambda: export(L.to_csv), file_name="labels.csv", mime="text/csv", key="annot_csv")
+e2.download_button("Export JSONL", lambda: export(L.to_jsonl), file_name="labels.jsonl", mime="application/jsonl",
                    key="annot_jsonl")

@@ -10,10 +10,11 @@ import streamlit as st
 from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.ingest import default_name, ingest
+from bfr_core.ingest.jsonl import BLANK_WARNING
 from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
-from ui.ingesting import clash_message, gui_error
+from ui.ingesting import clash_message, gui_error, stopped_message
 
 R.require_frame()
 
@@ -57,13 +58,16 @@ if clash:
     st.warning(clash_message(dataset_id), icon=":material/warning:")
 if store.read_only:
     st.info("This store is open read-only (another process holds it), so nothing can be loaded into it now.")
-if ss.get("data_cancel"):
-    st.info("Ingest cancelled: the store is as it was before (nothing of that file was kept).")
+stopped = ss.pop("data_running", None)  # left set only by an ingest a click stopped (a Streamlit rerun)
+if stopped is not None:
+    st.info(stopped_message(stopped["dataset"], stopped["before"], store.dataset(stopped["dataset"])))
 if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload:",
              disabled=not (file_path or upload) or clash or store.read_only):
-    st.button("Cancel", key="data_cancel", icon=":material/cancel:",
-              help="Stops the ingest and takes back everything it added. Any other click on this page "
-                   "while it runs cancels it too.")
+    cancel = st.empty()  # emptied when the ingest ends: no Cancel left that would cancel nothing
+    cancel.button("Cancel", key="data_cancel", icon=":material/cancel:",
+                  help="Stops the ingest and takes back everything it added. Any other click on this page "
+                       "while it runs cancels it too.")
+    ss["data_running"] = {"dataset": dataset_id, "before": store.dataset(dataset_id)}
     tmp, bar = None, W.ProgressBar("Starting…")
     try:
         if upload is not None:
@@ -79,17 +83,23 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
         report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
                         progress=bar)
     except BfrError as exc:
+        ss.pop("data_running", None)  # ended by itself (this is not reached when a click stops the run)
         bar.clear()
         st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
                            upload_name=upload.name if upload is not None else None))
     else:
+        ss.pop("data_running", None)
         bar.clear()
         st.success(f"Loaded **{W.esc(report.dataset_id)}** in {time.perf_counter() - t0:.0f} s: {report.scopes} "
                    f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
                    f"({report.scoreable} scoreable).")
         for note in report.notes:
-            st.caption(W.esc(note))
+            if note.startswith(BLANK_WARNING):
+                st.warning(W.esc(note.removeprefix(BLANK_WARNING).strip()), icon=":material/warning:")
+            else:
+                st.caption(W.esc(note))
     finally:
+        cancel.empty()
         R.refresh()  # Home and the other pages re-read the store (also after a cancel)
         if tmp is not None:
             tmp.cleanup()

@@ -27,7 +27,7 @@ case = D.find_case(store)
 if case is None:
     st.info("Neither LongMemEval question b3c15d39 nor the demo dataset's camera-strap question is in this "
             "store. Open the default demo store (data/demo.duckdb), or load LongMemEval on the Data page:")
-    st.code(C.ingest_cmd(path, "longmemeval", "../shared/data/longmemeval_s_dev50.json.gz"), language="bash")
+    st.code(C.ingest_cmd(path, "longmemeval"), language="bash")
     st.stop()
 q = store.question(case.dataset_id, case.question_id)
 turns = R.scope_turns(path, case.dataset_id, q.scope_id)
@@ -50,7 +50,7 @@ if ss.get("demo_topk_key") != key:
     ss["demo_topk"], ss["demo_topk_key"] = pipeline.run(store, case.dataset_id, case.question_id, "mem0"), key
 topk = ss["demo_topk"]
 k = len(topk.evidence)
-ranks = D.view_ranks(path, case.dataset_id, case.question_id)
+ranks = D.view_ranks(path, case.dataset_id, case.question_id, dense=True if ss.get("demo_dense") else None)
 
 st.header("1 · Where the gold turns rank in this store", anchor=False)
 rank_slot = st.container()  # filled once BFR-MV's state is known (after its buttons, below)
@@ -59,7 +59,14 @@ for gid in gold:
                                                      for v, r in ranks.items())):
         st.markdown(W.turn_header(turns[gid], gold=True) + "  \n" + W.esc(turns[gid].text))
 if "dense" not in ranks:
-    st.caption("Dense and hybrid ranks need this dataset's embeddings (ingest with “Embed”); BM25 only here.")
+    c1, c2 = st.columns([0.68, 0.32], vertical_alignment="center")
+    c1.caption("Dense and hybrid ranks need this scope's vectors, not computed yet (the demo store is built "
+               "without them so that it opens at once; other datasets: ingest with “Embed”); BM25 only here.")
+    if c2.button("Rank by dense and hybrid too", key="demo_dense_btn", icon=":material/calculate:",
+                 help="Encodes this scope's turns once and caches them in the store (a model load first: "
+                      "about 30 s on two busy cores)"):
+        ss["demo_dense"] = True
+        st.rerun()
 for holds, sentence in D.verdict(ranks, k, label):
     (st.success if holds else st.warning)(W.esc(sentence), icon=":material/check:" if holds else ":material/close:")
 if not any(h for h, _ in D.verdict(ranks, k, label)):

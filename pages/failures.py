@@ -26,7 +26,8 @@ if not runs:
         st.info("No dataset and no evaluation run in this store yet. Load a dataset (Data page, or):")
         st.code(C.ingest_cmd(path), language="bash")
     else:
-        st.info("No evaluation run in this store yet. Run one from a shell, then press Refresh:")
+        st.info("No evaluation run in this store yet. Start one on the Evaluate page, or from a shell, then "
+                "press Refresh:")
         st.code("\n".join(C.eval_cmds(path, sets)), language="bash")
     st.stop()
 by_id = {r["run_id"]: r for r in runs}
@@ -42,7 +43,13 @@ metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.colu
 
 st.subheader("By question type", anchor=False)
 metric = st.segmented_control("Metric", metrics, default="Gold Hit", key="fail_metric") or "Gold Hit"
-st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types")
+st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types",
+             column_config={a: st.column_config.TextColumn(a, help=T.MEANING.get(metric)) for a in arms})
+st.caption(f"**{W.esc(metric)}**: {W.esc(T.MEANING.get(metric, ''))}"
+           + (f" Judged by **{W.esc(T.judged_by(run['provider']))}**." if metric in ("judge", "Suff") else ""))
+with st.expander("What every number on this page means"):
+    st.markdown("\n".join(f"- **{name}** (`{T.SHORT.get(name, name)}` in the question table): {W.esc(text)}"
+                           for name, text in T.MEANING.items()))
 
 with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expanded=True):
     other = st.text_input("… or show a `bfr sweep` output instead (path of its frontier.json)",
@@ -82,9 +89,8 @@ view = T.filter_frame(df, qtypes=qtypes, hit_arm=None if hit == NONE else hit, m
 st.caption(f"{len(view)} of {len(df)} questions")
 o1, o2, o3 = st.columns([0.45, 0.3, 0.25], vertical_alignment="bottom")
 open_arm = o2.selectbox("with arm", arms, key="fail_open_arm")
-qs = urllib.parse.quote
-view = view.assign(trace=[f"trace?dataset={qs(run['dataset_id'])}&question={qs(q)}&arm={qs(open_arm)}&run={qs(run_id)}"
-                          for q in view["question_id"]])
+link = {"dataset": run["dataset_id"], "arm": open_arm, "run": run_id, **R.store_param(path)}  # a new tab: a new session
+view = view.assign(trace=["trace?" + urllib.parse.urlencode({**link, "question": q}) for q in view["question_id"]])
 cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
        "question_id": st.column_config.TextColumn("question_id", pinned=True),
        "question": st.column_config.TextColumn("question", width="medium")}

@@ -24,8 +24,8 @@ st.subheader("Start here", anchor=False)
 STEPS = [
     ("Load a benchmark", bool(datasets), "Data page (LoCoMo, LongMemEval or JSONL)", C.ingest_cmd(path)),
     ("Watch one question being answered", False, "Demo page (the shutter-release case) or Trace", ""),
-    ("Evaluate arms over a dataset", bool(finished), "from a shell, then Refresh; compare them on Failures",
-     C.eval_cmds(path, [d["dataset_id"] for d in datasets] or ["demo"])[0]),
+    ("Evaluate arms over a dataset", bool(finished), "Evaluate page, or from a shell, then Refresh; compare them on Failures",
+     (C.eval_cmds(path, [d["dataset_id"] for d in datasets]) or [""])[0]),  # none before a dataset is loaded
     ("Label evidence sets blind", False, "Annotate (needs a finished run; `--suff` adds LLM judgments)", ""),
 ]
 for n, (what, done, where, cmd) in enumerate(STEPS, 1):
@@ -59,6 +59,8 @@ LINKS = [
      "run one question step by step: pool, requirements, FCA context and lattice, selection, rounds"),
     ("pages/demo.py", "Demo", ":material/photo_camera:",
      "the shutter-release case as it comes out in this store, and real relevance-vs-sufficiency cases"),
+    ("pages/evaluate.py", "Evaluate", ":material/play_circle:",
+     "run `bfr eval` in the background: dataset, arms, sample, provider; progress, Cancel"),
     ("pages/failures.py", "Failures", ":material/table_view:", "arms side by side over a finished run, filters"),
     ("pages/annotate.py", "Annotate", ":material/rule:", "blinded sufficiency labels, agreement, export"),
 ]

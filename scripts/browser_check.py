@@ -150,6 +150,38 @@ def browser() -> Iterator:
             b.close()
 
 
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
+# what the page loads: a URL here that names another host is a request leaving the machine
+LOADED_URLS_JS = """() => [...document.querySelectorAll(
+    'link[href], script[src], img[src], iframe[src], source[src], video[src], audio[src], object[data]')]
+    .map(e => e.href || e.src || e.data || '')"""
+
+
+def record_requests(page) -> list[str]:
+    """Every URL the page asks for from now on (requests, WebSocket connections), appended as they happen."""
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    page.on("websocket", lambda ws: seen.append(ws.url))
+    return seen
+
+
+def foreign(urls, hosts: frozenset[str] = LOCAL_HOSTS) -> list[str]:
+    """The network URLs among ``urls`` whose host is not this machine (``data:``/``blob:`` stay local)."""
+    from urllib.parse import urlsplit
+
+    out = []
+    for u in urls:
+        parts = urlsplit(u)
+        if parts.scheme in ("http", "https", "ws", "wss", "ftp") and parts.hostname not in hosts:
+            out.append(u)
+    return sorted(set(out))
+
+
+def loaded_urls(page) -> list[str]:
+    """The URLs the current page's DOM loads (icons, styles, scripts, images, frames)."""
+    return list(page.evaluate(LOADED_URLS_JS))
+
+
 def wait_idle(page, timeout: float = 60_000) -> None:
     """Wait until Streamlit has finished the current run (no running indicator)."""
     page.wait_for_timeout(200)  # let a click's rerun start
@@ -244,6 +276,55 @@ def click_first_row(page, key: str) -> str:
     page.get_by_text("Reference answer", exact=False).first.wait_for(timeout=60_000)
     wait_idle(page)
     return page.locator('[data-testid="stMain"]').inner_text()
+
+
+STORE_BOX = "Store (DuckDB file)"
+
+
+def sidebar_store(page) -> str:
+    return page.get_by_role("textbox", name=STORE_BOX).input_value()
+
+
+def use_store(page, path: str) -> None:
+    """Type ``path`` into the sidebar's store box, as a user does."""
+    box = page.get_by_role("textbox", name=STORE_BOX)
+    box.fill(path)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def nav(page, title: str, ready: str) -> None:
+    """Go to a page through the sidebar's navigation (the same session, unlike ``page.goto``)."""
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.get_by_text(ready, exact=False).first.wait_for(timeout=120_000)
+    wait_idle(page)
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def check_store_carried(url: str, page, other: Path) -> dict:
+    """With ``other`` typed in the sidebar: a Failures row, Failures' "Open in Trace" and the Demo
+    gallery's first row each open Trace; returns, for each, Trace's text and the sidebar's store."""
+    seen: dict = {}
+    page.goto(url + "/failures")
+    page.get_by_text("Eval run", exact=False).first.wait_for(timeout=120_000)
+    wait_idle(page)
+    use_store(page, str(other))
+    page.get_by_text("Eval run", exact=False).first.wait_for(timeout=120_000)
+    seen["failures_row"] = (click_first_row(page, "fail_table"), sidebar_store(page))
+    nav(page, "Failures", "Eval run")
+    page.get_by_role("button", name="Open in Trace").click()
+    page.get_by_role("heading", name="Trace").first.wait_for(timeout=120_000)
+    page.get_by_text("Reference answer", exact=False).first.wait_for(timeout=120_000)
+    wait_idle(page)
+    seen["open_in_trace"] = (main_text(page), sidebar_store(page))
+    nav(page, "Demo", "Real cases from this store")
+    if page.locator(".st-key-demo_gallery").count():
+        seen["demo_gallery"] = (click_first_row(page, "demo_gallery"), sidebar_store(page))
+    seen["errors"] = exceptions(page)
+    return seen
 
 
 def check_demo_real(url: str, out: Path, page) -> dict:

@@ -140,3 +140,12 @@ def test_parse_iso_date() -> None:
     assert parse_iso_date("2024-03-03") == datetime(2024, 3, 3)
     assert parse_iso_date("2024-03-03T09:15Z") == datetime(2024, 3, 3, 9, 15)
     assert parse_iso_date("March 3") is None
+
+
+def test_blank_question_or_answer_is_warned(tmp_path: Path) -> None:
+    recs = [_session("a", "x"), _question("q1", ["a_1"], question="  "), _question("q2", ["a_1"], answer=""),
+            _question("q3", ["a_1"], answer=" ")]
+    notes = load_jsonl(_write(tmp_path, recs)).report.notes
+    assert "warning: 1 question(s) with a blank 'question' (line 2)" in notes
+    assert "warning: 2 question(s) with a blank 'answer' (line 3, 4)" in notes
+    assert not [n for n in load_jsonl(_write(tmp_path, _records())).report.notes if n.startswith("warning")]

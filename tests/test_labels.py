@@ -178,3 +178,31 @@ def test_a_read_only_store_keeps_the_queue_for_later(tmp_path):
     ro = Store(db, read_only=True)
     assert L.flush_pending(ro) == 0 and len(L.pending(db)) == 1
     ro.close()
+
+
+def test_sync_queue_adds_only_new_snapshots():
+    """Idempotent, one source row per (item, run, arm), and a later finished run adds only its own new
+    snapshots: its sets already queued gain a source, not an item."""
+    s = _store()
+    assert labels.sync_queue(s) == labels.sync_queue(s) == 3
+    sources = "SELECT count(*) FROM label_sources"
+    n = s.cursor().execute(sources).fetchone()[0]
+    items = labels.items(s)
+    s.cursor().execute("UPDATE runs SET finished = current_timestamp WHERE run_id = 'r2'")
+    assert labels.sync_queue(s) == 4
+    assert set(items) < set(labels.items(s))
+    assert s.cursor().execute(sources).fetchone()[0] > n
+    dup = "SELECT count(*) FROM (SELECT item_id, run_id, arm FROM label_sources GROUP BY ALL HAVING count(*) > 1)"
+    assert s.cursor().execute(dup).fetchone()[0] == 0
+
+
+def test_standing_is_queue_and_progress(tmp_path):
+    """What the Annotate page derives from its cached items equals queue() and progress()."""
+    s = _store(str(tmp_path / "s.duckdb"))
+    labels.sync_queue(s)
+    first, second, third = labels.items(s)
+    labels.save_label(s, first, "ann", "sufficient")
+    labels.queue_label(s.path, third, "ann", "uncertain")  # waiting in the side file
+    todo, done = labels.standing(labels.items(s), AG.rater_labels(s).get("ann", {}), labels.waiting_items(s, "ann"))
+    assert todo == labels.queue(s, "ann") == [second]
+    assert (done, 3) == labels.progress(s, "ann")

@@ -50,8 +50,8 @@ def test_cost_is_estimated_from_the_price_table():
 
 def test_local_without_llama_cpp_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
-    with pytest.raises(ImportError, match=r"install_local_llm\.sh.*llama-cpp-python\[server\]==0\.3\.36"):
-        make_llm(LLMConfig(provider="local"), Store())
+    with pytest.raises(LLMConfigError, match=r"install_local_llm\.sh.*llama-cpp-python\[server\]==0\.3\.36"):
+        make_llm(LLMConfig(provider="local"), Store())  # a BfrError: the CLI prints one line, exit 2
 
 
 def _fake_parts(monkeypatch, tmp_path, count=lp.PARTS, magic=b"GGUF"):

@@ -10,8 +10,9 @@
 * ``answering``: final answer and judge through ``bfr_core.roles``; ``democase``: which question
   the Demo page replays, its gold ranks per view and the mined case gallery (cached with
   ``st.cache_data`` there; Refresh clears them with the rest).
-* ``commands``: the exact ``bfr ingest`` / ``eval`` / ``sweep`` lines the empty states show for the
-  open store; ``ingesting``: the ingest bar's text (stage, count, ETA) and errors in the GUI's
-  words; ``storepath``: the sidebar path check (no silent new store) and the size on disk with
-  the ``.wal``. These three import no streamlit.
+* ``commands``: the exact ``.venv/bin/bfr ingest`` / ``eval`` / ``sweep`` lines the pages show for
+  the open store; ``evaluating``: one of those ``eval`` lines run as a background process (the
+  Evaluate page); ``ingesting``: the ingest bar's text (stage, count, ETA), errors in the GUI's
+  words and what a stopped ingest left; ``storepath``: the sidebar path check (no silent new store)
+  and the size on disk with the ``.wal``. These four import no streamlit.
 """

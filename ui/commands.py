@@ -1,37 +1,58 @@
-"""The exact ``bfr`` command lines the app's empty states show, for the store that is open.
+"""The exact ``bfr`` command lines the app shows, for the store that is open, runnable as printed.
 
 Covers: ``bfr ingest`` / ``bfr eval`` / ``bfr sweep`` lines with this store's path and dataset
-names, shell-quoted. Does not cover: running them (the pages only show them).
+names, shell-quoted, in the README's form: ``.venv/bin/bfr`` (``scripts/app.sh`` installs it there;
+a bare ``bfr`` is not on PATH after it), run from the repository folder (where the app resolves a
+relative store path too); the benchmark files where ``bfr_core.ingest.sources`` finds them.
+Does not cover: running them (``ui.evaluating`` runs an ``eval`` line from the app).
 No streamlit import, so tests can compare a page's text with these strings.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
+from bfr_core.ingest.sources import PROJECT, benchmark_file
+
+BFR = ".venv/bin/bfr"
 DEFAULT_ARMS = "mem0,bfr-text,bfr-mv"
 SAMPLE = 50
 
 
-def ingest_cmd(db: str, kind: str = "locomo", path: str = "../shared/data/locomo10.json") -> str:
-    return f"bfr ingest {kind} {shlex.quote(path)} --db {shlex.quote(db)}"
+def shared_path(kind: str) -> str:
+    """The benchmark file of ``kind`` as the command names it: relative to the repository folder when
+    it sits beside it (``../shared/data/locomo10.json``), else its absolute path."""
+    p = benchmark_file(kind)
+    return os.path.relpath(p, PROJECT) if Path(p).is_relative_to(PROJECT.parent) else str(p)
 
 
-def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_ARMS, sample: int | None = SAMPLE) -> str:
-    parts = ["bfr eval", f"--db {shlex.quote(db)}", f"--dataset {shlex.quote(dataset)}", f"--arms {arms}"]
+def ingest_cmd(db: str, kind: str = "locomo", path: str | None = None) -> str:
+    return f"{BFR} ingest {kind} {shlex.quote(path or shared_path(kind))} --db {shlex.quote(db)}"
+
+
+def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_ARMS, sample: int | None = SAMPLE,
+             provider: str | None = None, model: str = "") -> str:
+    parts = [f"{BFR} eval", f"--db {shlex.quote(db)}", f"--dataset {shlex.quote(dataset)}",
+             f"--arms {shlex.quote(arms)}"]
     if sample:
         parts.append(f"--sample {sample}")
+    if provider:
+        parts.append(f"--provider {shlex.quote(provider)}")
+    if model:
+        parts.append(f"--model {shlex.quote(model)}")
     if suff:
         parts.append("--suff")
     return " ".join(parts)
 
 
 def eval_cmds(db: str, datasets: Sequence[str], *, suff: bool = False) -> list[str]:
-    """One ``bfr eval`` line per dataset (the demo's first when present)."""
-    ordered = sorted(datasets, key=lambda d: (d != "demo", d))
+    """One ``bfr eval`` line per dataset: the user's own first, the built-in demo last."""
+    ordered = sorted(datasets, key=lambda d: (d == "demo", d))
     return [eval_cmd(db, d, suff=suff) for d in ordered]
 
 
 def sweep_cmd(db: str, dataset: str, out: str) -> str:
-    return f"bfr sweep --db {shlex.quote(db)} --dataset {shlex.quote(dataset)} --out {shlex.quote(out)}"
+    return f"{BFR} sweep --db {shlex.quote(db)} --dataset {shlex.quote(dataset)} --out {shlex.quote(out)}"

@@ -47,10 +47,12 @@ def find_case(store: Store) -> Case | None:
 
 
 @st.cache_data(show_spinner="Ranking the scope in every view…")
-def view_ranks(path: str, dataset_id: str, question_id: str) -> dict[str, dict[str, int]]:
+def view_ranks(path: str, dataset_id: str, question_id: str, *, dense: bool | None = None) -> dict[str, dict[str, int]]:
+    """``dense``: True encodes the scope now if needed (the page's button: the demo store is built
+    without vectors so that it opens at once); ``None`` ranks by dense only when vectors are cached."""
     from ui import resources as R
 
-    return CS.view_ranks(R.open_store(path), dataset_id, question_id)
+    return CS.view_ranks(R.open_store(path), dataset_id, question_id, dense=dense)
 
 
 @st.cache_data(show_spinner="Mining relevance-versus-sufficiency cases…")

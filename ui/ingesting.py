@@ -2,7 +2,8 @@
 errors in the GUI's words. No streamlit import (bench/bench_app_ingest.py uses the same text).
 
 Covers: bar text with stage, count and ETA; a clash message that names the page's checkbox (not
-``--replace``); an error's temporary upload path replaced by the uploaded file's name.
+``--replace``); an error's temporary upload path replaced by the uploaded file's name; what a
+stopped ingest left (:func:`stopped_message`, from the dataset's row before and after).
 Does not cover: the ingest itself (``bfr_core.ingest.ingest``), drawing the bar (``ui.widgets``).
 """
 
@@ -32,3 +33,16 @@ def gui_error(message: str, *, tmp_path: str | None = None, upload_name: str | N
     if tmp_path and upload_name:
         msg = msg.replace(tmp_path, upload_name)
     return msg
+
+
+def stopped_message(dataset_id: str, before: dict | None, after: dict | None) -> str:
+    """What an ingest stopped by Cancel (or another click) left in the store, read from the dataset's
+    row before it started and now (``bfr_core.ingest.ingest`` takes back a new dataset, but a
+    replacement stays once its write has committed)."""
+    if after is None:
+        return f"Ingest cancelled: nothing of that file was kept ('{dataset_id}' is not in the store)."
+    if before is None:
+        return f"Ingest stopped after '{dataset_id}' was written: it is in the store."
+    if after.get("ingested_at") == before.get("ingested_at"):
+        return f"Ingest cancelled: '{dataset_id}' is as it was (the copy loaded before is kept)."
+    return f"Ingest stopped after the new copy of '{dataset_id}' was written: it replaced the old one."

@@ -11,6 +11,7 @@ button clears them. The default store is the embedded demo (``data/demo.duckdb``
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ui import access
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DB = ROOT / "data" / "demo.duckdb"
+ICON = str(Path(__file__).with_name("icon.svg"))  # the page icon, sent inline as a data URL
 SHARED_DATA = data_dir()
 OFFLINE = "offline rules"
 
@@ -41,14 +43,25 @@ def resolve(path: str) -> Path:
 @st.cache_resource(show_spinner="Opening the store…")
 def open_store(path: str) -> Store:
     """The store at ``path`` in shared mode (no lock held between requests; see ``bfr_core.store``);
-    the demo store is built from data/demo.jsonl when missing or stale."""
+    the demo store is built from data/demo.jsonl when missing or stale (:func:`build_demo`)."""
     p = resolve(path)
     remove_stale_snapshots()  # copies left by an app or command that was killed
     if p.resolve() == DEMO_DB.resolve() and not _held_elsewhere(p):
-        from bfr_core.ingest.demo import ensure_demo_store
-
-        ensure_demo_store(p).close()
+        build_demo(p)
     return Store(p, shared=True)
+
+
+def build_demo(p: Path) -> None:
+    """Write the demo dataset into the store at ``p`` when missing or stale, without vectors or names.
+
+    With them (``embed=True``) a fresh clone's first page waited 65 s at load 30 on 2 cores (model
+    load 28 s, encoding 23 s, names 10 s; bench/bench_app.py) and 3.5 min in issue 29; without, about
+    a second. Nothing is lost: the dense view encodes a scope's uncached texts on first use and the
+    entity view finds names on first use, both cached in the store (``retrieval.scope.scope_views``).
+    """
+    from bfr_core.ingest.demo import ensure_demo_store
+
+    ensure_demo_store(p, embed=False).close()
 
 
 def _held_elsewhere(p: Path) -> bool:
@@ -62,6 +75,14 @@ def _held_elsewhere(p: Path) -> bool:
     except StoreLocked:
         return True
     return False
+
+
+def being_written(s: Store) -> bool:
+    """Whether ``s`` is a snapshot of a store another process is creating (a terminal ``bfr ingest``
+    into a new file): its copy, as of the last checkpoint, holds no table yet."""
+    if not s.snapshot_of:
+        return False
+    return not s.cursor().execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'datasets'").fetchone()[0]
 
 
 def flush_queued_labels(s: Store) -> int:
@@ -88,8 +109,34 @@ def require_frame() -> None:
         st.rerun()
 
 
+def sticky(key: str, default: Any, options: Sequence[Any] | None = None) -> None:
+    """Before the sidebar widget ``key`` is drawn: give it back the value it had on the last run.
+
+    Streamlit drops every widget's state on ``st.switch_page`` (its ``on_script_finished`` with the
+    empty widget list a switch carries), so a Failures row opening Trace reset the store path to the
+    default while the browser still showed the user's path (issue 29). A plain session key survives
+    a switch: it keeps a copy. ``options``: a kept value no longer offered falls back to ``default``.
+    """
+    ss, kept = st.session_state, f"{key}__kept"
+    if key not in ss:
+        value = ss.get(kept, default)
+        ss[key] = value if options is None or value in options else default
+    ss[kept] = ss[key]
+
+
 def store_path() -> str:
     return st.session_state.get("app_store") or default_store_path()
+
+
+def initial_store_path() -> str:
+    """The sidebar's store on a session's first run: a link's ``?store=`` (the Failures table's
+    "open" links start a new tab, a new session), else the default."""
+    return st.query_params.get("store") or default_store_path()
+
+
+def store_param(path: str) -> dict[str, str]:
+    """The query parameter that opens a link on this store (none for the default store)."""
+    return {} if path == default_store_path() else {"store": path}
 
 
 def store() -> Store:
@@ -215,3 +262,28 @@ def label_queue_size(path: str) -> int:
     from bfr_core.evaluation.labels import sync_queue
 
     return sync_queue(open_store(path))
+
+
+# The annotation queue's items do not change between its syncs (label_queue_size, cleared by Refresh
+# with it): what depends on them alone is read once per sync, not on every label saved. On a full
+# LoCoMo run (9,216 items) each of these cost 30-95 ms a rerun at load 30 (bench/bench_annotate.py).
+@st.cache_data(show_spinner=False)
+def label_item_questions(path: str) -> dict[str, str]:
+    from bfr_core.evaluation.labels import item_questions
+
+    return item_questions(open_store(path))
+
+
+@st.cache_data(show_spinner=False)
+def judged_item_count(path: str) -> int:
+    from bfr_core.evaluation.labels import judged_items
+
+    return judged_items(open_store(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def blinded_item(path: str, item_id: str) -> Any:
+    """An item as annotators see it (``labels.BlindItem``: question, answer, evidence text; fixed once queued)."""
+    from bfr_core.evaluation.labels import blinded_item as blind
+
+    return blind(open_store(path), item_id)

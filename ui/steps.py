@@ -44,8 +44,23 @@ def _table(rows: Sequence[dict], v: StepView, key: str) -> None:
 
 
 def _rows(cands: Sequence[Any]) -> list[dict]:
-    """Candidates as rows: dicts keep their keys, bare ids become {"turn_id": id}."""
-    return [dict(c) if isinstance(c, dict) else {"turn_id": str(c)} for c in cands]
+    """Candidates as rows: dicts keep their keys, bare ids become {"turn_id": id}. The arms record
+    ``rank`` from 0 (``enumerate``); every table of the app counts from 1, so it is shown + 1."""
+    rows = [dict(c) if isinstance(c, dict) else {"turn_id": str(c)} for c in cands]
+    return [{**r, "rank": r["rank"] + 1} if isinstance(r.get("rank"), int) else r for r in rows]
+
+
+def retained_by_view(actions: Sequence[dict], retained: Sequence[str]) -> list[tuple[int, int]]:
+    """Per action: (retained turns it offered first, retained turns an earlier view offered too).
+
+    A turn two views both offer is retained once; counted under the first view, the first numbers
+    add up to the round's total (less any retained turn no view listed)."""
+    kept, seen, out = set(retained), set(), []
+    for act in actions:
+        ids = {c["turn_id"] for c in _rows(act.get("candidates", []))} & kept
+        out.append((len(ids - seen), len(ids & seen)))
+        seen |= ids
+    return out
 
 
 def _gold_note(ids: Sequence[str], v: StepView, where: str = "among these") -> str:
@@ -151,7 +166,8 @@ def round_(s: Step, v: StepView) -> None:
     retained = list(d.get("retained", []))
     kept = set(retained)
     rows, lines = [], []
-    for act in d.get("actions", []):
+    actions = list(d.get("actions", []))
+    for act, (first, again) in zip(actions, retained_by_view(actions, retained), strict=True):
         view, cands = str(act.get("view", "?")), _rows(act.get("candidates", []))
         cue = str(act.get("cue") or "—")
         index = f" ({W.esc(act['index'])})" if act.get("index") and act.get("index") != view else ""
@@ -160,12 +176,14 @@ def round_(s: Step, v: StepView) -> None:
             lines.append(f"- **{W.esc(view)}**{index}: skipped" + (f" ({W.esc(str(why))})" if why else ""))
             continue
         lines.append(f"- **{W.esc(view)}**{index} · cue: {W.esc(cue[:120])} · {len(cands)} candidates, "
-                     f"{sum(c['turn_id'] in kept for c in cands)} retained")
+                     f"{first} retained" + (f" (+{again} an earlier view offered too, counted there)" if again else ""))
         rows += [{"view": view, "retained": "✓" if c["turn_id"] in kept else "", **c} for c in cands]
     st.markdown("\n".join(lines) or "(no action)")
     if d.get("stopped_by"):
         st.caption(f"budget reached: **{W.esc(str(d['stopped_by']))}** · schedule {W.esc(str(d.get('schedule', '')))}")
     st.markdown(f"**Retained this round**: {len(retained)} turns" + _gold_note(retained, v, "among the retained"))
+    st.caption("Each retained turn is counted once, under the first view that offered it, so the views' "
+               "counts add up to this total.")
     seen = {r["turn_id"] for r in rows}
     rows += [{"view": "", "retained": "✓", "turn_id": t} for t in retained if t not in seen]
     _table(rows, v, f"{v.key}_cands")

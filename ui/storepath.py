@@ -19,6 +19,11 @@ def size_mb(p: Path) -> float:
     return sum(f.stat().st_size for f in (p, wal) if f.is_file()) / 1e6
 
 
+def creatable(p: Path) -> bool:
+    """Whether "create a new store here" can apply to ``p``: nothing (no file, no folder) is there yet."""
+    return not p.exists()
+
+
 def problem(p: Path, *, is_default: bool, create: bool) -> str | None:
     """``None`` when the app may open ``p``; else what is wrong, in the sidebar's words."""
     if is_default:

@@ -22,6 +22,27 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("CASE judge WHEN 'CORRECT' THEN 1 WHEN 'WRONG' THEN 0 END", "J"),
     ("CASE suff WHEN 'sufficient' THEN 1 WHEN 'insufficient' THEN 0 END", "Suff"),
 )
+# What each number means, shown as column help and under the tables (issue 29: defined nowhere).
+MEANING = {
+    "Gold Hit": "1 when the evidence set holds at least one gold turn (a turn the benchmark marks as "
+                "evidence), else 0; the mean over questions in %. Questions without gold turns are left out.",
+    "Turn Hit": "1 when the set holds a turn the answer text occurs in, else 0.",
+    "ER": "Evidence Recall: the share of the question's gold turns the set holds (0 to 1; mean in %).",
+    "CER": "Complete Evidence Recall: 1 only when the set holds every gold turn, else 0 (mean in %).",
+    "set size": "turns in the evidence set.",
+    "F1": "LoCoMo's token F1 of the answer against the reference answer (0 to 1).",
+    "judge": "J: 1 when the judge calls the answer CORRECT, 0 when WRONG; the mean is over decided rows only "
+             "(the offline rules leave some UNDECIDED; those are counted apart, not as wrong).",
+    "Suff": "Suff@Set: 1 when the judges call the evidence set sufficient for the whole reference answer, 0 when "
+            "insufficient; the mean is over decided rows only (uncertain / undecided rows are counted apart).",
+}
+def judged_by(provider: str | None) -> str:
+    """The run's provider as the page names who judged J and Suff (the offline rules said as such)."""
+    if provider in (None, ""):
+        return "an unrecorded provider"
+    return "offline rules (deterministic heuristics, no model)" if provider in ("rules", "offline rules") else provider
+
+
 SHORT = {"Gold Hit": "GH", "ER": "ER", "CER": "CER", "set size": "size", "F1": "F1", "judge": "J", "Suff": "Suff"}
 OPS = ("=", "≠", "<", "≤", ">", "≥", "contains")
 
@@ -106,7 +127,9 @@ SELECT arm, coalesce(qtype, 'Overall') AS qtype, count(*) AS n,
        round(100 * avg(cer), 1) AS "CER", round(avg(set_size), 2) AS "set size", round(avg(calls), 2) AS calls,
        round(100 * avg(f1), 1) AS "F1",
        round(100 * avg(CASE judge WHEN 'CORRECT' THEN 1 WHEN 'WRONG' THEN 0 END), 1) AS "judge",
-       round(100 * avg(CASE suff WHEN 'sufficient' THEN 1 WHEN 'insufficient' THEN 0 END), 1) AS "Suff"
+       round(100 * avg(CASE suff WHEN 'sufficient' THEN 1 WHEN 'insufficient' THEN 0 END), 1) AS "Suff",
+       count(CASE WHEN judge IN ('CORRECT', 'WRONG') THEN 1 END) AS "judge decided",
+       count(CASE WHEN suff IN ('sufficient', 'insufficient') THEN 1 END) AS "Suff decided"
 FROM results WHERE run_id = ?
 GROUP BY GROUPING SETS ((arm, qtype), (arm))
 ORDER BY arm, qtype = 'Overall', qtype""", [run_id]).df()
@@ -121,6 +144,15 @@ def type_table(summary: pd.DataFrame, metric: str, arms: Sequence[str]) -> pd.Da
     n = summary.groupby("qtype")["n"].max()
     out = wide.assign(n=n).reset_index()
     out = out[["qtype", "n", *wide.columns]]
+    decided = f"{metric} decided"
+    if decided in summary.columns:  # J and Suff: how many rows each mean is over, per arm
+        counts = summary.pivot_table(index="qtype", columns="arm", values=decided, aggfunc="first")
+        for arm in wide.columns:
+            out[f"{arm} decided"] = [f"{int(counts.at[t, arm])} of {int(k)}" if t in counts.index else "0"
+                                     for t, k in zip(out["qtype"], out["n"], strict=True)]
+    # no "None" cell: a mean over no row (no gold turn, nothing judged) is shown as a dash
+    for arm in wide.columns:
+        out[arm] = [("—" if pd.isna(x) else f"{x:g}") for x in out[arm]]
     order = sorted(out["qtype"], key=lambda t: (t == "Overall", str(t)))
     return out.set_index("qtype").loc[order].reset_index()
 

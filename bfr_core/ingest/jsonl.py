@@ -185,6 +185,24 @@ def _unique(items: list[tuple[str, int]], what: str, path: str) -> dict[str, int
     return out
 
 
+BLANK_WARNING = "warning:"  # how a note the user should act on starts (the Data page shows it as a warning)
+
+
+def blank_notes(qs: list[tuple[Question, int]], shown: int = 5) -> list[str]:
+    """One warning per field left blank (only spaces) on some question: how many and their first lines.
+
+    A blank question or answer is loaded (it is not malformed JSON) but can never be scored the
+    way the user meant, so it is said, not refused.
+    """
+    out = []
+    for name, value in (("question", lambda q: q.text), ("answer", lambda q: q.answer)):
+        lines = [line for q, line in qs if not value(q).strip()]
+        if lines:
+            where = ", ".join(map(str, lines[:shown])) + (", ..." if len(lines) > shown else "")
+            out.append(f"{BLANK_WARNING} {len(lines)} question(s) with a blank {name!r} (line {where})")
+    return out
+
+
 def _bundle(path: str, dataset_id: str, recs: list[_SessionRec], qs: list[tuple[Question, int]]) -> Bundle:
     _unique([(r.session.session_id, r.line) for r in recs], "session_id", path)
     turn_line = _unique([(t.turn_id, r.line) for r in recs for t in r.turns], "turn_id", path)
@@ -213,7 +231,8 @@ def _bundle(path: str, dataset_id: str, recs: list[_SessionRec], qs: list[tuple[
     report = IngestReport(
         dataset_id=dataset_id, kind=KIND, source=path, scopes=len(scopes), sessions=len(recs), turns=len(turns),
         questions=len(questions), scoreable=sum(q.scoreable for q in questions),
-        notes=(f"{sum(len(q.gold) for q in questions)} gold turn id(s), all found in their question's scope",),
+        notes=(f"{sum(len(q.gold) for q in questions)} gold turn id(s), all found in their question's scope",
+               *blank_notes(qs)),
         by_type=tuple(sorted(Counter(q.qtype for q in questions).items())),
     )
     return Bundle(

@@ -70,7 +70,10 @@ def make_provider(config: LLMConfig, *, env: Mapping[str, str] | None = None,
     if name == "local":
         from bfr_core.llm.local_provider import LocalLLM
 
-        return LocalLLM(config.model)
+        try:
+            return LocalLLM(config.model)
+        except ImportError as exc:  # llama-cpp-python not installed: say how to get it, in one line
+            raise LLMConfigError(str(exc)) from None
     if name not in ENV_KEYS:
         raise LLMConfigError(f"unknown LLM provider '{config.provider}'; choose one of {', '.join(PROVIDERS)}")
     key = api_key(name, env=env, secrets_path=secrets_path)

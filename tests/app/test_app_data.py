@@ -97,3 +97,69 @@ def test_ingest_the_shared_locomo_copy(app_db):
     assert any("Loaded **locomo**" in s.value and "5882 turns" in s.value for s in at.success), texts(at)
     at.selectbox(key="data_dataset").select("locomo").run()
     assert {m.label: m.value for m in at.metric}["Questions"] == "1,986"
+
+
+def _ingest_mini(at, path, *, name="mini"):
+    at.text_input(key="data_path").input(str(path)).run()
+    at.text_input(key="data_name").input(name).run()
+    at.checkbox(key="data_embed").uncheck().run()
+    at.button(key="data_ingest").click().run()
+
+
+def test_no_cancel_left_after_an_ingest_ends(app_db, tmp_path):
+    """Issue 29: the Cancel button stayed after the ingest ended and then said "nothing of that file
+    was kept" beside the loaded dataset."""
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    _ingest_mini(at, _jsonl(tmp_path / "mini.jsonl"))
+    assert any("Loaded" in s.value for s in at.success)
+    assert not [b for b in at.button if b.key == "data_cancel"]
+    at.run()  # whatever the next click is
+    assert "cancelled" not in texts(at).lower() and "nothing of that file" not in texts(at)
+    # and after a failed ingest
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n", encoding="utf-8")
+    _ingest_mini(at, bad, name="bad")
+    assert at.error and not [b for b in at.button if b.key == "data_cancel"]
+    at.run()
+    assert "cancelled" not in texts(at).lower()
+
+
+def test_a_stopped_ingest_says_what_it_left(app_db, tmp_path, monkeypatch):
+    """A click while the ingest runs stops the script (Streamlit reruns); the next run says what is in
+    the store, read from it: a new dataset is gone."""
+    import streamlit as st
+
+    import bfr_core.ingest as I
+
+    def stopped(store, kind, path, progress=None, **kw):
+        progress(1, 10, "reading the file")
+        st.rerun()  # what a click during the run amounts to
+
+    monkeypatch.setattr(I, "ingest", stopped)
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    _ingest_mini(at, _jsonl(tmp_path / "mini.jsonl"))
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("nothing of that file was kept ('mini' is not in the store)" in i.value for i in at.info), texts(at)
+    at.run()
+    assert "cancelled" not in texts(at).lower()  # said once
+
+
+def test_blank_question_is_warned_on_the_page(app_db, tmp_path):
+    path = tmp_path / "blank.jsonl"
+    path.write_text(_jsonl(tmp_path / "x.jsonl").read_text().replace('"Miso"', '""'), encoding="utf-8")
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    _ingest_mini(at, path, name="blank")
+    assert any("blank" in w.value and "answer" in w.value for w in at.warning), texts(at)
+
+
+def test_stopped_message():
+    from ui.ingesting import stopped_message
+
+    old = {"ingested_at": 1}
+    assert "nothing of that file was kept" in stopped_message("d", None, None)
+    assert "is in the store" in stopped_message("d", None, {"ingested_at": 2})
+    assert "is as it was" in stopped_message("d", old, {"ingested_at": 1})
+    assert "replaced the old one" in stopped_message("d", old, {"ingested_at": 2})

@@ -21,7 +21,7 @@ def test_ranks_and_verdict_come_from_the_store(app_db):
     store = R.open_store(str(app_db))
     ranks = CS.view_ranks(store, "demo", "q1")
     assert set(ranks) == {"bm25"}  # no embeddings in this store: BM25 only, and the page says so
-    assert "BM25 only here" in texts(at)
+    assert "BM25 only here" in texts(at) and at.button(key="demo_dense_btn")  # and a button computes them
     k = len(at.session_state["demo_topk"].evidence)
     turns = R.scope_turns(str(app_db), "demo", store.question("demo", "q1").scope_id)
     label = {g: turns[g].local_id or g for g in ranks["bm25"]}

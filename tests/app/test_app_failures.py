@@ -1,5 +1,7 @@
 """Failures page: the per-question pivot, filters, per-type tables, and opening Trace."""
 
+from urllib.parse import quote
+
 from conftest import app_test, texts
 
 
@@ -101,3 +103,73 @@ def test_budget_frontier_from_sweep_output(app_db, tmp_path):
     assert len(at.get("plotly_chart")) == 1
     at.text_input(key="fail_sweep_path").input(str(tmp_path / "missing.json")).run()
     assert at.error and "missing.json" in at.error[0].value
+
+
+def _other_store(template_db, tmp_path):
+    """A second store beside the default one, told apart by its question texts."""
+    import shutil
+
+    from bfr_core.store import Store
+
+    other = tmp_path / "other.duckdb"
+    shutil.copy(template_db, other)
+    s = Store(other)
+    s.con.execute("UPDATE questions SET text = 'OTHERSTORE ' || text")
+    s.con.execute("CHECKPOINT")
+    s.close()
+    return other
+
+
+def test_open_in_trace_keeps_a_non_default_store(app_db, template_db, tmp_path):
+    """A row click switches pages with st.switch_page, which drops widget state: the store chosen in
+    the sidebar must still be the one Trace opens (issue 29: it opened the default store)."""
+    other = _other_store(template_db, tmp_path)
+    at = app_test().run()
+    at.sidebar.text_input(key="app_store").input(str(other)).run()
+    at.switch_page("pages/failures.py").run()
+    at.selectbox(key="fail_pick").select("q3").run()
+    at.button(key="fail_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Trace"
+    assert at.sidebar.text_input(key="app_store").value == str(other)
+    assert "OTHERSTORE" in texts(at)
+    at.session_state["fail_table"] = {"selection": {"rows": [], "columns": [], "cells": []}}
+    at.switch_page("pages/failures.py").run()  # and back, then a table row
+    assert at.sidebar.text_input(key="app_store").value == str(other)
+    at.session_state["fail_table"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert at.title[0].value == "Trace" and at.selectbox(key="trace_question").value == "q2"
+    assert "OTHERSTORE" in texts(at) and at.sidebar.text_input(key="app_store").value == str(other)
+
+
+def test_trace_links_name_a_non_default_store(app_db, template_db, tmp_path):
+    """The table's "open" links start a new tab (a new session): they carry the store, and a first
+    run with ``?store=`` opens it."""
+    other = _other_store(template_db, tmp_path)
+    at = app_test().run()
+    at.sidebar.text_input(key="app_store").input(str(other)).run()
+    at.switch_page("pages/failures.py").run()
+    links = list(_table(at)["trace"])
+    assert all(f"store={quote(str(other), safe='')}" in u for u in links), links[:2]
+    fresh = app_test()
+    fresh.query_params["store"] = str(other)
+    fresh.run()
+    assert fresh.sidebar.text_input(key="app_store").value == str(other)
+    default = _page()
+    assert not any("store=" in u for u in _table(default)["trace"])
+
+
+def test_numbers_have_meaning(app_db):
+    """Issue 29: Gold Hit, ER, CER, J, Suff were defined nowhere; J and Suff did not say over how many
+    rows nor who judged; cells showed None."""
+    from ui.tables import MEANING
+
+    at = _page()
+    body = texts(at)
+    for name in ("Gold Hit", "Turn Hit", "ER", "CER", "judge", "Suff"):
+        assert MEANING[name][:40] in body.replace("\\", ""), name
+    at.segmented_control(key="fail_metric").set_value("judge").run()
+    types = at.dataframe[0].value
+    assert "mem0 decided" in types.columns and "6 of 6" in list(types["mem0 decided"])
+    assert "offline rules" in texts(at)
+    assert not types.isna().any().any() and "None" not in types.astype(str).to_numpy()

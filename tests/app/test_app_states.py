@@ -72,6 +72,7 @@ def test_empty_store(open_as):
         assert cmd in seen[page], page
     assert "bfr ingest longmemeval" in seen["demo"] and str(path) in seen["demo"]
     assert "0.0 MB" not in seen["home"]  # the WAL is counted
+    assert "--dataset" not in seen["home"]  # no eval of a demo dataset the store does not hold
 
 
 def test_demo_store_without_runs(open_as, demo_no_runs):
@@ -145,6 +146,67 @@ def test_mistyped_store_path_is_an_error_not_a_new_file(open_as, template_db, tm
     assert at.error and "No store at" in at.error[0].value
     time.sleep(0.1)
     assert not wrong.exists() and not wrong.parent.exists()
-    at.sidebar.checkbox(key="app_create").check().run()
+    at.sidebar.checkbox(key=f"app_create:{wrong}").check().run()
     assert not at.exception, [e.value for e in at.exception]
     assert wrong.exists()
+
+
+def test_create_a_new_store_does_not_stay_ticked(open_as, template_db, tmp_path):
+    """Once the ticked path's store exists the box is gone; a later typo meets an unticked box and an
+    error, not a silently created empty store (issue 29)."""
+    open_as(template_db)
+    at = app_test().run()
+    first, typo = tmp_path / "new.duckdb", tmp_path / "nwe.duckdb"
+    at.sidebar.text_input(key="app_store").input(str(first)).run()
+    at.sidebar.checkbox(key=f"app_create:{first}").check().run()
+    assert not at.exception and first.exists()
+    at.run()
+    assert not at.sidebar.checkbox  # the store is there: nothing left to tick
+    at.sidebar.text_input(key="app_store").input(str(typo)).run()
+    assert not at.exception
+    assert at.sidebar.checkbox(key=f"app_create:{typo}").value is False
+    assert at.error and "No store at" in at.error[0].value
+    time.sleep(0.1)
+    assert not typo.exists()
+
+
+def _hold(path: Path, code: str = "") -> subprocess.Popen:
+    """Another process holding ``path`` as a terminal ``bfr ingest`` does (``code`` runs first)."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from bfr_core.store import Store; "
+                               f"s = Store(sys.argv[1]); {code or 'pass'}; print('held', flush=True); time.sleep(120)",
+                               str(path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_store_being_written_by_another_process(open_as, tmp_path):
+    """Issue 29: a new store that a terminal `bfr ingest` is still writing gave a raw DuckDB traceback
+    (`Table with name runs does not exist!`) on Home, Failures and Demo."""
+    path = open_as(None, "new.duckdb")
+    holder = _hold(path)
+    try:
+        seen = every_page(app_test().run())
+        for page in PAGES:
+            assert "is being written by another process" in seen[page], (page, seen[page][:500])
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_store_with_data_but_no_run_held_by_another_process(open_as, demo_no_runs):
+    """A store an ingest wrote (no run tables yet) while a second ingest holds it: the pages read the
+    snapshot's datasets and say there is no run, with no traceback."""
+    path = open_as(demo_no_runs)
+    s = Store(path)
+    for t in ("runs", "results", "traces"):
+        s.cursor().execute(f"DROP TABLE IF EXISTS {t}")
+    s.con.execute("CHECKPOINT")
+    s.close()
+    holder = _hold(path)
+    try:
+        seen = every_page(app_test().run())
+        assert "being written" not in seen["home"] and "0 evaluation runs" in seen["home"]
+        assert "No evaluation run in this store yet" in seen["failures"]
+    finally:
+        holder.kill()
+        holder.wait()

@@ -48,9 +48,32 @@ def test_gui_wording():
 
 
 def test_commands_name_this_store():
-    assert C.ingest_cmd("/a b/s.duckdb") == "bfr ingest locomo ../shared/data/locomo10.json --db '/a b/s.duckdb'"
-    assert C.eval_cmds("s.duckdb", ["locomo", "demo"], suff=True)[0] == \
-        "bfr eval --db s.duckdb --dataset demo --arms mem0,bfr-text,bfr-mv --sample 50 --suff"
+    assert C.ingest_cmd("/a b/s.duckdb") == \
+        ".venv/bin/bfr ingest locomo ../shared/data/locomo10.json --db '/a b/s.duckdb'"
+    assert C.eval_cmds("s.duckdb", ["demo", "locomo"], suff=True) == [
+        ".venv/bin/bfr eval --db s.duckdb --dataset locomo --arms mem0,bfr-text,bfr-mv --sample 50 --suff",
+        ".venv/bin/bfr eval --db s.duckdb --dataset demo --arms mem0,bfr-text,bfr-mv --sample 50 --suff"]
+
+
+def test_commands_run_as_printed(tmp_path):
+    """Every command the app prints runs from the repository folder as printed (issue 29: a bare `bfr`
+    is not on PATH after scripts/app.sh): the README's program, arguments its subcommand parses."""
+    import argparse
+    import importlib
+    import shlex
+
+    from bfr_core.cli import COMMANDS
+    from bfr_core.ingest.sources import PROJECT
+
+    db = str(tmp_path / "a b.duckdb")
+    for cmd in (C.ingest_cmd(db), C.ingest_cmd(db, "longmemeval"), C.eval_cmd(db, "demo", suff=True, provider="local"),
+                C.sweep_cmd(db, "demo", "out")):
+        program, name, *rest = shlex.split(cmd)
+        assert program == C.BFR and f"{C.BFR} {name}" in (PROJECT / "README.md").read_text()
+        parser = argparse.ArgumentParser(prog=f"bfr {name}", exit_on_error=False)
+        importlib.import_module(COMMANDS[name][0]).add_arguments(parser)
+        args = vars(parser.parse_args(rest))
+        assert args.get("db") == db, cmd
 
 
 def test_one_display_form_for_turn_ids():
@@ -67,3 +90,16 @@ def test_pool_priors_say_what_the_arm_read_from_the_question():
                         "advice_request": True, "topic_weight": 3.0})
     assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17",
                     "advice request: session topic weight 3.0"]
+
+
+def test_ranks_shown_from_one_and_retained_counts_add_up():
+    from ui.steps import _rows, retained_by_view
+
+    assert [r["rank"] for r in _rows([{"turn_id": "a", "rank": 0}, {"turn_id": "b", "rank": 1}])] == [1, 2]
+    assert _rows(["a"]) == [{"turn_id": "a"}]
+    actions = [{"view": "text", "candidates": [{"turn_id": t} for t in "abcd"]},
+               {"view": "entity", "candidates": [{"turn_id": t} for t in "cdef"]},
+               {"view": "session", "skipped": True}]
+    per_view = retained_by_view(actions, ["a", "c", "d", "e", "z"])
+    assert per_view == [(3, 0), (1, 2), (0, 0)]  # c, d offered by both: counted under text
+    assert sum(first for first, _ in per_view) == 4  # the five retained less z, which no view listed

@@ -1,0 +1,60 @@
+"""Evaluate page: the shown `bfr eval` line is what runs, in the background, with the CLI's own
+progress; when it ends the run is in the store and the page says so (issue 29, "Evaluate from the app")."""
+
+import time
+
+from conftest import app_test, texts
+
+from bfr_core.evaluation.evaluate import list_runs
+from bfr_core.store import Store
+from ui import evaluating as E
+
+
+def _page():
+    at = app_test().run()
+    at.switch_page("pages/evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_command_follows_the_choices(app_db):
+    at = _page()
+    at.multiselect(key="eval_arms").set_value(["mem0"]).run()
+    at.number_input(key="eval_sample").set_value(0).run()
+    assert at.code[0].value == f".venv/bin/bfr eval --db {app_db} --dataset demo --arms mem0"
+    at.number_input(key="eval_sample").set_value(20).run()
+    assert at.code[0].value.endswith("--arms mem0 --sample 20")
+
+
+def test_run_in_the_background_then_results(app_db):
+    at = _page()
+    at.multiselect(key="eval_arms").set_value(["mem0"]).run()
+    at.number_input(key="eval_sample").set_value(0).run()
+    before = len(list_runs(Store(app_db, read_only=True)))
+    at.button(key="eval_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    job = E.JOBS[str(app_db)]
+    assert job.command == at.code[0].value
+    deadline = time.monotonic() + 600
+    while job.running and time.monotonic() < deadline:
+        time.sleep(1)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Finished" in texts(at), (texts(at), job.err.read_text()[-2000:])
+    assert len(list_runs(Store(app_db, read_only=True))) == before + 1
+
+
+def test_progress_is_the_clis_last_line_and_cancel_is_said(tmp_path):
+    import subprocess
+    import sys
+
+    err = tmp_path / "err"
+    err.write_text("loading\neval demo:  10%|█ | 1/10 [00:01<00:09]\reval demo:  20%|██ | 2/10 [00:02<00:08]\r",
+                   encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    job = E.Job("x", proc, tmp_path / "out", err)
+    assert job.running and job.progress().startswith("eval demo:  20%")
+    job.cancel(wait_s=5)
+    assert not job.running
+    ok, message = job.outcome()
+    assert not ok and message.startswith("cancelled")
