@@ -90,8 +90,9 @@ def _views(token: str) -> list[str]:
     out = [token, token[::-1]]
     if "%" in token:
         out.append(unquote(token))
-    if _B64.fullmatch(token):
-        body = token.rstrip("=")
+    core = token.strip(".")  # a sentence's full stop is not part of the encoding
+    if _B64.fullmatch(core):
+        body = core.rstrip("=")
         padded = body + "=" * (-len(body) % 4)
         for decode in (base64.b64decode, base64.urlsafe_b64decode):
             try:
