@@ -178,10 +178,16 @@ def update_lme_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *
 
 
 def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
-    """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None."""
-    return store.cursor().execute(
-        "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
-    ).fetchone()
+    """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None (also when no run was
+    ever written: a read-only open has no runs table to create)."""
+    import duckdb
+
+    try:
+        return store.cursor().execute(
+            "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+    except duckdb.CatalogException:
+        return None
 
 
 def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
