@@ -25,8 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bfr_core.evaluation.sweep import PAPER_POINTS, output_paths, sweep, write_outputs
-    from bfr_core.outfile import check_output
     from bfr_core.method.budgets import NAMES
+    from bfr_core.outfile import check_output
     from bfr_core.progress import tqdm_progress
     from bfr_core.store import Store
 

@@ -22,6 +22,7 @@ progress on another branch: this module is the process step it can call).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -76,10 +77,8 @@ def die_with_parent(parent_pid: int, poll_s: float = 1.0) -> None:
     tracker running). Linux delivers SIGKILL on the parent's death (``PR_SET_PDEATHSIG``); a daemon
     thread checks the parent id as well (other systems, and a parent gone before the call)."""
     if sys.platform.startswith("linux"):
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
     if os.getppid() != parent_pid:
         os._exit(1)
 
