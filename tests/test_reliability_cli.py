@@ -331,6 +331,31 @@ def test_good_output_is_written_whole_and_force_replaces(template, tmp_path):
     assert out.read_text(encoding="utf-8") == first and sorted(p.name for p in tmp_path.iterdir()) == ["r.md", "s.duckdb"]
 
 
+# -- the app's address ---------------------------------------------------------------------------
+@pytest.mark.parametrize(("inherited", "asked", "bound"), [
+    ("0.0.0.0", None, "127.0.0.1"), (None, None, "127.0.0.1"), ("0.0.0.0", "0.0.0.0", "0.0.0.0"),
+    (None, "10.1.2.3", "10.1.2.3")])
+def test_app_sh_listens_on_loopback_unless_bfr_app_address_says(tmp_path, inherited, asked, bound):
+    """scripts/app.sh with set-up and streamlit stood in for: an inherited STREAMLIT_SERVER_ADDRESS
+    (container images set 0.0.0.0) never reaches streamlit; only BFR_APP_ADDRESS opens the app."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "app.sh", tmp_path / "scripts" / "app.sh")
+    (tmp_path / "scripts" / "setup.sh").write_text("exit 0\n", encoding="utf-8")
+    fake = tmp_path / ".venv" / "bin" / "streamlit"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/usr/bin/env bash\necho "args: $*"\necho "env: ${STREAMLIT_SERVER_ADDRESS-unset}"\n',
+                    encoding="utf-8")
+    fake.chmod(0o755)
+    e = {k: v for k, v in os.environ.items() if k not in ("STREAMLIT_SERVER_ADDRESS", "BFR_APP_ADDRESS")}
+    e.update({"STREAMLIT_SERVER_ADDRESS": inherited} if inherited else {})
+    e.update({"BFR_APP_ADDRESS": asked} if asked else {})
+    out = subprocess.run(["bash", str(tmp_path / "scripts" / "app.sh")], env=e, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert f"args: run app.py --server.address {bound}" in out.stdout
+    assert "env: unset" in out.stdout
+
+
 # -- processes ----------------------------------------------------------------------------------
 def session_members(sid: int) -> list[int]:
     out = []
