@@ -66,8 +66,9 @@ def ddl_shape(ddl: str) -> dict[str, set[str]]:
     if ddl not in _SHAPES:
         con = duckdb.connect(":memory:")
         con.execute(ddl)
-        shape: dict[str, set[str]] = {}
-        for table, column in con.execute("SELECT table_name, column_name FROM duckdb_columns()").fetchall():
+        shape: dict[str, set[str]] = {}  # base tables only: views the DDL makes are its own to replace
+        for table, column in con.execute("SELECT c.table_name, c.column_name FROM duckdb_columns() c JOIN "
+                                         "duckdb_tables() t USING (table_name)").fetchall():
             shape.setdefault(table, set()).add(column)
         con.close()
         _SHAPES[ddl] = shape
