@@ -1,11 +1,15 @@
-"""Reliability figures: runs the five reliability test files and writes bench/out/reliability.json.
+"""Reliability figures: runs the seven reliability test files and writes bench/out/reliability.json.
 
 Each test file records what it tried (``BFR_RELIABILITY_STATS`` names the JSON file it writes):
 inputs fuzzed per ingest format and how many were refused or ingested, kills and rows surviving a
 crash, labels saved by concurrent annotators, faults the wire server injected, pages checked for a
-planted key. ``records_lost`` adds up every row a test expected and did not find; it must be 0.
+planted key, planted-key fragments found (secrets: every echo form in the store bytes, the tables,
+CLI output and the Trace page), and the CLI probes per kind (args, outfile, input, store,
+processes) with their tracebacks, stores whose bytes changed and orphan processes.
+``records_lost`` adds up every row a test expected and did not find. Targets: 0 records lost,
+0 tracebacks, 0 key fragments, 0 changed stores, 0 orphans. The machine load is recorded beside.
 
-Usage: ``.venv/bin/python bench/bench_reliability.py`` (about two minutes on 2 cores).
+Usage: ``.venv/bin/python bench/bench_reliability.py`` (about ten minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ FILES = {
     "annotators": "tests/test_reliability_annotators.py",
     "model_faults": "tests/test_reliability_model_faults.py",
     "injection": "tests/test_reliability_injection.py",
+    "secrets": "tests/test_reliability_secrets.py",
+    "cli": "tests/test_reliability_cli.py",
 }
 
 
@@ -41,7 +47,21 @@ def run_one(name: str, path: str, tmp: Path) -> dict:
         time.perf_counter() - start, 1), **figures}
 
 
+def probe_totals(cli: dict, secrets: dict) -> dict:
+    """Tracebacks, key fragments, changed stores and orphans over the probe kinds (targets: all 0)."""
+    kinds = {k: v for k, v in cli.items() if isinstance(v, dict)}
+    return {
+        "probes_by_kind": {k: v.get("probes", 0) for k, v in kinds.items()} | {"secrets": secrets.get("probes", 0)},
+        "tracebacks": sum(v.get("tracebacks", 0) for v in kinds.values()) + secrets.get("tracebacks", 0),
+        "key_fragments": secrets.get("key_fragments", 0),
+        "changed_stores": sum(v.get("changed_stores", 0) for v in kinds.values()),
+        "not_one_line_or_exit_2": sum(v.get("not_one_line", 0) + v.get("exit_not_2", 0) for v in kinds.values()),
+        "orphan_processes": kinds.get("processes", {}).get("orphans", 0),
+    }
+
+
 def main() -> int:
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         results = {name: run_one(name, path, Path(tmp)) for name, path in FILES.items()}
     fuzz = results["ingest_fuzz"]
@@ -57,13 +77,17 @@ def main() -> int:
                             "gzip_bombs": sum(fuzz.get(f"{k}_bomb", 0) for k in inputs)},
         "labels_saved_concurrently": results["annotators"].get("labels_saved", 0),
         "records_lost": lost,
+        "probes": (probes := probe_totals(results["cli"], results["secrets"])),
         "all_passed": all(r["passed"] for r in results.values()),
+        "load_avg_1_5_15": {"before": [round(x, 2) for x in load_before],
+                            "after": [round(x, 2) for x in os.getloadavg()]},
         "by_file": results,
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in report.items() if k != "by_file"}, indent=2))
-    return 0 if report["all_passed"] and lost == 0 else 1
+    bad = lost + probes["tracebacks"] + probes["key_fragments"] + probes["changed_stores"] + probes["orphan_processes"]
+    return 0 if report["all_passed"] and bad == 0 else 1
 
 
 if __name__ == "__main__":

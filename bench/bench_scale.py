@@ -87,7 +87,7 @@ def run(name: str, server: WireServer, *extra: str, limit: str = LIMIT, db: Path
     t0 = time.perf_counter()
     bfr("eval", "--db", str(db), "--benchmark", "locomo", "--arms", ARMS, "--limit", limit, "--provider", "openai",
         "--model", "wire-model", "--base-url", server.openai_url, "--answer", "--judge", "--suff", "--quiet",
-        "--json", str(out), *extra)
+        "--json", str(out), "--force", *extra)
     wall = time.perf_counter() - t0
     summary = json.loads(out.read_text(encoding="utf-8"))
     return {"db": db, "summary": summary, "wall_s": round(wall, 2), "requests": server.n_requests - n0,
@@ -115,7 +115,7 @@ def dry(db: Path, server: WireServer) -> dict:
     n0 = server.n_requests
     bfr("eval", "--db", str(db), "--benchmark", "locomo", "--arms", ARMS, "--limit", LIMIT, "--provider", "openai",
         "--model", "wire-model", "--base-url", server.openai_url, "--answer", "--judge", "--suff", "--dry-run",
-        "--json", str(out))
+        "--json", str(out), "--force")
     assert server.n_requests == n0, "the dry run called the server"
     return json.loads(out.read_text(encoding="utf-8"))
 

@@ -77,14 +77,24 @@ def parse_lme_date(text: str) -> datetime | None:
         return None
 
 
+# a calendar date first (YYYY-MM-DD): Python also reads week dates (2024-W10-1) and ordinal or basic
+# forms, which no benchmark writes and which a typo produces as easily
+_ISO_CALENDAR_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ].*)?", re.S)
+ISO_DATE_FORMS = "YYYY-MM-DD, optionally THH:MM[:SS] and an offset, in years 1-9999 once in UTC"
+
+
 def parse_iso_date(text: str) -> datetime | None:
-    """ISO 8601 date or date-time; an offset is converted to UTC and dropped (the store is naive)."""
-    try:
-        value = datetime.fromisoformat(text.strip())
-    except ValueError:
+    """ISO 8601 calendar date or date-time; an offset is converted to UTC and dropped (the store is
+    naive). None for anything else, week dates and dates whose UTC time leaves years 1-9999 included."""
+    text = text.strip()
+    if not _ISO_CALENDAR_DATE.fullmatch(text):
         return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
+    try:
+        value = datetime.fromisoformat(text)
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):
+        return None
     return value
 
 

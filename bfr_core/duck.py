@@ -2,6 +2,8 @@
 
 * :func:`connect` retries a lock another process holds for up to ``wait_s`` seconds, then raises
   :class:`StoreLocked` naming the holder (:func:`lock_wait_default`: ``BFR_LOCK_WAIT_S`` or 30 s);
+* :func:`check_shape` refuses a store whose tables have another shape than the DDL that makes them
+  (a view in a table's place, a missing column), before anything is written;
 * :func:`insert_columns` writes many rows in one statement through Arrow (:func:`rows_to_columns`
   turns row tuples into its columns).
 
@@ -51,6 +53,50 @@ def _holder(exc: BaseException) -> str:
     return f"process {m.group(2)} ({Path(m.group(1)).name})" if m else "another process"
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+_SHAPES: dict[str, dict[str, set[str]]] = {}
+_ADDED = re.compile(r"ADD\s+COLUMN\s+IF\s+NOT\s+EXISTS\s+(\w+)", re.I)
+
+
+def ddl_shape(ddl: str) -> dict[str, set[str]]:
+    """table -> the columns ``ddl`` gives it (read off an empty in-memory database, once per DDL)."""
+    if ddl not in _SHAPES:
+        con = duckdb.connect(":memory:")
+        con.execute(ddl)
+        shape: dict[str, set[str]] = {}  # base tables only: views the DDL makes are its own to replace
+        for table, column in con.execute("SELECT c.table_name, c.column_name FROM duckdb_columns() c JOIN "
+                                         "duckdb_tables() t USING (table_name)").fetchall():
+            shape.setdefault(table, set()).add(column)
+        con.close()
+        _SHAPES[ddl] = shape
+    return _SHAPES[ddl]
+
+
+def check_shape(con: duckdb.DuckDBPyConnection, ddl: str, path: str) -> None:
+    """StoreError when a table ``ddl`` creates already exists in another shape (a view, or a table
+    lacking columns the DDL does not add itself): made by another program or version, it would
+    fail later, half way through a command. Reads only."""
+    want = ddl_shape(ddl)
+    added = {m.lower() for m in _ADDED.findall(ddl)}
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute("SELECT table_name, column_name FROM duckdb_columns() "
+                                     "WHERE schema_name = 'main'").fetchall():
+        have.setdefault(table, set()).add(column)
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                                       "AND schema_name = 'main'").fetchall()}
+    for table, columns in sorted(want.items()):
+        if table in views:
+            raise StoreError(f"store {path}: '{table}' is a view, not the table bfr keeps; this file was "
+                             "not made by bfr: use another store file")
+        missing = sorted(c for c in columns - have.get(table, columns) if c.lower() not in added)
+        if missing:
+            raise StoreError(f"store {path}: table '{table}' has no column {', '.join(missing)} (made by another "
+                             "version of bfr?); ingest into a new store file")
+
+
 def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
             poll_s: float = 0.1) -> duckdb.DuckDBPyConnection:
     """``duckdb.connect``, retrying a lock held by another process for up to ``wait_s`` seconds."""
@@ -58,9 +104,9 @@ def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
     while True:
         try:
             return duckdb.connect(path, read_only=read_only)
-        except duckdb.IOException as exc:
+        except duckdb.Error as exc:  # not a DuckDB file, a newer storage version, no permission, a lock
             if not is_lock_error(exc):
-                raise StoreError(f"cannot open store {path}: {exc}") from exc
+                raise StoreError(f"cannot open store {path}: {_first_line(exc)}") from None
             if time.monotonic() >= deadline:
                 raise StoreLocked(
                     f"store {path} is locked by {_holder(exc)} (waited {wait_s:.0f} s). DuckDB lets one "

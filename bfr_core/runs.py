@@ -180,10 +180,17 @@ def update_lme_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *
 
 
 def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
-    """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None."""
-    return store.cursor().execute(
-        "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
-    ).fetchone()
+    """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None (also when no run was
+    ever written: a read-only open has no runs table to create)."""
+    import duckdb
+
+    ensure_schema(store)  # a runs table of another shape is refused here, not half way through a report
+    try:
+        return store.cursor().execute(
+            "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+    except duckdb.CatalogException:
+        return None
 
 
 def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -210,9 +217,15 @@ def list_runs(store: Store) -> list[dict[str, Any]]:
 
 
 def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> dict[str, Any] | None:
-    row = store.cursor().execute(
-        "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
-    ).fetchone()
+    import duckdb
+
+    ensure_schema(store)
+    try:
+        row = store.cursor().execute(
+            "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
+        ).fetchone()
+    except duckdb.CatalogException:  # a read-only store no run was ever written to
+        return None
     return json.loads(row[0]) if row else None
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from bfr_core.duck import StoreError, StoreLocked, connect, insert_columns, lock_wait_default
+from bfr_core.duck import StoreError, StoreLocked, check_shape, connect, insert_columns, lock_wait_default
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 
 SCHEMA = """
@@ -143,12 +143,12 @@ class Store:
         self._ddl: list[str] = []  # every ensure()d DDL, run on the first read-write open after it
         self._applied: set[str] = set()  # DDL already run on the file (shared mode)
         self._snap: tuple[Path, float] | None = None  # (copy, when made) in shared mode
+        self._checked: set[str] = set()  # DDL whose tables were found in the right shape (check_shape)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if not self.shared:
             self._con = connect(self.path, read_only=read_only, wait_s=self.lock_wait_s)
-            if not read_only:
-                self.ensure(SCHEMA)
+            self.ensure(SCHEMA)
         else:
             self._ddl.append(SCHEMA)
 
@@ -257,6 +257,13 @@ class Store:
                 self._ddl.append(ddl)
             if ddl in self._applied:
                 return
+        elif ddl not in self._checked:  # an odd table fails here, before anything is written
+            try:
+                check_shape(self.con, ddl, self.path)
+            except StoreError:
+                self.close()
+                raise
+            self._checked.add(ddl)
         if self.read_only:
             return
         with self._conlock:  # lock order: _conlock, then _ddl_lock (as in session -> _open)

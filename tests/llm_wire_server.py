@@ -4,12 +4,15 @@ Started by the tests on 127.0.0.1 with a random port; nothing leaves the machine
 request (path, headers, JSON body) and replies in each API's wire format. A test queues faults for
 the next requests — ``429``, ``500``, ``delay`` (holds the reply past any client timeout, until the
 server stops), ``malformed`` (a body that is not JSON), ``truncated`` (JSON cut mid-way), ``echo``
-(a 401 whose body echoes the request's credentials, to prove they get scrubbed) — and sets the text
-the "model" answers with (a string, or a function of the request body).
+(a 401 whose body echoes the request's credentials, to prove they get scrubbed), ``echo-FORM`` (the
+same with the key in one of :func:`key_forms`' forms: masked as OpenAI does, a prefix, a suffix,
+URL-encoded, reversed, base64) — and sets the text the "model" answers with (a string, or a function
+of the request body).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
@@ -21,7 +24,18 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("429", "500", "delay", "malformed", "truncated", "echo")
+FORMS = ("full", "masked", "short_mask", "prefix", "suffix", "urlencoded", "reversed", "base64", "basic")
+FAULTS = ("429", "500", "delay", "malformed", "truncated", "echo", *(f"echo-{f}" for f in FORMS))
+
+
+def key_forms(key: str) -> dict[str, str]:
+    """How servers echo a key back: whole, masked (OpenAI's 401), cut, URL-encoded, reversed, base64."""
+    return {
+        "full": key, "masked": key[:8] + "*" * 20 + key[-4:], "short_mask": f"sk-...{key[-4:]}",
+        "prefix": key[:12] + "...", "suffix": f"a key ending in {key[-4:]}",
+        "urlencoded": "".join(f"%{b:02X}" for b in key.encode()), "reversed": key[::-1],
+        "base64": base64.b64encode(key.encode()).decode(), "basic": base64.b64encode(f"user:{key}".encode()).decode(),
+    }
 HOLD_S = 30.0  # a delayed reply waits at most this long (or until stop()), then gives up
 
 
@@ -126,9 +140,11 @@ class WireServer:
                        if is_anthropic else {"error": {"message": f"injected {status}", "type": kind}})
             extra = {"retry-after": self.retry_after} if status == 429 else {}
             return self._send(h, status, json.dumps(payload).encode(), extra)
-        if fault == "echo":
+        if fault == "echo" or fault.startswith("echo-"):
             creds = h.headers.get("x-api-key") or h.headers.get("authorization") or ""
-            msg = f"invalid credentials: {creds}"
+            if fault != "echo":
+                creds = key_forms(creds.removeprefix("Bearer "))[fault.removeprefix("echo-")]
+            msg = f"Incorrect API key provided: {creds}"
             payload = ({"type": "error", "error": {"type": "authentication_error", "message": msg}}
                        if is_anthropic else {"error": {"message": msg, "type": "invalid_request_error"}})
             return self._send(h, 401, json.dumps(payload).encode())

@@ -112,7 +112,7 @@ def test_sampled_answer_run_accounts_calls_and_a_rerun_makes_none(db, tmp_path):
     columns and per-row LLM wall time; the rerun adds no call (totals unchanged)."""
     out = tmp_path / "a.json"
     args = ["eval", "--db", str(db), "--dataset", "demo", "--arms", "mem0,bfr-mv", "--sample", "3", "--seed", "5",
-            "--answer", "--judge", "--suff", "--json", str(out), "--quiet"]
+            "--answer", "--judge", "--suff", "--json", str(out), "--quiet", "--force"]  # the rerun replaces out
     assert main(args) == 0
     first = json.loads(out.read_text())
     assert first["n_questions"] == 3 and first["provider"] == "offline rules"

@@ -59,7 +59,7 @@ def fresh(template: Path, tmp_path: Path, name: str) -> Path:
 def eval_args(db: Path, out: Path, server: WireServer, *extra: str) -> list[str]:
     return ["eval", "--db", str(db), "--dataset", "demo", "--arms", ARMS, "--provider", "openai",
             "--model", "wire-model", "--base-url", server.openai_url, "--answer", "--judge", "--suff",
-            "--json", str(out), "--quiet", *extra]
+            "--json", str(out), "--quiet", "--force", *extra]
 
 
 def rows_of(db: Path) -> tuple[list[tuple], list[tuple]]:

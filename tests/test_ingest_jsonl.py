@@ -84,7 +84,7 @@ def test_blank_lines_and_dataset_id(tmp_path: Path) -> None:
         ([_session("a", "x"), _question("q", ["a_1"], scope="nope")], 2, "scope", "unknown scope 'nope'"),
         ([_session("a", "x"), {"type": "note"}], 2, "type", "unknown record type 'note'"),
         ([_session("a", "x"), {"session_id": "b"}], 2, "type", "missing required field"),
-        ([_session("a", "x", date="03/03/2024")], 1, "date", "not an ISO 8601 date"),
+        ([_session("a", "x", date="03/03/2024")], 1, "date", "not a date"),
         ([_session("a", "x", date=20240303)], 1, "date", "expected a string, got an integer"),
         ([{"type": "session", "session_id": "a", "turns": [{"speaker": "u"}]}], 1, "turns[0].text",
          "missing required field"),

@@ -16,6 +16,7 @@ from bfr_core.llm.cache import CachedLLM
 from bfr_core.llm.openai_provider import OpenAILLM
 from bfr_core.llm.retry import RetryingLLM
 from bfr_core.llm.rules import RulesLLM
+from bfr_core.llm.secrets import ScrubbedLLM
 from bfr_core.store import Store
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-factory-00000000", "OPENAI_API_KEY": "sk-factory-11111111"}
@@ -33,8 +34,9 @@ def test_providers_by_name():
                       secrets_path="/nonexistent")
     o = make_provider(LLMConfig(provider="OpenAI", base_url="http://127.0.0.1:9/v1", model="qwen"), env={},
                       secrets_path="/nonexistent")
-    assert isinstance(a, AnthropicLLM) and a.label == "anthropic:claude-x"
-    assert isinstance(o, OpenAILLM) and o.label == "openai:qwen@http://127.0.0.1:9/v1"
+    assert isinstance(a, ScrubbedLLM) and isinstance(o, ScrubbedLLM)  # every model's replies are scrubbed
+    assert isinstance(a.inner, AnthropicLLM) and a.label == "anthropic:claude-x"
+    assert isinstance(o.inner, OpenAILLM) and o.label == "openai:qwen@http://127.0.0.1:9/v1"
     assert make_provider(LLMConfig(provider="openai"), env=ENV).model == "gpt-5.5"
     with pytest.raises(LLMConfigError, match="unknown LLM provider 'gemini'"):
         make_provider(LLMConfig(provider="gemini"))

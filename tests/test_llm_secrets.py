@@ -10,7 +10,7 @@ from llm_wire_server import WireServer
 
 from bfr_core.config import LLMConfig
 from bfr_core.llm import LLMCallFailed, LLMConfigError, Secret, api_key, export_calls, make_llm
-from bfr_core.llm.base import redact
+from bfr_core.llm.secrets import scrub
 from bfr_core.roles import answerer
 from bfr_core.store import Store
 
@@ -76,10 +76,10 @@ def test_secret_type_hides_its_value():
         pickle.dumps(s)
 
 
-def test_redact_scrubs_whole_and_half_keys():
+def test_scrub_takes_whole_and_half_keys_and_keeps_the_rest():
     k = PLANTED["anthropic"]
-    assert redact(f"key={k}; short={k[:20]}...; other=sk-ant-other", [k]) == (
-        "key=***; short=***...; other=sk-ant-other")
+    assert scrub(f"key {k}; short {k[:20]}...; other sk-x, task-progress", [k]) == (
+        "key ***; short ***; other sk-x, task-progress")
 
 
 def test_keys_from_env_then_secrets_toml(tmp_path):

@@ -69,7 +69,7 @@ def template(tmp_path_factory) -> Path:
 
 def command(db: Path, out: Path, *, quiet: bool) -> list[str]:
     cmd = [sys.executable, "-m", "bfr_core.cli", "eval", "--db", str(db), "--dataset", "demo", "--arms", ARMS,
-           "--json", str(out)]
+           "--json", str(out), "--force"]
     return [*cmd, "--quiet"] if quiet else cmd
 
 

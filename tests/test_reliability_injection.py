@@ -173,16 +173,10 @@ def app(db, monkeypatch, tmp_path):
     import shutil
 
     import streamlit
-    from streamlit.runtime import pages_manager as pm
+    from apptest_frame import app_as_frame
     from streamlit.testing.v1 import AppTest
 
-    original = pm.PagesManager.__init__
-
-    def init(self, *args, **kwargs):  # run app.py as the st.navigation frame (see tests/app/conftest.py)
-        original(self, *args, **kwargs)
-        pm.PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(pm.PagesManager, "__init__", init)
+    app_as_frame(monkeypatch)
     copy = tmp_path / "app.duckdb"
     shutil.copy(db, copy)
     monkeypatch.setenv("BFR_STORE", str(copy))

@@ -39,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", type=int, default=1,
                    help="offline runs (no --provider model): scopes in N worker processes (same rows)")
     p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
+    p.add_argument("--force", action="store_true", help="replace the --json file if it exists (never a DuckDB file)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--official-corpus", action="store_true",
                    help="LongMemEval only: also rank user turns only and add the official session-level "
@@ -60,6 +61,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the calls, tokens and cost the run would make; call nothing, write nothing")
     g.add_argument("--prices", default=None, metavar="JSON",
                    help='price overrides {"provider": {"model-prefix": [usd_in, usd_out per 1M]}}')
+
+
+def check_arguments(args: argparse.Namespace) -> tuple[str, ...]:
+    """The arms, once every argument is one a run can use (before the store is opened or written);
+    a one-line :class:`BfrError` naming the argument otherwise."""
+    arms = tuple(dict.fromkeys(a.strip() for a in args.arms.split(",") if a.strip()))
+    if not arms:
+        raise BfrError(f"--arms names no arm; choose from {', '.join(ARMS)}")
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        raise BfrError(f"unknown arm(s) {', '.join(unknown)}; choose from {', '.join(ARMS)}")
+    at_least(args, {"k": 1, "limit": 1, "sample": 1, "workers": 1, "processes": 1, "max_concurrent": 1,
+                    "max_retries": 0, "rpm": 0, "tpm": 0})
+    if args.budget:
+        from bfr_core.method.budgets import budget_for
+
+        budget_for(arms[0], args.budget)  # an unknown grid point says which ones exist
+    if args.json_out:
+        from bfr_core.outfile import check_output
+
+        check_output(args.json_out, option="--json", store=args.db, force=args.force)
+    return arms
+
+
+def at_least(args: argparse.Namespace, lows: dict[str, float]) -> None:
+    """Each named argument that is set is at least its bound (``--max-retries -1`` is refused)."""
+    for name, low in lows.items():
+        value = getattr(args, name, None)
+        if value is not None and value < low:
+            what = "a positive number" if low == 1 else "0 or more"
+            raise BfrError(f"--{name.replace('_', '-')} {value:g}: needs {what}")
 
 
 def _client(spec: str, config: Any, store: Any) -> Any:
@@ -103,17 +135,13 @@ def run(args: argparse.Namespace) -> int:
     dataset = args.dataset or args.benchmark
     if not dataset:
         raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")
-    arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
-    unknown = [a for a in arms if a not in ARMS]
-    if unknown:
-        raise BfrError(f"unknown arm(s) {', '.join(unknown)}; choose from {', '.join(ARMS)}")
+    arms = check_arguments(args)
+    prices = load_prices(args.prices)
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist; create it with `bfr ingest ... --db {args.db}`")
     store = Store(args.db)
     if store.dataset(dataset) is None:
         raise BfrError(f"dataset '{dataset}' is not in {args.db}; ingest it first")
-    if args.workers < 1:
-        raise BfrError("--workers needs a positive number")
     llm_cfg = LLMConfig(provider=args.provider, model=args.model, base_url=args.base_url)
     llm_cfg = replace(llm_cfg, concurrency=args.max_concurrent or max(llm_cfg.concurrency, args.workers),
                       rpm=args.rpm, tpm=args.tpm,
@@ -129,8 +157,6 @@ def run(args: argparse.Namespace) -> int:
         provider_label = getattr(llm, "label", args.provider)
     if args.official_corpus and dataset != "longmemeval":
         raise BfrError("--official-corpus is LongMemEval's convention (user turns); use --benchmark longmemeval")
-    if args.sample is not None and args.sample < 1:
-        raise BfrError("--sample needs a positive number of questions")
     spec = bind_data(store, RunSpec(dataset, arms, args.budget, args.k, provider_label, args.limit, args.sample,
                                     args.seed))
     earlier = resumed_stale(store, spec)
@@ -149,12 +175,12 @@ def run(args: argparse.Namespace) -> int:
 
         plan = dry_run(store, spec, llm=llm if args.provider != "rules" else None, answer_llm=llm, panel=panel,
                        config=config, answer=wants_answers, judge=args.judge, suff=args.suff,
-                       prices=load_prices(args.prices))
+                       prices=prices)
         print(render_plan(plan), file=sys.stderr)
         _emit(args, json.dumps(plan, indent=2), spec.run_id)
         return 0
     executor = make_executor(args.executor, args.workers, args.ray_address)
-    price = _pricer(llm, panel, load_prices(args.prices))
+    price = _pricer(llm, panel, prices)
     clients = [llm, *(panel.clients if panel else ())]
     tracker_price = (lambda tin, tout: price(llm.provider, llm.model, tin, tout)) if llm is not None else None
     progress = None if args.quiet else tqdm_progress(f"eval {dataset}")
@@ -219,8 +245,9 @@ def _shipped(args: argparse.Namespace, config: Any) -> Any:
 
 def _emit(args: argparse.Namespace, text: str, run_id: str) -> None:
     if args.json_out:
-        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        from bfr_core.outfile import write_output
+
+        write_output(args.json_out, text + "\n", option="--json", store=args.db, force=args.force)
         print(f"run {run_id}: wrote {args.json_out}", file=sys.stderr)
     else:
         print(text)

@@ -12,6 +12,7 @@ from bfr_core.errors import BfrError
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="DuckDB store file holding the labels")
     p.add_argument("--out", required=True, help="output file; .csv or .jsonl chooses the format")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,9 +21,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
-    store = Store(args.db)
+    store = Store(args.db, read_only=True)
     try:
-        n = labels.export(store, args.out)
+        n = labels.export(store, args.out, force=args.force)
     finally:
         store.close()
     print(f"wrote {n} label rows to {args.out}", file=sys.stderr)

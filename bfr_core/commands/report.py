@@ -13,17 +13,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--ref", default=None, help="reference arm for the paired tests (default mem0)")
     p.add_argument("--out", default=None, help="write the Markdown here (default stdout)")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
 
 
 def run(args: argparse.Namespace) -> int:
     from bfr_core.evaluation.report import report
+    from bfr_core.outfile import check_output, write_output
     from bfr_core.store import Store
 
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
-    text = report(Store(args.db), args.run, args.ref)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        check_output(args.out, option="--out", store=args.db, force=args.force)  # before any work
+    text = report(Store(args.db, read_only=True), args.run, args.ref)
+    if args.out:
+        write_output(args.out, text, option="--out", store=args.db, force=args.force)
     else:
         print(text)
     return 0

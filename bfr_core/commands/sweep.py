@@ -20,17 +20,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output directory (frontier.json, .html, .png)")
     p.add_argument("--no-png", action="store_true", help="skip the PNG (kaleido starts a browser: ~3 s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--force", action="store_true", help="replace frontier files already in --out")
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation.sweep import PAPER_POINTS, sweep, write_outputs
+    from bfr_core.evaluation.sweep import PAPER_POINTS, output_paths, sweep, write_outputs
     from bfr_core.method.budgets import NAMES
+    from bfr_core.outfile import check_output
     from bfr_core.progress import tqdm_progress
     from bfr_core.store import Store
 
     dataset = args.dataset or args.benchmark
     if not dataset:
         raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")
+    if args.limit is not None and args.limit < 1:
+        raise BfrError(f"--limit {args.limit}: needs a positive number")
+    for path in output_paths(args.out, png=not args.no_png):  # before any work
+        check_output(path, option="--out", store=args.db, force=args.force)
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist; create it with `bfr ingest ... --db {args.db}`")
     store = Store(args.db, read_only=True)
@@ -43,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         budgets = list(PAPER_POINTS if args.paper_points else NAMES)
     result = sweep(store, dataset, arms=arms, budgets=budgets, limit=args.limit,
                    progress=None if args.quiet else tqdm_progress(f"sweep {dataset}"))
-    written = write_outputs(result, args.out, png=not args.no_png)
+    written = write_outputs(result, args.out, png=not args.no_png, store=args.db, force=args.force)
     print(_table(result), file=sys.stdout)
     for kind, path in written.items():
         print(f"{kind}: {path}", file=sys.stderr)

@@ -466,12 +466,16 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def export(store: Store, path: str | Path) -> int:
-    """Write every label version to ``path`` (.csv or .jsonl); returns the number of rows."""
+def export(store: Store, path: str | Path, *, force: bool = False) -> int:
+    """Write every label version to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
+    store or another DuckDB file, an existing file only with ``force``); returns the number of rows."""
+    from bfr_core.outfile import check_output, write_output
+
     p = Path(path)
     if p.suffix.lower() not in (".csv", ".jsonl"):
         raise BfrError(f"{p}: export format is chosen by extension; use .csv or .jsonl")
+    check_output(p, option="--out", store=store.path, force=force)  # before the rows are read
     rows = export_rows(store)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), encoding="utf-8")
+    write_output(p, to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), option="--out",
+                 store=store.path, force=force)
     return len(rows)

@@ -3,9 +3,10 @@
 Covers: :func:`scope_payload` (what one scope's views are built from, read from the store by the
 parent: turns, cached turn vectors of both dense models, cached NER output, cached question
 vectors), :func:`run_scope` (a worker: builds the views from that payload, no store, and runs every
-(question, arm) of the scope through ``pipeline.run_query``) and :func:`scopes_in_processes` (a
+(question, arm) of the scope through ``pipeline.run_query``), :func:`scopes_in_processes` (a
 spawn-context process pool over the scopes, results handed back in the order the scopes were given,
-so the rows and the store writes are those of the sequential loop).
+so the rows and the store writes are those of the sequential loop) and :func:`die_with_parent`
+(workers end with the parent, SIGKILL included).
 
 Why the parent reads and the workers do not: DuckDB lets one process write a file or several read
 it, not both; the parent keeps the store open and remains its only writer. Cues that the store does
@@ -21,7 +22,14 @@ progress on another branch: this module is the process step it can call).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -58,6 +66,28 @@ class _KnownNer:
         missing = [t for t in dict.fromkeys(texts) if t not in self.known]
         extra = dict(zip(missing, run_ner(missing), strict=True)) if missing else {}
         return [self.known[t] if t in self.known else extra[t] for t in texts]
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent_pid: int, poll_s: float = 1.0) -> None:
+    """A worker's initializer: end this process when ``parent_pid`` goes, even by SIGKILL (which
+    runs no clean-up: a killed ``bfr eval --processes 2`` left its workers and their resource
+    tracker running). Linux delivers SIGKILL on the parent's death (``PR_SET_PDEATHSIG``); a daemon
+    thread checks the parent id as well (other systems, and a parent gone before the call)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bfr-parent-watch", daemon=True).start()
 
 
 def scope_payload(store: Store, dataset_id: str, scope_id: str, jobs: Sequence[tuple[Question, str]]) -> ScopePayload:
@@ -131,7 +161,8 @@ def scopes_in_processes(
     ``workers`` spawned processes; the parent reads each payload just before it is needed (at most
     ``2 * workers`` scopes in flight)."""
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         pending: list[tuple[str, Any]] = []
         queue = list(todo)
         while queue or pending:

@@ -127,14 +127,25 @@ def _front(points: Sequence[dict[str, Any]], metric: str) -> list[dict[str, Any]
     return out
 
 
-def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = True) -> dict[str, str]:
-    """frontier.json, frontier.html and (if kaleido renders here) frontier.png; returns what was written."""
+def output_paths(out_dir: str | Path, *, png: bool = True) -> list[Path]:
+    """The files :func:`write_outputs` writes into ``out_dir``."""
+    return [Path(out_dir) / f"frontier.{ext}" for ext in ("json", "html", *(("png",) if png else ()))]
+
+
+def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = True, store: str | None = None,
+                  force: bool = False) -> dict[str, str]:
+    """frontier.json, frontier.html and (if kaleido renders here) frontier.png, each through
+    ``outfile.write_output`` (an existing one only with ``force``); returns what was written."""
+    from bfr_core.outfile import write_output
     from bfr_core.plots import budget_frontier
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     written = {}
-    (out / "frontier.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+    def put(name: str, data: str | bytes) -> None:
+        write_output(out / name, data, option="--out", store=store, force=force)
+
+    put("frontier.json", json.dumps(result, indent=2) + "\n")
     written["json"] = str(out / "frontier.json")
     pts = result["points"]
     figs = [
@@ -148,7 +159,7 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = Tr
     for i, fig in enumerate(figs):
         html.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0)))
     html.append("</body></html>")
-    (out / "frontier.html").write_text("\n".join(html), encoding="utf-8")
+    put("frontier.html", "\n".join(html))
     written["html"] = str(out / "frontier.html")
     if not png:
         return written
@@ -166,8 +177,10 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = Tr
                     tr.line.color = tr.marker.color = colours[tr.name]
                 grid.add_trace(tr, row=1, col=col)
         grid.update_layout(width=1100, height=420, template="plotly_white")
-        grid.write_image(str(out / "frontier.png"))
-        written["png"] = str(out / "frontier.png")
+        image = grid.to_image(format="png")
     except Exception as exc:  # kaleido needs a Chrome binary; say why and carry on
         written["png_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        return written
+    put("frontier.png", image)
+    written["png"] = str(out / "frontier.png")
     return written

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bfr_core.duck import StoreError
 from bfr_core.errors import BfrError
-from bfr_core.ingest.common import sha256_file
+from bfr_core.ingest.common import check_turn_lengths, sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.longmemeval import load_longmemeval
@@ -129,6 +129,7 @@ def ingest(
         _refuse_early(store, dataset_id, path)
     reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
     bundle = validate(loader(path, dataset_id=dataset_id, progress=reading))  # refuse or repair (notes)
+    check_turn_lengths(bundle.turns, path)
     existed = store.dataset(dataset_id) is not None
     vectors: list = []
     written = False

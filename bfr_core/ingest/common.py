@@ -17,6 +17,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -78,11 +79,38 @@ def read_text(path: str | Path) -> str:
     return text.removeprefix("\ufeff")
 
 
+# JSON may escape half of a UTF-16 pair ("\ud800"); Python reads it into a str that cannot be written
+# as UTF-8 (the store refuses it with a traceback), so such a file is refused here, where it is read
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                             r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LONG_NUMBER = re.compile(r"\d{4301,}")  # past Python's int-from-text limit (4,300 digits)
+
+
+def _where(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def _check_decoded(text: str) -> str | None:
+    """Why text that parsed as JSON cannot be stored (a lone surrogate escape), or None."""
+    if "\\ud" not in text and "\\uD" not in text:  # a scan only where such an escape may be
+        return None
+    m = _LONE_SURROGATE.search(text)
+    return None if m is None else (f"{_where(text, m.start())}: {m.group()} is half of a UTF-16 surrogate "
+                                   "pair, not a character")
+
+
+def _number_problem(text: str, exc: ValueError) -> str:
+    m = _LONG_NUMBER.search(text)
+    where = f"{_where(text, m.start())}: " if m else ""
+    return f"{where}a number of more than 4,300 digits ({str(exc).split(':')[0]})"
+
+
 def load_json(path: str | Path) -> Any:
     """Parse a JSON (optionally gzipped) file; a syntax error names its line and column."""
     text = read_text(path)
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         hint = ""
         if exc.msg == "Extra data" and _first_line_is_object(text):
@@ -92,6 +120,11 @@ def load_json(path: str | Path) -> Any:
         ) from None
     except RecursionError:
         raise InputError(str(path), "JSON is nested too deeply to read") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise InputError(str(path), _number_problem(text, exc)) from None
+    if problem := _check_decoded(text):
+        raise InputError(str(path), problem)
+    return data
 
 
 def _first_line_is_object(text: str) -> bool:
@@ -108,13 +141,31 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(
                 str(path), f"malformed JSON at column {exc.colno}: {exc.msg}", record=f"line {lineno}"
             ) from None
         except RecursionError:
             raise InputError(str(path), "JSON is nested too deeply to read", record=f"line {lineno}") from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            raise InputError(str(path), _number_problem(line, exc).removeprefix("line 1, "),
+                             record=f"line {lineno}") from None
+        if problem := _check_decoded(line):
+            raise InputError(str(path), problem.removeprefix("line 1, "), record=f"line {lineno}")
+        yield lineno, obj
+
+
+MAX_TURN_CHARS = 1_000_000  # spaCy's max_length: the entity view's NER refuses longer texts
+
+
+def check_turn_lengths(turns: Iterable[Any], path: str | Path) -> None:
+    """InputError for the first turn longer than :data:`MAX_TURN_CHARS` (the default ingest would
+    stop in its entity step); benchmark turns stay far below it."""
+    for t in turns:
+        if len(t.text) > MAX_TURN_CHARS:
+            raise InputError(str(path), f"{len(t.text):,} characters in one turn; at most {MAX_TURN_CHARS:,} "
+                             "(split it into several turns)", record=f"turn {t.turn_id}", field="text")
 
 
 # -- typed field access ---------------------------------------------------------------------------

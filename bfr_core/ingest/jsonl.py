@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bfr_core.dates import parse_iso_date
+from bfr_core.dates import ISO_DATE_FORMS, parse_iso_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.common import answer_text, expect, iter_jsonl, sha256_file, some
 from bfr_core.ingest.common import field as get
@@ -86,7 +86,7 @@ def _date(obj: dict[str, Any], at: _Where) -> tuple[datetime | None, str]:
     text = expect(obj["date"], str, at.path, at.record, "date")
     value = parse_iso_date(text)
     if value is None:
-        raise at.error(f"not an ISO 8601 date: {text!r} (e.g. 2024-03-03 or 2024-03-03T09:15)", "date")
+        raise at.error(f"not a date: {text[:60]!r} (expected {ISO_DATE_FORMS}, e.g. 2024-03-03T09:15)", "date")
     return value, text
 
 

@@ -1,8 +1,8 @@
 """The one call every LLM backend answers, its request/response records, and its errors.
 
 Covers: :class:`LLMRequest` / :class:`LLMResponse` (frozen), the :class:`LLM` Protocol, the error
-classes the retry layer and callers act on, the prompt hash that keys the cache, and
-:func:`redact` (so an API key can never reach a message). Does not cover: providers, caching,
+classes the retry layer and callers act on, the prompt hash that keys the cache, and the helpers
+the SDK providers share. Does not cover: key redaction (``secrets.py``), providers, caching,
 retries (``cache.py``, ``retry.py``) or the roles built on top (``bfr_core.roles``).
 
 A request carries both the rendered ``prompt`` (what a real model reads) and ``payload``, the same
@@ -67,7 +67,7 @@ class LLM(Protocol):
 
 # -- errors ----------------------------------------------------------------------------------
 class LLMError(BfrError):
-    """Base class of LLM-layer errors. Messages never contain an API key (see :func:`redact`)."""
+    """Base class of LLM-layer errors. Messages never contain an API key (``secrets.ScrubbedLLM``)."""
 
 
 class LLMConfigError(LLMError):
@@ -97,24 +97,6 @@ class LLMCallFailed(LLMError):
         self.reason, self.attempts = reason, attempts
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret replaced by ``***``, and any run of 8+ characters that starts
-    like one (SDKs and servers sometimes echo a shortened key) too."""
-    for secret in secrets:
-        if not secret or len(secret) < 8:
-            continue
-        head = secret[: max(8, len(secret) // 3)]
-        out, i = [], 0
-        while (j := text.find(head, i)) >= 0:
-            end = j + len(head)
-            while end < len(text) and end - j < len(secret) and text[end] == secret[end - j]:
-                end += 1
-            out.append(text[i:j] + "***")
-            i = end
-        text = "".join(out) + text[i:]
-    return text
-
-
 # -- helpers the HTTP providers share ------------------------------------------------------
 def price(model: str, tokens_in: int, tokens_out: int, table: dict[str, tuple[float, float]]) -> float:
     """Cost in USD by the longest matching model-id prefix of ``table`` (0 when none matches)."""
@@ -140,20 +122,24 @@ def retry_after_s(headers: object) -> float | None:
 
 def sdk_error(provider: str, errors: object, exc: Exception, secrets: Iterable[str]) -> ProviderError:
     """A :class:`ProviderError` for an exception of the ``anthropic`` / ``openai`` SDK (``errors`` is
-    the SDK module: both name their error classes alike). Messages are redacted and cut short;
-    timeouts, connection failures, 429/5xx and unparseable bodies are transient."""
+    the SDK module: both name their error classes alike). Messages are scrubbed of ``secrets`` before
+    they are cut short (a cut could leave a fragment the scrubber no longer sees whole); timeouts,
+    connection failures, 429/5xx and unparseable bodies are transient."""
+    from bfr_core.llm.secrets import Redactor  # lazy: secrets.py builds on this module
+
+    redact = Redactor(secrets)
     if isinstance(exc, errors.APITimeoutError):  # type: ignore[attr-defined]
         return ProviderError(f"{provider}: request timed out", transient=True)
     if isinstance(exc, errors.APIStatusError):  # type: ignore[attr-defined]
         status = getattr(exc, "status_code", None)
-        detail = redact(str(getattr(exc, "message", "") or exc), secrets)[:300]
+        detail = redact(str(getattr(exc, "message", "") or exc))[:300]
         headers = getattr(getattr(exc, "response", None), "headers", None)
         return ProviderError(f"{provider}: HTTP {status}: {detail}", status=status,
                              transient=status_is_transient(status), retry_after=retry_after_s(headers))
     if isinstance(exc, errors.APIConnectionError):  # type: ignore[attr-defined]
         return ProviderError(f"{provider}: connection failed", transient=True)
     # an unparseable or truncated response body, or anything else the SDK raised
-    detail = redact(str(exc), secrets)[:200]
+    detail = redact(str(exc))[:200]
     return ProviderError(f"{provider}: bad response ({type(exc).__name__}: {detail})", transient=True)
 
 

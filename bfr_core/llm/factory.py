@@ -8,14 +8,15 @@ slot) -> retries held to the provider's limits (``limits.py``: concurrency, requ
 minute, shared by every client of one endpoint) -> provider.
 
 Keys are held in :class:`~bfr_core.llm.base.Secret` and only revealed to the SDK constructor; they
-are never logged, never part of a repr, an error message, the store or an export.
+are never logged, never part of a repr, an error message, the store or an export. Every backend but
+the offline rules comes wrapped in :class:`~bfr_core.llm.secrets.ScrubbedLLM`, which takes every
+configured key (and anything shaped like one) out of its replies and errors.
 """
 
 from __future__ import annotations
 
 import os
 import time
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -25,18 +26,17 @@ from bfr_core.llm.cache import CachedLLM, LLMCache
 from bfr_core.llm.limits import Limits, ProviderLimiter, limiter_for
 from bfr_core.llm.retry import RetryingLLM, RetryPolicy
 from bfr_core.llm.rules import RulesLLM
+from bfr_core.llm.secrets import (
+    ENV_KEYS,
+    Redactor,
+    ScrubbedLLM,
+    configured_keys,
+    read_secrets,
+    secrets_candidates,
+)
 from bfr_core.store import Store
 
 PROVIDERS = ("rules", "anthropic", "openai", "local")
-ENV_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-SECRETS_FILE = Path(".streamlit") / "secrets.toml"
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _secrets_candidates(path: str | Path | None) -> list[Path]:
-    if path is not None:
-        return [Path(path)]
-    return list(dict.fromkeys([Path.cwd() / SECRETS_FILE, _REPO_ROOT / SECRETS_FILE]))
 
 
 def api_key(provider: str, *, env: Mapping[str, str] | None = None,
@@ -46,14 +46,10 @@ def api_key(provider: str, *, env: Mapping[str, str] | None = None,
     env = os.environ if env is None else env
     if env.get(name):
         return Secret(env[name].strip())
-    for path in _secrets_candidates(secrets_path):
+    for path in secrets_candidates(secrets_path):
         if not path.is_file():
             continue
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            # the parse error may quote the file's text, which may hold a key: say only where
-            raise LLMConfigError(f"cannot read {path}: not valid TOML") from None
+        data = read_secrets(path)
         section = data.get(provider)
         value = data.get(name) or (section.get("api_key") if isinstance(section, dict) else None)
         if value:
@@ -63,10 +59,16 @@ def api_key(provider: str, *, env: Mapping[str, str] | None = None,
 
 def make_provider(config: LLMConfig, *, env: Mapping[str, str] | None = None,
                   secrets_path: str | Path | None = None) -> LLM:
-    """The bare backend (no cache, no retries)."""
+    """The backend (no cache, no retries); a model's replies and errors come out of it scrubbed of
+    every configured key (``secrets.ScrubbedLLM``). The offline rules read no key and call nothing."""
     name = config.provider.strip().lower()
     if name == "rules":
         return RulesLLM()
+    return ScrubbedLLM(_backend(name, config, env, secrets_path),
+                       Redactor(configured_keys(env=env, secrets_path=secrets_path)))
+
+
+def _backend(name: str, config: LLMConfig, env: Mapping[str, str] | None, secrets_path: str | Path | None) -> LLM:
     if name == "local":
         from bfr_core.llm.local_provider import LocalLLM
 

@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from bfr_core.errors import BfrError
+
 PriceTable = Mapping[str, Mapping[str, tuple[float, float]]]
 
 PRICES: dict[str, dict[str, tuple[float, float]]] = {
@@ -64,11 +66,32 @@ def cost_usd(provider: str, model: str, tokens_in: int, tokens_out: int,
 def load_prices(path: str | Path | None) -> dict[str, dict[str, tuple[float, float]]]:
     """The table with the file's entries merged over it (a missing path: the table as is)."""
     merged = {k: dict(v) for k, v in PRICES.items()}
-    if path:
+    if not path:
+        return merged
+    try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        for provider, models in data.items():
-            merged.setdefault(provider, {}).update({m: (float(v[0]), float(v[1])) for m, v in models.items()})
+    except OSError as exc:
+        raise BfrError(f"--prices {path}: cannot read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BfrError(f"--prices {path}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise BfrError(f'--prices {path}: expected {{"provider": {{"model-prefix": [usd_in, usd_out]}}}}')
+    for provider, models in data.items():
+        try:
+            merged.setdefault(str(provider), {}).update({str(m): _pair(v) for m, v in models.items()})
+        except (AttributeError, TypeError, ValueError):
+            raise BfrError(f"--prices {path}, provider '{provider}': each model prefix needs "
+                           "[usd_in, usd_out] per 1M tokens, two numbers >= 0") from None
     return merged
+
+
+def _pair(v: object) -> tuple[float, float]:
+    if not isinstance(v, list | tuple):
+        raise TypeError("a price is a list of two numbers")
+    a, b = (float(x) for x in v)
+    if not (0 <= a < float("inf") and 0 <= b < float("inf")):
+        raise ValueError("price out of range")
+    return a, b
 
 
 OFFICIAL_HOSTS = ("api.openai.com", "api.anthropic.com")
