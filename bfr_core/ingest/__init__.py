@@ -26,6 +26,7 @@ from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.locomo_plus import load_locomo_plus
 from bfr_core.ingest.longmemeval import load_longmemeval
+from bfr_core.ingest.releases import recognise
 from bfr_core.progress import Progress, StepMeter, ticking
 from bfr_core.records import Bundle, IngestReport
 from bfr_core.store import Store
@@ -138,6 +139,9 @@ def ingest(
         _refuse_early(store, dataset_id, path)
     reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
     bundle = loader(path, dataset_id=dataset_id, progress=reading, **(options or {}))
+    if kind == "longmemeval":  # which release (S / M / oracle, full or a part): the report's first note
+        release = recognise(bundle).note
+        bundle = dc_replace(bundle, report=dc_replace(bundle.report, notes=(release, *bundle.report.notes)))
     existed = store.dataset(dataset_id) is not None
     vectors: list = []
     written = False
