@@ -108,7 +108,7 @@ def report(store: Store, run_id: str, ref: str | None = None, k: int | None = No
     return "\n\n".join([
         f"# Run {run_id} · {summary['dataset_id']} · {summary['n_questions']} questions · provider: "
         f"{summary['provider']}{cut}",
-        "## Budgets", budget_table(summary),
         "## By question type (percent)", type_table(summary),
+        "## Budgets", budget_table(summary),
         f"## Paired comparisons against {ref}", paired_table(rows, arms, ref),
     ]) + "\n"
