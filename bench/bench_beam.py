@@ -39,13 +39,16 @@ def main() -> int:
     ap.add_argument("--arms", default=",".join(all_arms()))
     ap.add_argument("--ks", default="10,40")
     ap.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    ap.add_argument("--cached-ner-only", action="store_true",
+                    help="entity view: cached NER spans only, parse nothing (see byo_common)")
+    ap.add_argument("--no-entities", action="store_true", help="ingest without the NER pass")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "beam.json"))
     args = ap.parse_args()
     store = Store(args.db)
     took = None
     if store.dataset(args.name) is None:
         t0 = time.perf_counter()
-        ingest(store, "beam", args.path, name=args.name)
+        ingest(store, "beam", args.path, name=args.name, entities=not args.no_entities)
         took = round(time.perf_counter() - t0, 1)
     every = store.questions(args.name)
     scopes = [s.scope_id for s in store.scopes(args.name)]
@@ -54,10 +57,11 @@ def main() -> int:
     load_before = machine()
     t0 = time.perf_counter()
     rows = run_rows(store, args.name, qs, args.arms.split(","), [int(k) for k in args.ks.split(",")],
-                    lambda q: {"ability": q.qtype, "tier": q.scope_id.split("/")[0]}, log=lambda m: print(m, flush=True))
+                    lambda q: {"ability": q.qtype, "tier": q.scope_id.split("/")[0]}, log=lambda m: print(m, flush=True),
+                    cached_ner_only=args.cached_ner_only)
     out = {
         "command": "bench/bench_beam.py " + " ".join(sys.argv[1:]), "dataset": args.name, "source": args.path,
-        "conversations": len(keep), "questions_run": len(qs), "ingest_s": took, "eval_s": round(time.perf_counter() - t0, 1),
+        "conversations": len(keep), "cached_ner_only": args.cached_ner_only, "questions_run": len(qs), "ingest_s": took, "eval_s": round(time.perf_counter() - t0, 1),
         "questions_by_ability": dict(sorted(Counter(q.qtype for q in every if q.scope_id in keep).items())),
         "scoreable_by_ability": dict(sorted(Counter(q.qtype for q in qs).items())),
         "machine_before": load_before, "machine_after": machine(),

@@ -41,6 +41,8 @@ def main() -> int:
     ap.add_argument("--arms", default=",".join(all_arms()))
     ap.add_argument("--ks", default="10,40")
     ap.add_argument("--locomo-sample", type=int, default=200)
+    ap.add_argument("--cached-ner-only", action="store_true",
+                    help="entity view: cached NER spans only, parse nothing; ingest without the NER pass")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "locomo_plus.json"))
     args = ap.parse_args()
     store = Store(args.db)
@@ -49,7 +51,7 @@ def main() -> int:
                                       (LOCOMO, "locomo", args.locomo, {})):
         if store.dataset(name) is None and (name == PLUS or args.locomo_sample):
             t0 = time.perf_counter()
-            ingest(store, kind, path, name=name, options=options)
+            ingest(store, kind, path, name=name, options=options, entities=not args.cached_ner_only)
             took[name] = round(time.perf_counter() - t0, 1)
     arms, ks = args.arms.split(","), [int(k) for k in args.ks.split(",")]
     log = lambda m: print(m, flush=True)  # noqa: E731
@@ -57,15 +59,17 @@ def main() -> int:
     triggers = [q for q in every if not q.qtype.startswith("locomo/")]
     load_before, t0 = machine(), time.perf_counter()
     out = {"command": "bench/bench_locomo_plus.py " + " ".join(sys.argv[1:]), "source": args.plus,
-           "ingest_s": took, "machine_before": load_before}
-    rows = run_rows(store, PLUS, triggers, arms, ks, lambda q: {"relation": q.qtype}, log=log)
+           "ingest_s": took, "machine_before": load_before, "cached_ner_only": args.cached_ner_only}
+    only = args.cached_ner_only
+    rows = run_rows(store, PLUS, triggers, arms, ks, lambda q: {"relation": q.qtype}, log=log, cached_ner_only=only)
     out["triggers"] = {"n": len(triggers), "systems": summary(rows, ["relation"])}
     if args.locomo_sample:
         plain = stratified_sample(store.questions(LOCOMO, scoreable_only=True), args.locomo_sample, 0)
         ids = {q.question_id for q in plain}
         stitched = [q for q in every if q.qtype.startswith("locomo/") and q.question_id.split("/", 1)[1] in ids]
-        rows_p = run_rows(store, LOCOMO, plain, arms, ks, lambda q: {"qtype": q.qtype}, log=log)
-        rows_s = run_rows(store, PLUS, stitched, arms, ks, lambda q: {"qtype": q.qtype.removeprefix("locomo/")}, log=log)
+        rows_p = run_rows(store, LOCOMO, plain, arms, ks, lambda q: {"qtype": q.qtype}, log=log, cached_ner_only=only)
+        rows_s = run_rows(store, PLUS, stitched, arms, ks, lambda q: {"qtype": q.qtype.removeprefix("locomo/")}, log=log,
+                          cached_ner_only=only)
         same = _identical(rows_p, rows_s)
         out["locomo_questions"] = {"n": len(plain), "sample_seed": 0, "plain": summary(rows_p, ["qtype"]),
                                    "stitched": summary(rows_s, ["qtype"]), "per_question_identical": same}
