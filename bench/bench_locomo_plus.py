@@ -41,6 +41,7 @@ def main() -> int:
     ap.add_argument("--arms", default=",".join(all_arms()))
     ap.add_argument("--ks", default="10,40")
     ap.add_argument("--locomo-sample", type=int, default=200)
+    ap.add_argument("--limit", type=int, default=None, help="only the first N trigger questions (file order)")
     ap.add_argument("--cached-ner-only", action="store_true",
                     help="entity view: cached NER spans only, parse nothing; ingest without the NER pass")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "locomo_plus.json"))
@@ -56,7 +57,7 @@ def main() -> int:
     arms, ks = args.arms.split(","), [int(k) for k in args.ks.split(",")]
     log = lambda m: print(m, flush=True)  # noqa: E731
     every = store.questions(PLUS)
-    triggers = [q for q in every if not q.qtype.startswith("locomo/")]
+    triggers = [q for q in every if not q.qtype.startswith("locomo/")][: args.limit]
     load_before, t0 = machine(), time.perf_counter()
     out = {"command": "bench/bench_locomo_plus.py " + " ".join(sys.argv[1:]), "source": args.plus,
            "ingest_s": took, "machine_before": load_before, "cached_ner_only": args.cached_ner_only}
