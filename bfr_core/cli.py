@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("bfr_core.commands.trace", "run or show one question's step-by-step trace"),
     "report": ("bfr_core.commands.report", "paper-style tables with paired tests for a run"),
     "label-export": ("bfr_core.commands.label_export", "export sufficiency labels (CSV / JSONL)"),
+    "import-run": ("bfr_core.commands.import_run", "another system's run file as an arm of a run"),
+    "export-run": ("bfr_core.commands.export_run", "a run's arms as TREC / JSONL, and its qrels"),
 }
 
 

@@ -4,7 +4,8 @@ lengths, and the question patterns that ask for a time span.
 Covers:
 * the calendar words (:data:`MONTH_NAMES`, :data:`MONTH_NUMBER` with three-letter forms, :data:`WEEKDAYS`);
 * parsing the session dates of the benchmark files (:func:`parse_locomo_date`, :func:`parse_lme_date`,
-  :func:`parse_iso_date`): each returns a naive ``datetime`` or None;
+  :func:`parse_iso_date`, BEAM's :func:`parse_beam_date`): each returns a naive ``datetime`` or None;
+* LoCoMo-Plus's time gaps (:func:`gap_days`, the benchmark's ``parse_time_gap``: "two weeks later" -> 14);
 * two readings of dates written in text, which really differ and so keep two names:
   :func:`find_day_dates` (dates that name a day, "February 5th", "3 March 2024", "2023-05-07"; the year
   may be missing) for subtracting event dates, and :func:`find_date_constraints` (partial constraints a
@@ -96,6 +97,40 @@ def parse_iso_date(text: str) -> datetime | None:
     except (ValueError, OverflowError):
         return None
     return value
+
+
+_BEAM_DATE = re.compile(r"^\s*([A-Za-z]+)-(\d{1,2})-(\d{4})\s*$")
+
+
+def parse_beam_date(text: str) -> datetime | None:
+    """BEAM's time anchor ``"March-15-2024"`` -> ``datetime(2024, 3, 15)``; None if it does not parse."""
+    m = _BEAM_DATE.match(text)
+    month = MONTH_NUMBER.get(m.group(1).lower()) if m else None
+    if m is None or month is None:
+        return None
+    try:
+        return datetime(int(m.group(3)), month, int(m.group(2)))
+    except ValueError:
+        return None
+
+
+# LoCoMo-Plus's ``parse_time_gap`` (data/build_conv.py of xjtuleeyf/Locomo-Plus), same regex and units.
+_GAP_WORD = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+             "ten": 10, "eleven": 11, "twelve": 12, "a": 1, "an": 1}
+_GAP = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an)\b\s*"
+                  r"(week|weeks|month|months|year|years)\b")
+GAP_UNIT_DAYS = {"week": 7, "month": 30, "year": 365}
+
+
+def gap_days(text: str) -> int:
+    """``"about three weeks later"`` -> 21 (weeks 7 days, months 30, years 365; "a"/"an" = 1); 0 when
+    no count and unit are found (``"several months later"``), as the benchmark's construction does."""
+    m = _GAP.search(text.lower().strip())
+    if not m:
+        return 0
+    num, unit = m.groups()
+    count = int(num) if num.isdigit() else _GAP_WORD[num]
+    return count * GAP_UNIT_DAYS[unit.rstrip("s")]
 
 
 # -- dates written in text ------------------------------------------------------------------------

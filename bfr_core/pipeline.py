@@ -2,7 +2,10 @@
 
 The app, the CLI and the benchmarks all call :func:`run` (or :func:`run_query` when they already
 hold the views), so nothing is computed twice in two places. The question's gold ids never reach
-the arm: it receives ``question.query()``. :data:`ARMS` names each arm's function directly.
+the arm: it receives ``question.query()``. :data:`ARMS` names each arm's function directly, then
+the arms installed packages add through the ``bfr.arms`` entry-point group (:func:`plugin_arms`:
+name -> a function with the arm contract of ``method.arms``; a built-in name is never replaced, an
+entry point that fails to load is left out and its error kept in :data:`PLUGIN_ERRORS`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ if TYPE_CHECKING:
     from bfr_core.retrieval.scope import ScopeViews
     from bfr_core.store import Store
 
-__all__ = ["ARMS", "DEFAULT_BUDGET", "ArmContext", "arm_names", "resolve", "resolve_budget", "run", "run_query"]
+__all__ = ["ARMS", "DEFAULT_BUDGET", "ArmContext", "arm_names", "plugin_arms", "refresh_plugins", "resolve",
+           "resolve_budget", "run", "run_query"]
 
 ARMS: dict[str, ArmFn] = {
     "mem0": mem0,  # BM25 top-k over turns
@@ -38,6 +42,45 @@ ARMS: dict[str, ArmFn] = {
     "bfr-mv": bfr_mv,  # Stage I + multi-view completion (C6)
     "bfr": bfr,  # our own arm (beyond the paper)
 }
+
+
+BUILTIN_ARMS: frozenset[str] = frozenset(ARMS)
+PLUGIN_GROUP = "bfr.arms"
+PLUGIN_ERRORS: dict[str, str] = {}
+
+
+def plugin_arms() -> dict[str, ArmFn]:
+    """The arms of the ``bfr.arms`` entry points of the installed packages, by name."""
+    from importlib.metadata import entry_points
+
+    PLUGIN_ERRORS.clear()
+    out: dict[str, ArmFn] = {}
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+        if ep.name in BUILTIN_ARMS or ep.name in out:
+            PLUGIN_ERRORS[ep.name] = f"{ep.value}: the name is taken by another arm"
+            continue
+        try:
+            fn = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken package must not break the built-in arms
+            PLUGIN_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+            continue
+        if not callable(fn):
+            PLUGIN_ERRORS[ep.name] = f"{ep.value}: not a function"
+            continue
+        out[ep.name] = fn
+    return out
+
+
+def refresh_plugins() -> list[str]:
+    """Re-read the entry points (after a package was installed); returns the plugin arms' names."""
+    for name in [n for n in ARMS if n not in BUILTIN_ARMS]:
+        del ARMS[name]
+    found = plugin_arms()
+    ARMS.update(found)
+    return list(found)
+
+
+ARMS.update(plugin_arms())
 
 
 def arm_names() -> list[str]:

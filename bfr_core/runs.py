@@ -1,7 +1,7 @@
 """The runs / results / traces tables: their schema, their writes and their reads, in one place.
 
 Covers: the DDL (:data:`RUNS_DDL`, :func:`ensure_schema`), registering a run (:func:`register_run`,
-:func:`finish_run`), which (question, arm) pairs are done (:func:`done_pairs`), one batch of rows and
+:func:`finish_run`, :func:`add_arm` / :func:`delete_arm` for an imported system), which (question, arm) pairs are done (:func:`done_pairs`), one batch of rows and
 traces in one transaction (:func:`write_batch`), the answer-level column updates
 (:func:`update_answer_columns`, :func:`update_judge_column`) and the reads the summaries, the report,
 the app and ``bfr trace`` use (:func:`run_row`, :func:`load_results`, :func:`list_runs`,
@@ -130,6 +130,20 @@ def stale_runs(store: Store, dataset_id: str) -> dict[str, str]:
     return {r[0]: r[1] or "" for r in store.cursor().execute(
         f"SELECT v.run_id, v.data_sha FROM ({run_versions(store)}) v JOIN runs u USING (run_id) "
         "WHERE u.dataset_id = ? AND NOT v.current ORDER BY u.created, u.run_id", [dataset_id]).fetchall()}
+
+
+def add_arm(store: Store, run_id: str, arm: str) -> None:
+    """Append ``arm`` to a run's arms (an imported system joining the run); no-op when it is there."""
+    store.cursor().execute(
+        "UPDATE runs SET arms = list_append(arms, ?) WHERE run_id = ? AND NOT list_contains(arms, ?)",
+        [arm, run_id, arm])
+
+
+def delete_arm(store: Store, run_id: str, arm: str) -> None:
+    """One arm's rows and traces of a run, in one transaction (the run keeps the arm's name)."""
+    with store.transaction() as tx:
+        for table in ("results", "traces"):
+            tx.execute(f"DELETE FROM {table} WHERE run_id = ? AND arm = ?", [run_id, arm])
 
 
 def finish_run(store: Store, run_id: str) -> None:

@@ -19,8 +19,9 @@ from ui.ingesting import clash_message, gui_error, stopped_message
 R.require_frame()
 
 MAX_UPLOAD_MB = 300  # LongMemEval-S is 277 MB; larger files should be loaded from a path
-KINDS = ("locomo", "longmemeval", "jsonl")
-KIND_HELP = "locomo: locomo10.json · longmemeval: S / M / oracle .json or .json.gz · jsonl: docs/jsonl-format.md"
+KINDS = ("locomo", "longmemeval", "jsonl", "beam", "locomo-plus")
+KIND_HELP = ("locomo: locomo10.json · longmemeval: S / M / oracle .json or .json.gz · jsonl: docs/jsonl-format.md · "
+             "beam: a BEAM folder (conversation, tier or root) · locomo-plus: locomo_plus.json, stitched into LoCoMo")
 
 ss = st.session_state
 st.title("Data", anchor=False)
@@ -29,6 +30,7 @@ path = R.store_path()
 st.subheader("Load a benchmark", anchor=False)
 sources = ["Path on this machine", "Upload a file"]
 shared = sorted(p for p in R.SHARED_DATA.glob("*.json*")) if R.SHARED_DATA.is_dir() else []
+shared += [R.SHARED_DATA / "beam"] if (R.SHARED_DATA / "beam").is_dir() else []
 if shared:
     sources.append("Shared copy (../shared/data)")
 source = st.radio("Source", sources, horizontal=True, key="data_source")
@@ -43,13 +45,18 @@ else:
     chosen = st.selectbox("Shared file", shared, format_func=lambda p: p.name, key="data_shared")
     file_path = str(chosen)
 name_hint = Path(file_path or (upload.name if upload else "")).name.lower()
-guess = "locomo" if "locomo" in name_hint else "longmemeval" if "longmemeval" in name_hint else "jsonl"
+guess = ("beam" if "beam" in name_hint else "locomo-plus" if "locomo_plus" in name_hint or "locomo-plus" in name_hint
+         else "locomo" if "locomo" in name_hint else "longmemeval" if "longmemeval" in name_hint else "jsonl")
 
 c1, c2, c3, c4 = st.columns([0.25, 0.35, 0.2, 0.2], vertical_alignment="bottom")
 kind = c1.selectbox("Kind", KINDS, index=KINDS.index(guess), key=f"data_kind_{guess}", help=KIND_HELP)
 name = c2.text_input("Dataset name", key="data_name", placeholder="default: the kind (or file name for JSONL)")
 replace = c3.checkbox("Replace if present", key="data_replace")
 embed = c4.checkbox("Embed (dense view)", value=True, key="data_embed")
+options = {}
+if kind == "locomo-plus":  # the LoCoMo file its items are stitched into
+    options["locomo"] = st.text_input("LoCoMo file (locomo10.json)", key="data_locomo",
+                                      value=str(R.SHARED_DATA / "locomo10.json")) or None
 
 store = R.store()
 dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if upload else "")) if (file_path or upload) else "")
@@ -81,7 +88,7 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
             file_path = str(target)
         t0 = time.perf_counter()
         report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
-                        progress=bar)
+                        progress=bar, options=options)
     except BfrError as exc:
         ss.pop("data_running", None)  # ended by itself (this is not reached when a click stops the run)
         bar.clear()

@@ -31,6 +31,8 @@ if not datasets:
 arms = arm_names()
 
 qp = {k: st.query_params.get(k) for k in ("dataset", "question", "arm", "run")}
+if qp["run"] and qp["arm"] and qp["arm"] not in arms:  # an imported system: only its stored trace
+    arms = [*arms, qp["arm"]]
 if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection once
     ss["trace_qp"] = qp
     if qp["dataset"] in datasets:

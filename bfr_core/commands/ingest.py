@@ -1,4 +1,7 @@
-"""``bfr ingest {locomo,longmemeval,jsonl} PATH --db DB [--name NAME] [--replace] [--no-embed]``.
+"""``bfr ingest {locomo,longmemeval,jsonl,beam,locomo-plus} PATH --db DB [--name NAME] [--replace] [--no-embed]``.
+
+``beam`` reads a folder (one conversation, a tier, or the root); ``locomo-plus`` stitches into the
+LoCoMo file named by ``--locomo`` (``--locomo-questions`` adds LoCoMo's own questions).
 
 Loads one benchmark file into a DuckDB store and prints the report (counts, questions by type,
 notes on repaired or dropped gold ids). Bad input never leaves a partial dataset behind: the file
@@ -16,19 +19,22 @@ from typing import TextIO
 from bfr_core.progress import Progress, tqdm_progress
 from bfr_core.records import IngestReport
 
-KINDS_HELP = "locomo | longmemeval | jsonl"
+KINDS_HELP = "locomo | longmemeval | jsonl | beam | locomo-plus"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     # kind is checked by bfr_core.ingest (not argparse choices) so a wrong kind is a one-line error
     parser.add_argument("kind", metavar="KIND", help=f"input format: {KINDS_HELP}")
-    parser.add_argument("path", metavar="PATH", help="benchmark file (.json, .json.gz or .jsonl)")
+    parser.add_argument("path", metavar="PATH", help="benchmark file (.json, .json.gz or .jsonl); a folder for beam")
     parser.add_argument("--db", required=True, help="DuckDB store file (created if missing)")
     parser.add_argument("--name", default=None, help="dataset id (default: the kind; the file name for jsonl)")
     parser.add_argument("--replace", action="store_true", help="overwrite a dataset with the same id")
     parser.add_argument("--no-embed", dest="embed", action="store_false",
                         help="skip computing dense embeddings after the write")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--locomo", default=None, help="locomo-plus: the locomo10.json to stitch into")
+    parser.add_argument("--locomo-questions", action="store_true",
+                        help="locomo-plus: also ask LoCoMo's own questions in the stitched conversations")
 
 
 def staged_progress() -> Progress:
@@ -61,19 +67,28 @@ def format_report(report: IngestReport, db: str, seconds: float) -> str:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from pathlib import Path
 
-    from bfr_core.ingest import check_kind, ingest
+    from bfr_core.errors import InputError
+    from bfr_core.ingest import FOLDER_KINDS, check_kind, ingest
     from bfr_core.ingest.common import check_file
     from bfr_core.store import Store, removed_if_failed
 
     check_kind(args.kind)  # fail before the store file is created or opened
-    check_file(Path(args.path))
+    if args.kind not in FOLDER_KINDS:
+        check_file(Path(args.path))
+    elif not Path(args.path).is_dir():
+        raise InputError(args.path, "folder not found (beam reads a conversation, tier or root folder)")
+    options = {}
+    if args.kind == "locomo-plus":
+        options = {"locomo": args.locomo, "locomo_questions": args.locomo_questions}
+        if args.locomo:
+            check_file(Path(args.locomo))
     progress = None if args.quiet else staged_progress()
     started = time.perf_counter()
     with removed_if_failed(args.db):  # a failed ingest into a new path leaves no file or folder
         store = Store(args.db)
         try:
             report = ingest(store, args.kind, args.path, name=args.name, replace=args.replace,
-                            embed=args.embed, progress=progress)
+                            embed=args.embed, progress=progress, options=options)
         finally:
             store.close()
     print(format_report(report, args.db, time.perf_counter() - started), file=out or sys.stdout)

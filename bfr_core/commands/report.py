@@ -14,6 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ref", default=None, help="reference arm for the paired tests (default mem0)")
     p.add_argument("--out", default=None, help="write the Markdown here (default stdout)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
+    p.add_argument("--k", type=int, default=None, help="cut every arm's evidence set to its first K ids first")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,9 +24,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
+    if args.k is not None and args.k < 1:
+        raise BfrError(f"--k must be at least 1, got {args.k}")
     if args.out:
         check_output(args.out, option="--out", store=args.db, force=args.force)  # before any work
-    text = report(Store(args.db, read_only=True), args.run, args.ref)
+    text = report(Store(args.db, read_only=True), args.run, args.ref, args.k)
     if args.out:
         write_output(args.out, text, option="--out", store=args.db, force=args.force)
     else:

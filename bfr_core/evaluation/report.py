@@ -3,7 +3,9 @@
 Covers: per-type tables of retrieval measures (Gold Hit, ER, CER) and answer measures (F1, judge,
 Suff@Set) when present, and paired comparisons of every arm against a reference arm: exact McNemar
 on Gold Hit, judge and Suff@Set (uncertain excluded) with Holm-adjusted p-values across the
-comparisons, and a paired bootstrap of the F1 difference (10,000 samples, seed 20260908). Does not cover: LaTeX, cross-run comparisons.
+comparisons, and a paired bootstrap of the F1 difference (10,000 samples, seed 20260908); each arm's
+mean set size and calls (systems differ in budget: ``k`` cuts every arm's set to its first k ids
+first, ``summary.cut_rows``). Does not cover: LaTeX, cross-run comparisons.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap
-from bfr_core.evaluation.summary import summarize
-from bfr_core.runs import load_results
+from bfr_core.evaluation.summary import run_rows, summarize
 from bfr_core.store import Store
 
 MEASURES = (("gold_hit", "Gold Hit"), ("er", "ER"), ("cer", "CER"), ("f1", "F1"), ("judge", "J"), ("suff", "Suff"))
@@ -91,14 +92,23 @@ def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str) 
     return "\n".join(lines)
 
 
-def report(store: Store, run_id: str, ref: str | None = None) -> str:
-    summary = summarize(store, run_id)
+def budget_table(summary: dict[str, Any]) -> str:
+    """Each arm's mean evidence-set size and retrieval calls: the budget its figures were bought at."""
+    lines = ["| Method | mean set size | mean calls |", "|---|---|---|"]
+    lines += [f"| {arm} | {a.get('mean_set_size')} | {a.get('mean_calls')} |" for arm, a in summary["arms"].items()]
+    return "\n".join(lines)
+
+
+def report(store: Store, run_id: str, ref: str | None = None, k: int | None = None) -> str:
+    summary = summarize(store, run_id, k=k)
     arms = list(summary["arms"])
     ref = ref or ("mem0" if "mem0" in arms else arms[0])
-    rows = load_results(store, run_id)
+    rows = run_rows(store, run_id, k)
+    cut = f" · every set cut to its first {k} ids" if k is not None else ""
     return "\n\n".join([
         f"# Run {run_id} · {summary['dataset_id']} · {summary['n_questions']} questions · provider: "
-        f"{summary['provider']}",
+        f"{summary['provider']}{cut}",
         "## By question type (percent)", type_table(summary),
+        "## Budgets", budget_table(summary),
         f"## Paired comparisons against {ref}", paired_table(rows, arms, ref),
     ]) + "\n"

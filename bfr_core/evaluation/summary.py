@@ -2,7 +2,8 @@
 
 Covers: :func:`arm_summary` (the means over some rows of one arm: retrieval metrics, set size, calls,
 and, when a provider filled them, F1, the paper's judge, LongMemEval's judge, Suff@Set and LLM time)
-and :func:`summarize` (a stored run as that JSON). Does not cover: computing the per-question
+and :func:`summarize` (a stored run as that JSON; ``k`` cuts every arm's evidence to its first k ids
+and rescores, :func:`cut_rows`, so systems are compared at one budget). Does not cover: computing the per-question
 metrics (``metrics``), reading rows (``bfr_core.runs``), LongMemEval's official retrieval figures
 (``official``).
 """
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.metrics import score_question
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import ensure_schema, load_results, run_row
 from bfr_core.store import Store
@@ -60,13 +62,35 @@ def _median_s(ms: Sequence[float | None]) -> float | None:
     return round(statistics.median(vals) / 1000, 2) if vals else None
 
 
-def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[str, Any]:
-    """The DESIGN.md section 4 JSON contract (percentages 0-100)."""
+def cut_rows(rows: list[dict[str, Any]], gold: dict[str, Sequence[str]], k: int) -> list[dict[str, Any]]:
+    """Each row with its evidence cut to the first ``k`` ids and its retrieval measures recomputed."""
+    out = []
+    for r in rows:
+        ev = list(r["evidence"] or [])[:k]
+        s = score_question(ev, gold.get(r["question_id"], ()))
+        out.append({**r, "evidence": ev, "set_size": len(ev), "gold_hit": s.gold_hit, "turn_hit": s.turn_hit,
+                    "er": s.er, "cer": s.cer, "recall_any": s.recall_any, "recall_all": s.recall_all,
+                    "ndcg_any": s.ndcg_any})
+    return out
+
+
+def run_rows(store: Store, run_id: str, k: int | None = None) -> list[dict[str, Any]]:
+    """A run's result rows, cut to ``k`` when given."""
+    rows = load_results(store, run_id)
+    if k is None:
+        return rows
+    run = run_row(store, run_id)
+    gold = {q.question_id: q.gold for q in store.questions(run[0])} if run else {}
+    return cut_rows(rows, gold, k)
+
+
+def summarize(store: Store, run_id: str, benchmark: str | None = None, k: int | None = None) -> dict[str, Any]:
+    """The DESIGN.md section 4 JSON contract (percentages 0-100); ``k`` cuts every arm's set first."""
     ensure_schema(store)
     run = run_row(store, run_id)
     if run is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
-    rows = load_results(store, run_id)
+    rows = run_rows(store, run_id, k)
     arms: dict[str, Any] = {}
     for arm in run[1]:
         arm_rows = [r for r in rows if r["arm"] == arm]
@@ -80,7 +104,10 @@ def summarize(store: Store, run_id: str, benchmark: str | None = None) -> dict[s
             for key in OPTIONAL_KEYS:
                 if t.get(key) is None:
                     t.pop(key, None)
-    return {
+    out = {
         "benchmark": benchmark or run[0], "dataset_id": run[0], "run_id": run_id,
         "n_questions": run[2], "budget": run[3] or "default", "k": run[4], "provider": run[5], "arms": arms,
     }
+    if k is not None:
+        out["cut_k"] = k
+    return out

@@ -1,9 +1,11 @@
 """Benchmark files -> the flat store. Loaders are pure (file -> Bundle); :func:`ingest` writes.
 
 Kinds: ``locomo`` (``locomo10.json``), ``longmemeval`` (S / M / oracle ``.json`` or the gzipped
-dev50 sample) and ``jsonl`` (our documented generic format, ``docs/jsonl-format.md``). Each loader
-is ``load_<kind>(path, *, dataset_id=None, progress=None) -> Bundle`` and raises
-:class:`~bfr_core.errors.InputError` on bad input, before anything touches the store.
+dev50 sample), ``jsonl`` (our documented generic format, ``docs/jsonl-format.md``), ``beam`` (a BEAM
+folder: one conversation, a tier or the root) and ``locomo-plus`` (stitched into LoCoMo; its
+``locomo`` option names ``locomo10.json``). Each loader is ``load_<kind>(path, *, dataset_id=None,
+progress=None, **options) -> Bundle`` and raises :class:`~bfr_core.errors.InputError` on bad input,
+before anything touches the store.
 
 :func:`ingest` writes the bundle in one transaction (the store refuses a second copy unless
 ``replace``), then, when ``embed`` is set, computes or reuses the dense embeddings (``retrieval.embed``,
@@ -18,21 +20,26 @@ from pathlib import Path
 
 from bfr_core.duck import StoreError
 from bfr_core.errors import BfrError
+from bfr_core.ingest.beam import load_beam
 from bfr_core.ingest.common import check_turn_lengths, sha256_file
 from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
+from bfr_core.ingest.locomo_plus import load_locomo_plus
 from bfr_core.ingest.longmemeval import load_longmemeval
+from bfr_core.ingest.releases import recognise
 from bfr_core.ingest.validate import validate
 from bfr_core.progress import Progress, StepMeter, ticking
 from bfr_core.records import Bundle, IngestReport
 from bfr_core.store import Store
 
 Loader = Callable[..., Bundle]
-LOADERS: dict[str, Loader] = {"locomo": load_locomo, "longmemeval": load_longmemeval, "jsonl": load_jsonl}
+LOADERS: dict[str, Loader] = {"locomo": load_locomo, "longmemeval": load_longmemeval, "jsonl": load_jsonl,
+                               "beam": load_beam, "locomo-plus": load_locomo_plus}
 KINDS: tuple[str, ...] = tuple(LOADERS)
+FOLDER_KINDS = frozenset({"beam"})  # read from a folder, not one file
 
-__all__ = ["KINDS", "LOADERS", "check_kind", "ingest", "load", "load_jsonl", "load_locomo",
-           "load_longmemeval"]
+__all__ = ["FOLDER_KINDS", "KINDS", "LOADERS", "check_kind", "ingest", "load", "load_beam", "load_jsonl",
+           "load_locomo", "load_locomo_plus", "load_longmemeval"]
 
 
 def check_kind(kind: str) -> Loader:
@@ -47,9 +54,11 @@ def default_name(kind: str, path: str | Path) -> str:
     return default_dataset_id(path) if kind == "jsonl" else kind
 
 
-def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress: Progress | None = None) -> Bundle:
-    """Dispatch to ``load_<kind>``; an unknown kind is a BfrError listing the kinds."""
-    return check_kind(kind)(path, dataset_id=dataset_id, progress=progress)
+def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress: Progress | None = None,
+         **options: object) -> Bundle:
+    """Dispatch to ``load_<kind>`` (``options``: that loader's own keywords); an unknown kind is a
+    BfrError listing the kinds."""
+    return check_kind(kind)(path, dataset_id=dataset_id, progress=progress, **options)
 
 
 def _refuse_early(store: Store, dataset_id: str, path: str | Path) -> None:
@@ -109,6 +118,7 @@ def _undo(store: Store, dataset_id: str, written_dataset: bool, vectors: list) -
 def ingest(
     store: Store, kind: str, path: str | Path, *, name: str | None = None, replace: bool = False,
     embed: bool = True, progress: Progress | None = None, entities: bool | None = None,
+    options: dict | None = None,
 ) -> IngestReport:
     """Load ``path`` as ``kind`` into ``store`` as dataset ``name`` (default: see ``default_name``).
 
@@ -119,7 +129,8 @@ def ingest(
     vectors it cached and, when the dataset was new, the dataset; a replaced dataset stays replaced
     once its write has committed (the old copy is gone by then). Returns the report, with one extra
     note on the embedding step and one on the entity step (``entities``, default: as ``embed``; both
-    are caches by text hash, so a later evaluation only reads them).
+    are caches by text hash, so a later evaluation only reads them). ``options`` go to the loader
+    (``locomo-plus``: ``locomo``, ``locomo_questions``).
     """
     loader = check_kind(kind)
     dataset_id = name or default_name(kind, path)
@@ -128,7 +139,11 @@ def ingest(
     if not replace and Path(path).is_file():
         _refuse_early(store, dataset_id, path)
     reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
-    bundle = validate(loader(path, dataset_id=dataset_id, progress=reading))  # refuse or repair (notes)
+    bundle = loader(path, dataset_id=dataset_id, progress=reading, **(options or {}))
+    if kind == "longmemeval":  # which release (S / M / oracle, full or a part): the report's first note
+        release = recognise(bundle).note
+        bundle = dc_replace(bundle, report=dc_replace(bundle.report, notes=(release, *bundle.report.notes)))
+    bundle = validate(bundle)  # refuse or repair (notes)
     check_turn_lengths(bundle.turns, path)
     existed = store.dataset(dataset_id) is not None
     vectors: list = []

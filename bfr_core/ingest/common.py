@@ -42,6 +42,17 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def sha256_tree(files: Iterable[Path], root: str | Path) -> str:
+    """SHA-256 of a folder input: over each file's path relative to ``root`` and its own SHA-256, in
+    the order given (the loader's order), so the same files in the same layout give the same hash."""
+    base = Path(root)
+    h = hashlib.sha256()
+    for f in files:
+        rel = f.relative_to(base).as_posix() if f != base and base in f.parents else f.name
+        h.update(f"{rel}\0{sha256_file(f)}\n".encode())
+    return h.hexdigest()
+
+
 def check_file(path: Path) -> None:
     """InputError unless ``path`` is an existing, non-empty file."""
     if not path.exists():

@@ -1,0 +1,277 @@
+"""Another system's run as an arm of a run, and any run's arms written back out (``bfr import-run`` /
+``bfr export-run``).
+
+Covers: :func:`import_run` (a run file, read by ``runfiles``, mapped onto a dataset's turns and scored
+like any arm: one results row and one trace per question, through ``evaluate.result_row`` and
+``runs.write_batch``), :func:`export_rows` / :func:`gold_rows` (an existing run's arms and the
+dataset's gold, for ``runfiles.write_*``) and :func:`official_rows` (LongMemEval's official
+session / turn figures over the stored rankings, on the ids ``run_retrieval.py`` uses: a non-answer
+turn of an answer session is ``noans``, so it and its "session" are not relevant there; equal to
+``eval_utils.py``, tested).
+
+Ids. Each submitted id is, in this order: a turn id of the question's scope; a turn's ``local_id``
+there (LoCoMo's ``D3:7``, BEAM's message number) when it names one turn; a session id of the scope,
+which stands for all its turns in order (LongMemEval's session-granularity log). An id that is none
+of these is an error listing the first few, as is a question of the file the dataset does not hold.
+Questions the run scores that the file lacks are an error too, unless ``allow_missing`` (then they
+are failed rows with an empty set, kept in every denominator); questions of the dataset outside the
+run (not scoreable) are skipped and counted.
+
+Sets. A ranking is kept whole unless ``k`` cuts it (``k`` counts the file's items, before a session
+expands); an ``evidence`` set is kept as given. The trace is one ``topk`` step holding the ids with
+their scores (the file's, else ``n .. 1``), so Trace and Failures show it with the gold marked.
+
+Does not cover: reading answers or judgments of the other system (retrieval only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bfr_core.errors import BfrError
+from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
+from bfr_core.evaluation.metrics import evaluate_retrieval, evaluate_retrieval_turn2session
+from bfr_core.evaluation.runfiles import Submitted, read_run
+from bfr_core.ingest.common import sha256_file
+from bfr_core.records import Question, Step, Trace, Turn
+from bfr_core.runs import (
+    add_arm,
+    delete_arm,
+    ensure_schema,
+    finish_run,
+    load_results,
+    load_trace_dict,
+    register_run,
+    run_row,
+    write_batch,
+)
+from bfr_core.store import Store
+
+PROVIDER = "imported"
+SHOWN = 5  # ids listed in a mismatch error
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    run_id: str
+    arm: str
+    fmt: str
+    questions: int
+    missing: int
+    skipped: int
+    mean_set_size: float
+    expanded_sessions: int
+
+
+class _Resolver:
+    """Submitted ids -> turn ids of one scope (turn id, unique local id, or session id)."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self.turn_ids = {t.turn_id for t in turns}
+        local: dict[str, list[str]] = {}
+        self.sessions: dict[str, list[str]] = {}
+        for t in turns:
+            local.setdefault(t.local_id, []).append(t.turn_id)
+            self.sessions.setdefault(t.session_id, []).append(t.turn_id)
+        self.local = {k: v[0] for k, v in local.items() if k and len(v) == 1}
+
+    def __call__(self, doc: str) -> tuple[list[str] | None, bool]:
+        """``(turn ids or None, whether a session was expanded)``."""
+        if doc in self.turn_ids:
+            return [doc], False
+        if doc in self.local:
+            return [self.local[doc]], False
+        return self.sessions.get(doc), doc in self.sessions
+
+
+def _listed(items: Sequence[str], total: int) -> str:
+    return ", ".join(items[:SHOWN]) + (f" ... ({total} in all)" if total > SHOWN else "")
+
+
+def resolve(sub: Submitted, resolver: _Resolver, k: int | None) -> tuple[list[str], list[float], list[str], int]:
+    """``(turn ids, their scores, unknown ids, sessions expanded)`` for one question."""
+    ids = sub.ids[:k] if (k is not None and sub.is_ranking) else sub.ids
+    scores = list(sub.scores[:len(ids)]) if sub.scores is not None else [float(len(ids) - i) for i in range(len(ids))]
+    out: dict[str, float] = {}
+    unknown, expanded = [], 0
+    for doc, score in zip(ids, scores, strict=True):
+        turns, session = resolver(doc)
+        if turns is None:
+            unknown.append(doc)
+            continue
+        expanded += session
+        for t in turns:
+            out.setdefault(t, score)
+    return list(out), list(out.values()), unknown, expanded
+
+
+def _trace(dataset_id: str, q: Question, name: str, fmt: str, source: str, ids: list[str], scores: list[float],
+           sub: Submitted, k: int | None) -> Trace:
+    kind = "ranking" if sub.is_ranking else "evidence set"
+    step = Step("topk", f"{name}: imported {kind} ({fmt})", tuple(ids), 0, {
+        "view": f"imported:{name}", "cue": q.text, "k": len(ids), "source": source, "format": fmt,
+        "cut_k": k, "submitted": len(sub.ids), "scores_given": sub.scores is not None,
+        "hits": [{"turn_id": t, "score": round(float(s), 6)} for t, s in zip(ids, scores, strict=True)]})
+    return Trace(dataset_id, q.question_id, name, "", f"{PROVIDER}:{fmt}", (step,), 0.0)
+
+
+def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fmt: str = "auto",
+               run_id: str | None = None, k: int | None = None, tag: str | None = None,
+               allow_missing: bool = False, replace: bool = False) -> ImportReport:
+    """Score ``path`` as arm ``name`` of ``run_id`` (or of a new run of its own); nothing is written
+    unless every id maps. Returns what was imported."""
+    ensure_schema(store)
+    if store.dataset(dataset_id) is None:
+        raise BfrError(f"no dataset '{dataset_id}' in {store.path}; ingest it first")
+    fmt, subs = read_run(path, fmt, tag)
+    if not subs:
+        raise BfrError(f"{path}: no question in the file" + (f" for system {tag!r}" if tag else ""))
+    every = {q.question_id: q for q in store.questions(dataset_id)}
+    unknown_q = [qid for qid in subs if qid not in every]
+    if unknown_q:
+        raise BfrError(f"{path}: {len(unknown_q)} question id(s) not in dataset '{dataset_id}': "
+                       f"{_listed(unknown_q, len(unknown_q))}")
+    run_qs, run_id, new_run = _run_questions(store, dataset_id, run_id, name, path, k, tag, every)
+    missing = [q.question_id for q in run_qs if q.question_id not in subs]
+    if missing and not allow_missing:
+        raise BfrError(f"{path}: {len(missing)} question(s) of the run are not in the file: "
+                       f"{_listed(missing, len(missing))} (pass --allow-missing to score them as empty sets)")
+    rows, traces, bad, expanded = [], [], [], 0
+    resolvers: dict[str, _Resolver] = {}
+    for q in run_qs:
+        sub = subs.get(q.question_id)
+        if sub is None:
+            rows.append(failed_row(run_id, q, name, "", "not in the imported file"))
+            continue
+        if q.scope_id not in resolvers:
+            resolvers[q.scope_id] = _Resolver(store.scope_turns(dataset_id, q.scope_id))
+        ids, scores, unknown, n_exp = resolve(sub, resolvers[q.scope_id], k)
+        bad += [f"{q.question_id}: {u}" for u in unknown]
+        expanded += n_exp
+        trace = _trace(dataset_id, q, name, fmt, str(path), ids, scores, sub, k)
+        rows.append(result_row(run_id, q, trace))
+        traces.append((run_id, q.question_id, name, json.dumps(trace.to_dict())))
+    if bad:
+        raise BfrError(f"{path}: {len(bad)} id(s) name no turn or session of their question's scope: "
+                       f"{_listed(bad, len(bad))}")
+    if new_run is not None:
+        register_run(store, run_id, dataset_id, [name], "", k or 0, PROVIDER, len(run_qs), new_run,
+                     data_sha=str(store.dataset(dataset_id)["source_sha256"]))  # the data version it was scored on
+    _write(store, run_id, name, rows, traces, replace)
+    sizes = [r[6] for r in rows]
+    return ImportReport(run_id, name, fmt, len(rows), len(missing), len(subs) - (len(run_qs) - len(missing)),
+                        round(sum(sizes) / len(sizes), 2) if sizes else 0.0, expanded)
+
+
+def _run_questions(store: Store, dataset_id: str, run_id: str | None, name: str, path: str | Path, k: int | None,
+                   tag: str | None, every: dict[str, Question]) -> tuple[list[Question], str, dict | None]:
+    """The questions the arm is scored on, the run id, and for a new run (scoreable questions) its
+    options: registered only once every id has mapped."""
+    if run_id is not None:
+        row = run_row(store, run_id)
+        if row is None:
+            raise BfrError(f"no run '{run_id}' in {store.path}")
+        if row[0] != dataset_id:
+            raise BfrError(f"run '{run_id}' is over dataset '{row[0]}', not '{dataset_id}'")
+        qids = dict.fromkeys(r["question_id"] for r in load_results(store, run_id))
+        return [every[q] for q in qids if q in every], run_id, None
+    qs = select_questions(store, dataset_id)
+    key = json.dumps([dataset_id, name, sha256_file(path), k, tag])
+    new_id = f"{dataset_id}-import-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+    return qs, new_id, {"imported": {"source": str(path), "k": k, "tag": tag}}
+
+
+def _write(store: Store, run_id: str, name: str, rows: list, traces: list, replace: bool) -> None:
+    if name in {r["arm"] for r in load_results(store, run_id)}:
+        if not replace:
+            raise BfrError(f"run '{run_id}' already has an arm '{name}'; pass --replace to import it again, "
+                           "or choose another --name")
+        delete_arm(store, run_id, name)
+    add_arm(store, run_id, name)
+    write_batch(store, run_id, rows, traces)
+    finish_run(store, run_id)
+
+
+# -- reading a run back out ------------------------------------------------------------------------
+
+
+def _ranking(trace: dict[str, Any] | None, evidence: Sequence[str]) -> tuple[list[str], list[float] | None]:
+    """An arm's ids in order with their scores when its last step carried them (a top-k view)."""
+    hits = ((trace or {}).get("steps") or [{}])[-1].get("data", {}).get("hits")
+    if hits and [h.get("turn_id") for h in hits] == list(evidence):
+        return list(evidence), [float(h["score"]) for h in hits]
+    return list(evidence), None
+
+
+def export_rows(store: Store, run_id: str, arms: Sequence[str] | None = None
+                ) -> Iterator[tuple[str, str, list[str], list[float] | None]]:
+    """``(arm, question_id, ids, scores)`` for every stored row of the run (``arms`` picks some)."""
+    row = run_row(store, run_id)
+    if row is None:
+        raise BfrError(f"no run '{run_id}' in {store.path}")
+    unknown = [a for a in arms or () if a not in (row[1] or [])]
+    if unknown:
+        raise BfrError(f"run '{run_id}' has no arm {', '.join(unknown)} (arms: {', '.join(row[1] or [])})")
+    for r in load_results(store, run_id):
+        if arms and r["arm"] not in arms:
+            continue
+        ids, scores = _ranking(load_trace_dict(store, run_id, r["question_id"], r["arm"]), r["evidence"] or [])
+        yield r["arm"], r["question_id"], ids, scores
+
+
+def gold_rows(store: Store, run_id: str) -> list[tuple[str, list[str]]]:
+    """``(question_id, gold turn ids)`` of the run's questions, in question order."""
+    row = run_row(store, run_id)
+    if row is None:
+        raise BfrError(f"no run '{run_id}' in {store.path}")
+    qids = set(r["question_id"] for r in load_results(store, run_id))
+    return [(q.question_id, list(q.gold)) for q in store.questions(row[0]) if q.question_id in qids]
+
+
+def lme_ids(turns: Sequence[Turn], gold: Sequence[str]) -> dict[str, str]:
+    """Turn id -> the id ``run_retrieval.py`` gives it: a turn of an ``answer`` session that is not a
+    gold turn is renamed ``noans``, so ``eval_utils`` counts it, and its session, as not relevant."""
+    g = set(gold)
+    return {t.turn_id: t.turn_id if "answer" not in t.session_id or t.turn_id in g
+            else t.turn_id.replace("answer", "noans") for t in turns}
+
+
+def lme_scores(ranked: Sequence[str], turns: Sequence[Turn], gold: Sequence[str], ks: Sequence[int]) -> dict[str, float]:
+    """LongMemEval's ``evaluate_retrieval`` (turn) and ``evaluate_retrieval_turn2session`` (session)
+    at each k, on its own ids (:func:`lme_ids`): relevant = ids holding ``answer``, as there."""
+    names = lme_ids(turns, gold)
+    corpus = [names[t.turn_id] for t in turns]
+    ranked_l = [names[t] for t in ranked if t in names]
+    correct = [c for c in corpus if "answer" in c]
+    out: dict[str, float] = {}
+    for k in ks:
+        t = evaluate_retrieval(ranked_l, correct, k, corpus)
+        s = evaluate_retrieval_turn2session(ranked_l, correct, k, corpus)
+        for lvl, r in (("turn", t), ("session", s)):
+            out.update({f"{lvl}_recall_any@{k}": r.recall_any, f"{lvl}_recall_all@{k}": r.recall_all,
+                        f"{lvl}_ndcg_any@{k}": r.ndcg_any})
+    return out
+
+
+def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 10)) -> list[dict[str, Any]]:
+    """Per non-abstention question, LongMemEval's official figures (:func:`lme_scores`) of the arm's
+    stored ranking over the scope's user turns (its corpus), with ``question_id`` and ``qtype``."""
+    row = run_row(store, run_id)
+    if row is None:
+        raise BfrError(f"no run '{run_id}' in {store.path}")
+    qs = {q.question_id: q for q in store.questions(row[0])}
+    out = []
+    corpora: dict[str, list[Turn]] = {}
+    for _, qid, ids, _ in export_rows(store, run_id, [arm]):
+        q = qs[qid]
+        if q.is_abstention:
+            continue
+        if q.scope_id not in corpora:
+            corpora[q.scope_id] = [t for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
+        out.append({"question_id": qid, "qtype": q.qtype, **lme_scores(ids, corpora[q.scope_id], q.gold, ks)})
+    return out
