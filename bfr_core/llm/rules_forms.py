@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from bfr_core.lexicon import LATEST_CUE
+from bfr_core.text import tokenize
 
 MAX_PARTS = 5
 SLOT_KINDS = {"who": "person", "whom": "person", "where": "place", "when": "time"}
@@ -140,7 +141,10 @@ def _relative(clause: str) -> tuple[str, str] | None:
         noun = m.group("noun")
         if noun.lower() in _NOT_NOUN or m.start() == 0:
             continue
-        return clause[: m.start("noun")] + noun, f"{noun} {m.group('clause')}"
+        ask = clause[: m.start("noun")] + noun
+        if not set(tokenize(strip_lead(ask))) - {noun.lower()}:
+            return None  # "some foods that Ann likes": the clause is the whole ask, no second fact
+        return ask, f"{noun} {m.group('clause')}"
     return None
 
 
