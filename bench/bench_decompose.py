@@ -58,7 +58,8 @@ from bfr_core.store import Store  # noqa: E402
 
 DATASETS = ("locomo", "longmemeval")
 SHUTTER = "b3c15d39"
-GOLD_ARMS = ("fca-ms", "bfr-mv")
+GOLD_ARMS = ("fca-ms", "bfr-mv", "bfr")  # the paper's Stage I arms, and ours (its cover reads the same requirements)
+TRACE_ARMS = ("fca-ms", "bfr-mv")  # timed with the local model on the demo
 
 
 def pct(part: int, whole: int) -> float | None:
@@ -158,7 +159,7 @@ def demo_part(store: Store, llm: Any, config: Config) -> dict[str, Any]:
                                "offline": [r["text"] for r in steps["requirements"].data["requirements"]],
                                "offline_concepts": len(steps["lattice"].data["concepts"])}
         if llm is not None:
-            for arm in GOLD_ARMS:  # every call made afresh: the time is what a first trace costs
+            for arm in TRACE_ARMS:  # every call made afresh: the time is what a first trace costs
                 _forget(store, q.text, views, llm)
                 start = time.perf_counter()
                 t = run_query(views, q.query(), arm, dataset_id=demo.DATASET_ID, llm=llm, config=config)
@@ -175,7 +176,7 @@ def demo_part(store: Store, llm: Any, config: Config) -> dict[str, Any]:
                            "two_gold_with_2plus_reqs_and_3plus_concepts": sum(
                                len(r["offline"]) >= 2 and r["offline_concepts"] >= 3 for r in two)}
     if llm is not None:
-        for arm in GOLD_ARMS:
+        for arm in TRACE_ARMS:
             times = [r[f"local_trace_s_{arm}"] for r in rows]
             out[f"local_trace_s_{arm}"] = {"p50": statistics.median(times), "max": max(times), "n": len(times)}
     return out
