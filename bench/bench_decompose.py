@@ -149,7 +149,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return s
 
 
-def demo_part(store: Store, llm: Any, config: Config) -> dict[str, Any]:
+def demo_part(store: Store, llm: Any, config: Config, cache: Store) -> dict[str, Any]:
     rows = []
     for q in store.questions(demo.DATASET_ID):
         views = scope_views(store, demo.DATASET_ID, q.scope_id)
@@ -160,7 +160,7 @@ def demo_part(store: Store, llm: Any, config: Config) -> dict[str, Any]:
                                "offline_concepts": len(steps["lattice"].data["concepts"])}
         if llm is not None:
             for arm in TRACE_ARMS:  # every call made afresh: the time is what a first trace costs
-                _forget(store, q.text, views, llm)
+                _forget(cache, q.text, llm)
                 start = time.perf_counter()
                 t = run_query(views, q.query(), arm, dataset_id=demo.DATASET_ID, llm=llm, config=config)
                 row[f"local_trace_s_{arm}"] = round(time.perf_counter() - start, 1)
@@ -182,7 +182,7 @@ def demo_part(store: Store, llm: Any, config: Config) -> dict[str, Any]:
     return out
 
 
-def _forget(store: Store, question: str, views: Any, llm: Any) -> None:
+def _forget(store: Store, question: str, llm: Any) -> None:
     """Remove this question's cached local replies except its recorded decomposition, so a timed
     trace makes every call (the select / tool prompts hold the question text)."""
     keep = decomposer.request(question).sha256()
@@ -191,12 +191,12 @@ def _forget(store: Store, question: str, views: Any, llm: Any) -> None:
                            [llm.provider, llm.model, keep])
 
 
-def record(store: Store, path: Path) -> int:
+def record(store: Store, cache: Store, path: Path) -> int:
     """The demo questions' decompose replies from the cache into ``path`` (``ingest.demo.load_recorded``)."""
     cols = ", ".join(demo.RECORDED_COLUMNS)
     entries = []
     for q in store.questions(demo.DATASET_ID):
-        row = store.cursor().execute(
+        row = cache.cursor().execute(
             f"SELECT {cols} FROM llm_cache WHERE provider = 'local' AND prompt_sha256 = ?",
             [decomposer.request(q.text).sha256()]).fetchone()
         if row:
@@ -249,6 +249,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--local", action="store_true", help="also decompose with the local model")
     ap.add_argument("--record", action="store_true", help="write data/demo_llm_cache.json (needs --local)")
+    ap.add_argument("--cache-db", help="the store whose LLM cache the local model uses (default: --db)")
     ap.add_argument("--gold", choices=("none", "sample", "full"), default="none")
     ap.add_argument("--before-src", help="a checkout of the code before the change (for --gold)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "decompose.json"))
@@ -257,17 +258,19 @@ def main() -> None:
                            "loadavg_start": list(os.getloadavg()), "rules_version": rules.RULES_VERSION}
     config = Config()
     store = demo.ensure_demo_store(args.db)
-    llm = local_llm(store) if args.local else None
+    cache = Store(args.cache_db) if args.cache_db else store
+    llm = local_llm(cache) if args.local else None
     out["local_model"] = f"{llm.provider}:{llm.model}" if llm is not None else None
     out["offline"] = offline_counts(store)
     out["shutter"] = shutter(store, config)
-    out["demo"] = demo_part(store, llm, config)
+    out["demo"] = demo_part(store, llm, config, cache)
     if args.record and llm is not None:
-        out["recorded_entries"] = record(store, demo.RECORDED_PATH)
+        out["recorded_entries"] = record(store, cache, demo.RECORDED_PATH)
     out["sample"] = sample(store, args.n, args.seed, llm, config)
     if args.gold != "none":
         n = args.n if args.gold == "sample" else None
         store.close()  # one writing process per store file: the evals run in their own
+        cache.close()
         out["gold_hit"] = {"after": gold_hit(args.db, ROOT, "after", n, args.seed)}
         if args.before_src:
             out["gold_hit"]["before"] = gold_hit(args.db, Path(args.before_src), "before", n, args.seed)
