@@ -56,7 +56,6 @@ from bfr_core.retrieval.scope import scope_views  # noqa: E402
 from bfr_core.roles import decomposer  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
-DATASETS = ("locomo", "longmemeval")
 SHUTTER = "b3c15d39"
 GOLD_ARMS = ("fca-ms", "bfr-mv", "bfr")  # the paper's Stage I arms, and ours (its cover reads the same requirements)
 TRACE_ARMS = ("fca-ms", "bfr-mv")  # timed with the local model on the demo
@@ -81,9 +80,9 @@ def lattice(views: Any, q: Question, reqs: list[Requirement], config: Config) ->
             "gold_covered": sum(1 for r in rows if r)}
 
 
-def offline_counts(store: Store) -> dict[str, Any]:
+def offline_counts(stores: dict[str, Store]) -> dict[str, Any]:
     out = {}
-    for ds in DATASETS:
+    for ds, store in stores.items():
         qs = store.questions(ds, scoreable_only=True)
         stage1 = Counter(len(decompose_rules(q.text)) for q in qs)
         role = Counter(len(rules.decompose(q.text)) for q in qs)
@@ -101,9 +100,9 @@ def local_llm(store: Store) -> Any:
     return make_llm(LLMConfig(provider="local"), store)
 
 
-def sample(store: Store, n: int, seed: int, llm: Any, config: Config) -> dict[str, Any]:
+def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for ds in DATASETS:
+    for ds, store in stores.items():
         rows = []
         for q in select_questions(store, ds, sample=n, seed=seed):
             views = scope_views(store, ds, q.scope_id)
@@ -209,22 +208,19 @@ def record(store: Store, cache: Store, path: Path) -> int:
     return len(entries)
 
 
-def shutter(store: Store, config: Config) -> dict[str, Any] | None:
-    try:
-        q = store.question("longmemeval", SHUTTER)
-    except Exception:  # noqa: BLE001 - a store without the dev50 question: the part is skipped
-        return None
+def shutter(store: Store, config: Config) -> dict[str, Any]:
+    q = store.question("longmemeval", SHUTTER)
     views = scope_views(store, "longmemeval", q.scope_id)
     reqs = decompose_rules(q.text)
     return {"question_id": SHUTTER, "requirements": [r.text for r in reqs],
             **lattice(views, q, reqs, config)}
 
 
-def gold_hit(db: str, src: Path, label: str, n: int | None, seed: int) -> dict[str, Any]:
-    """``bfr eval`` (offline rules) of fca-ms and bfr-mv from the code at ``src`` on a copy of the rows
-    (each run's rows are deleted first, so the run is made, not resumed)."""
+def gold_hit(dbs: dict[str, str], src: Path, label: str, n: int | None, seed: int) -> dict[str, Any]:
+    """``bfr eval`` (offline rules) of :data:`GOLD_ARMS` from the code at ``src`` (each run's rows are
+    deleted first, so the run is made, not resumed)."""
     out = {}
-    for ds in DATASETS:
+    for ds, db in dbs.items():
         spec = RunSpec(ds, GOLD_ARMS, sample=n, seed=seed if n else 0)
         Store(db).delete_runs(spec.run_id)
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
@@ -244,7 +240,8 @@ def gold_hit(db: str, src: Path, label: str, n: int | None, seed: int) -> dict[s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", required=True)
+    ap.add_argument("--db", required=True, help="the store with locomo (and longmemeval unless --lme-db)")
+    ap.add_argument("--lme-db", help="the store with longmemeval (dev50), when it is another file")
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--local", action="store_true", help="also decompose with the local model")
@@ -258,22 +255,24 @@ def main() -> None:
                            "loadavg_start": list(os.getloadavg()), "rules_version": rules.RULES_VERSION}
     config = Config()
     store = demo.ensure_demo_store(args.db)
+    dbs = {"locomo": args.db, "longmemeval": args.lme_db or args.db}
+    stores = {"locomo": store, "longmemeval": Store(args.lme_db) if args.lme_db else store}
     cache = Store(args.cache_db) if args.cache_db else store
     llm = local_llm(cache) if args.local else None
     out["local_model"] = f"{llm.provider}:{llm.model}" if llm is not None else None
-    out["offline"] = offline_counts(store)
-    out["shutter"] = shutter(store, config)
+    out["offline"] = offline_counts(stores)
+    out["shutter"] = shutter(stores["longmemeval"], config)
     out["demo"] = demo_part(store, llm, config, cache)
     if args.record and llm is not None:
         out["recorded_entries"] = record(store, cache, demo.RECORDED_PATH)
-    out["sample"] = sample(store, args.n, args.seed, llm, config)
+    out["sample"] = sample(stores, args.n, args.seed, llm, config)
     if args.gold != "none":
         n = args.n if args.gold == "sample" else None
-        store.close()  # one writing process per store file: the evals run in their own
-        cache.close()
-        out["gold_hit"] = {"after": gold_hit(args.db, ROOT, "after", n, args.seed)}
+        for s in {id(x): x for x in (*stores.values(), cache)}.values():
+            s.close()  # one writing process per store file: the evals run in their own
+        out["gold_hit"] = {"after": gold_hit(dbs, ROOT, "after", n, args.seed)}
         if args.before_src:
-            out["gold_hit"]["before"] = gold_hit(args.db, Path(args.before_src), "before", n, args.seed)
+            out["gold_hit"]["before"] = gold_hit(dbs, Path(args.before_src), "before", n, args.seed)
     out["loadavg_end"] = list(os.getloadavg())
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
