@@ -115,7 +115,7 @@ def model_requirements(rec: Any, *, thin: bool) -> None:
     """Under an offline decomposition: the model's recorded requirements, and how to get model
     requirements when the offline ones leave the lattice thin (one requirement)."""
     if rec is not None:
-        st.markdown(f"**Requirements a model gives** (recorded from `{W.esc(rec.model)}` on {W.esc(rec.date)}; "
+        st.markdown(f"**Requirements a model gives** (recorded from {W.esc(rec.model)} on {W.esc(rec.date)}; "
                     "not used by this offline run):")
         st.dataframe([{"requirement": r} for r in rec.requirements], hide_index=True)
     if thin:

@@ -67,3 +67,23 @@ def test_pool_priors_say_what_the_arm_read_from_the_question():
                         "advice_request": True, "topic_weight": 3.0})
     assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17",
                     "advice request: session topic weight 3.0"]
+
+
+def _model_requirements_page():
+    from bfr_core.roles.decomposer import Recorded
+    from ui.steps import model_requirements
+
+    model_requirements(Recorded(("date the strap was ordered", "date it arrived"), "local:tiny", "2026-12-02"),
+                       thin=True)
+
+
+def test_offline_requirements_show_the_recorded_model_ones_and_the_way_to_a_model():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_model_requirements_page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    body = "\n".join(str(m.value) for m in (*at.markdown, *at.info))
+    recorded = body.replace("\\", "")  # markdown escapes
+    assert "recorded from local:tiny on 2026-12-02" in recorded
+    assert "scripts/install_local_llm.sh" in body and "Provider" in body
+    assert at.dataframe[0].value["requirement"].tolist() == ["date the strap was ordered", "date it arrived"]
