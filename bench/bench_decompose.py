@@ -23,7 +23,9 @@ What it measures (issue 29, "The lattice is empty offline"):
     .venv/bin/python bench/bench_decompose.py --db STORE [--local] [--record] [--gold sample|full]
         [--before-src DIR]
 
-STORE must hold ``locomo`` and ``longmemeval`` (dev50) with embeddings; the demo is added to it.
+Questions are read from the benchmark files (``../shared/data``); lattices, gold coverage and Gold Hit
+need a store holding the benchmark with embeddings (``--db`` for locomo, ``--lme-db`` for dev50; a
+benchmark neither holds is reported without them, see ``lattices_on``). The demo is added to ``--db``.
 Writes ``bench/out/decompose.json``, with the machine's load (shared, 2 cores: times are pessimistic).
 """
 
@@ -45,8 +47,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import Config, LLMConfig  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, select_questions  # noqa: E402
-from bfr_core.ingest import demo  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec  # noqa: E402
+from bfr_core.evaluation.sampling import stratified_sample  # noqa: E402
+from bfr_core.ingest import demo, load  # noqa: E402
+from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm import rules  # noqa: E402
 from bfr_core.method.requirements import Requirement, decompose_rules, decompose_with_source  # noqa: E402
 from bfr_core.method.stage1 import incidence, lattice_steps  # noqa: E402
@@ -56,6 +60,7 @@ from bfr_core.retrieval.scope import scope_views  # noqa: E402
 from bfr_core.roles import decomposer  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
+DATASETS = ("locomo", "longmemeval")
 SHUTTER = "b3c15d39"
 GOLD_ARMS = ("fca-ms", "bfr-mv", "bfr")  # the paper's Stage I arms, and ours (its cover reads the same requirements)
 TRACE_ARMS = ("fca-ms", "bfr-mv")  # timed with the local model on the demo
@@ -80,10 +85,15 @@ def lattice(views: Any, q: Question, reqs: list[Requirement], config: Config) ->
             "gold_covered": sum(1 for r in rows if r)}
 
 
-def offline_counts(stores: dict[str, Store]) -> dict[str, Any]:
+def scoreable(ds: str) -> list[Question]:
+    """The benchmark's scoreable questions, read from its file (what ``bfr eval`` scores)."""
+    return [q for q in load(ds, benchmark_file(ds), dataset_id=ds).questions if q.scoreable]
+
+
+def offline_counts() -> dict[str, Any]:
     out = {}
-    for ds, store in stores.items():
-        qs = store.questions(ds, scoreable_only=True)
+    for ds in DATASETS:
+        qs = scoreable(ds)
         stage1 = Counter(len(decompose_rules(q.text)) for q in qs)
         role = Counter(len(rules.decompose(q.text)) for q in qs)
         out[ds] = {"questions": len(qs),
@@ -101,21 +111,26 @@ def local_llm(store: Store) -> Any:
 
 
 def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config) -> dict[str, Any]:
+    """The seeded sample (``select_questions``' stratified draw over the file's scoreable questions);
+    lattices and gold coverage where ``stores`` holds the benchmark."""
     out: dict[str, Any] = {}
-    for ds, store in stores.items():
+    for ds in DATASETS:
         rows = []
-        for q in select_questions(store, ds, sample=n, seed=seed):
-            views = scope_views(store, ds, q.scope_id)
+        store = stores.get(ds)
+        for q in stratified_sample(scoreable(ds), n, seed):
+            views = scope_views(store, ds, q.scope_id) if store is not None else None
             off = decompose_rules(q.text)
             row: dict[str, Any] = {"question_id": q.question_id, "qtype": q.qtype, "offline": len(off),
-                                   "offline_kinds": [r.kind for r in off], **{
-                                       f"offline_{k}": v for k, v in lattice(views, q, off, config).items()}}
+                                   "offline_kinds": [r.kind for r in off]}
+            if views is not None:
+                row.update({f"offline_{k}": v for k, v in lattice(views, q, off, config).items()})
             if llm is not None:
                 start = time.perf_counter()
                 loc, source = decompose_with_source(q.query(), llm)
                 row.update({"local": len(loc), "local_source": source, "local_s": round(time.perf_counter() - start, 2),
-                            "local_texts": [r.text for r in loc],
-                            **{f"local_{k}": v for k, v in lattice(views, q, loc, config).items()}})
+                            "local_texts": [r.text for r in loc]})
+                if views is not None:
+                    row.update({f"local_{k}": v for k, v in lattice(views, q, loc, config).items()})
             rows.append(row)
             print(f"{ds} {q.question_id}: offline {row['offline']} local {row.get('local')}", file=sys.stderr)
         out[ds] = {"questions": len(rows), "summary": summarize(rows), "rows": rows}
@@ -123,13 +138,13 @@ def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    s: dict[str, Any] = {
-        "offline_two_or_more_pct": pct(sum(r["offline"] >= 2 for r in rows), len(rows)),
-        "offline_concepts_median": statistics.median(r["offline_concepts"] for r in rows) if rows else None,
-        "offline_concepts_3_or_more_pct": pct(sum(r["offline_concepts"] >= 3 for r in rows), len(rows)),
-        "offline_gold_turns_covered_pct": pct(sum(r["offline_gold_covered"] for r in rows),
-                                              sum(r["offline_gold"] for r in rows)),
-    }
+    s: dict[str, Any] = {"offline_two_or_more_pct": pct(sum(r["offline"] >= 2 for r in rows), len(rows))}
+    if rows and "offline_concepts" in rows[0]:
+        s.update({
+            "offline_concepts_median": statistics.median(r["offline_concepts"] for r in rows),
+            "offline_concepts_3_or_more_pct": pct(sum(r["offline_concepts"] >= 3 for r in rows), len(rows)),
+            "offline_gold_turns_covered_pct": pct(sum(r["offline_gold_covered"] for r in rows),
+                                                  sum(r["offline_gold"] for r in rows))})
     local = [r for r in rows if "local" in r]
     if local:
         multi = [r for r in local if r["local"] >= 2]
@@ -140,11 +155,12 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "count_match_pct": pct(sum(r["offline"] == r["local"] for r in local), len(local)),
             "offline_mean": round(statistics.mean(r["offline"] for r in local), 2),
             "local_mean": round(statistics.mean(r["local"] for r in local), 2),
-            "local_concepts_median": statistics.median(r["local_concepts"] for r in local),
-            "local_gold_turns_covered_pct": pct(sum(r["local_gold_covered"] for r in local),
-                                                sum(r["local_gold"] for r in local)),
             "local_fell_back_to_rules": sum("offline rules" in r["local_source"] for r in local),
         })
+        if "local_concepts" in local[0]:
+            s.update({"local_concepts_median": statistics.median(r["local_concepts"] for r in local),
+                      "local_gold_turns_covered_pct": pct(sum(r["local_gold_covered"] for r in local),
+                                                          sum(r["local_gold"] for r in local))})
     return s
 
 
@@ -208,12 +224,13 @@ def record(store: Store, cache: Store, path: Path) -> int:
     return len(entries)
 
 
-def shutter(store: Store, config: Config) -> dict[str, Any]:
-    q = store.question("longmemeval", SHUTTER)
-    views = scope_views(store, "longmemeval", q.scope_id)
+def shutter(store: Store | None, config: Config) -> dict[str, Any]:
+    q = next(q for q in scoreable("longmemeval") if q.question_id == SHUTTER)
     reqs = decompose_rules(q.text)
-    return {"question_id": SHUTTER, "requirements": [r.text for r in reqs],
-            **lattice(views, q, reqs, config)}
+    out = {"question_id": SHUTTER, "requirements": [r.text for r in reqs]}
+    if store is not None:
+        out.update(lattice(scope_views(store, "longmemeval", q.scope_id), q, reqs, config))
+    return out
 
 
 def gold_hit(dbs: dict[str, str], src: Path, label: str, n: int | None, seed: int) -> dict[str, Any]:
@@ -240,8 +257,8 @@ def gold_hit(dbs: dict[str, str], src: Path, label: str, n: int | None, seed: in
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", required=True, help="the store with locomo (and longmemeval unless --lme-db)")
-    ap.add_argument("--lme-db", help="the store with longmemeval (dev50), when it is another file")
+    ap.add_argument("--db", required=True, help="a store for the demo, and locomo's lattices when it holds locomo")
+    ap.add_argument("--lme-db", help="the store with longmemeval (dev50) for its lattices (default: --db)")
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--local", action="store_true", help="also decompose with the local model")
@@ -256,19 +273,22 @@ def main() -> None:
     config = Config()
     store = demo.ensure_demo_store(args.db)
     dbs = {"locomo": args.db, "longmemeval": args.lme_db or args.db}
-    stores = {"locomo": store, "longmemeval": Store(args.lme_db) if args.lme_db else store}
+    opened = {db: store if db == args.db else Store(db) for db in set(dbs.values())}
+    stores = {ds: opened[db] for ds, db in dbs.items() if opened[db].dataset(ds) is not None}
+    dbs = {ds: db for ds, db in dbs.items() if ds in stores}
     cache = Store(args.cache_db) if args.cache_db else store
     llm = local_llm(cache) if args.local else None
     out["local_model"] = f"{llm.provider}:{llm.model}" if llm is not None else None
-    out["offline"] = offline_counts(stores)
-    out["shutter"] = shutter(stores["longmemeval"], config)
+    out["lattices_on"] = sorted(stores)
+    out["offline"] = offline_counts()
+    out["shutter"] = shutter(stores.get("longmemeval"), config)
     out["demo"] = demo_part(store, llm, config, cache)
     if args.record and llm is not None:
         out["recorded_entries"] = record(store, cache, demo.RECORDED_PATH)
     out["sample"] = sample(stores, args.n, args.seed, llm, config)
     if args.gold != "none":
         n = args.n if args.gold == "sample" else None
-        for s in {id(x): x for x in (*stores.values(), cache)}.values():
+        for s in {id(x): x for x in (*opened.values(), cache)}.values():
             s.close()  # one writing process per store file: the evals run in their own
         out["gold_hit"] = {"after": gold_hit(dbs, ROOT, "after", n, args.seed)}
         if args.before_src:
