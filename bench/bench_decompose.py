@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("BFR_BENCH_SRC") or str(ROOT))  # the code measured (``--before-src``)
 
 from bfr_core.config import Config, LLMConfig  # noqa: E402
 from bfr_core.evaluation.evaluate import RunSpec  # noqa: E402
@@ -266,8 +266,12 @@ def main() -> None:
     ap.add_argument("--cache-db", help="the store whose LLM cache the local model uses (default: --db)")
     ap.add_argument("--gold", choices=("none", "sample", "full"), default="none")
     ap.add_argument("--before-src", help="a checkout of the code before the change (for --gold)")
+    ap.add_argument("--counts-only", action="store_true", help="print the offline counts as JSON and stop")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "decompose.json"))
     args = ap.parse_args()
+    if args.counts_only:
+        print(json.dumps(offline_counts()))
+        return
     out: dict[str, Any] = {"benchmark": "decompose", "n": args.n, "seed": args.seed,
                            "loadavg_start": list(os.getloadavg()), "rules_version": rules.RULES_VERSION}
     config = Config()
@@ -281,6 +285,11 @@ def main() -> None:
     out["local_model"] = f"{llm.provider}:{llm.model}" if llm is not None else None
     out["lattices_on"] = sorted(stores)
     out["offline"] = offline_counts()
+    if args.before_src:  # the same counts from the code before the change
+        got = subprocess.run([sys.executable, __file__, "--db", args.db, "--counts-only"], check=True, text=True,
+                             capture_output=True, env={**os.environ, "BFR_BENCH_SRC": args.before_src,
+                                                      "BFR_DATA": str(benchmark_file("locomo").parent)})
+        out["offline_before"] = json.loads(got.stdout)
     out["shutter"] = shutter(stores.get("longmemeval"), config)
     out["demo"] = demo_part(store, llm, config, cache)
     if args.record and llm is not None:
