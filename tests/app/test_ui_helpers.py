@@ -80,7 +80,7 @@ def _model_requirements_page():
 def test_offline_requirements_show_the_recorded_model_ones_and_the_way_to_a_model():
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_function(_model_requirements_page).run()
+    at = AppTest.from_function(_model_requirements_page, default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]
     body = "\n".join(str(m.value) for m in (*at.markdown, *at.info))
     recorded = body.replace("\\", "")  # markdown escapes
