@@ -101,14 +101,23 @@ def recorded_for(store: Any, question: str) -> Any:
 
 
 def local_trace_time() -> str:
-    """The measured time of one trace with the local model, as a phrase citing its JSON ("" if unmeasured)."""
-    path = Path(__file__).resolve().parents[1] / "bench" / "out" / "decompose.json"
+    """The measured time of one fca-ms trace with the local model, as a phrase citing its JSON ("" if
+    unmeasured): timed demo traces (``bench/bench_decompose.py --local``), else the mean time of the two
+    calls such a trace makes (decompose, select) in ``bench/bench_llm_local.py``'s run."""
+    out = Path(__file__).resolve().parents[1] / "bench" / "out"
     try:
-        t = json.loads(path.read_text("utf-8"))["demo"]["local_trace_s_fca-ms"]
+        t = json.loads((out / "decompose.json").read_text("utf-8"))["demo"]["local_trace_s_fca-ms"]
+        return (f" One fca-ms trace with it took {t['p50']:.0f} s (median of {t['n']} demo questions on a "
+                "shared 2-core machine, `bench/out/decompose.json`).")
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        roles = json.loads((out / "llm_local.json").read_text("utf-8"))["time_by_role"]
+        s = roles["decompose"]["mean_s"] + roles["select"]["mean_s"]
     except (OSError, ValueError, KeyError, TypeError):
         return ""
-    return (f" One fca-ms trace with it took {t['p50']:.0f} s (median of the demo's {t['n']} questions on a "
-            "shared 2-core machine, `bench/out/decompose.json`).")
+    return (f" One fca-ms trace with it takes about {s:.0f} s on 2 cores (its decompose and select calls, "
+            "mean over 50 LoCoMo questions, `bench/out/llm_local.json`).")
 
 
 def model_requirements(rec: Any, *, thin: bool) -> None:
