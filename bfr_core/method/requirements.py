@@ -10,11 +10,14 @@ Covers
 * :func:`decompose` - the one entry point: offline rules by default; with an ``llm`` it calls
   ``bfr_core.roles.decomposer.decompose(llm, question_text)`` (imported lazily) and normalises the answer
   into the same :class:`Requirement` records. 1 to 5 requirements, ids ``r1..rJ`` in order.
-* :func:`decompose_rules` - the offline rules (regular expressions over the question; no model).
+* :func:`decompose_rules` - the offline rules (no model): the span between two events here, every
+  other question form by ``llm.rules_forms`` (which-first, bridges, conjuncts, latest value, who /
+  where / when slots), then names and date constraints.
 * :func:`first_person` - FirstPerson(q) of the BFR-MV schedule: the first scope speaker named in
   the question, else the first capitalised name-like span.
 * :func:`covers_lexically` - the lexical half of Stage I's incidence test (stemmed-term overlap,
-  a small table of related event verbs, names by speaker, constraints by session date).
+  a small table of related event verbs, names by speaker, constraints by session date, slots by a
+  value of their type: :func:`states_slot`).
 
 Does not cover: coreference beyond one rule (a pronoun-only temporal clause borrows the other
 clause's object terms), NER models (the rules miss lowercase names; speakers are matched first),
