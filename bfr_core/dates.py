@@ -20,7 +20,8 @@ Covers:
 
 * the session-date windows a question points at (:func:`date_windows`: a named day, month or year,
   widened forward because conversations report events late; "two weeks ago", "last weekend" from
-  the question's own date) and :func:`in_windows` (which turns' sessions fall in them).
+  the question's own date) and :func:`in_windows` (which turns' sessions fall in them);
+* :func:`has_time_mention`: whether a record states when (a date, a year, "last Friday", "yesterday").
 
 Does not cover: time zones (the store is naive).
 """
@@ -245,6 +246,20 @@ AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|
                   r"(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 LAST_UNIT = re.compile(r"\b(?:last|past|previous)\s+(week(?:end)?|month|year|monday|tuesday|wednesday|thursday|"
                    r"friday|saturday|sunday)\b|\byesterday\b", re.IGNORECASE)
+
+
+# A record that says when something happened: a day date, a month or year, "three weeks ago", "last
+# Friday", "yesterday", "this morning" (a "when" requirement is covered by one that also states the
+# event; ``method.requirements``).
+_TIME_WORDS = re.compile(r"\b(?:yesterday|today|tonight|tomorrow|this (?:morning|afternoon|evening|week(?:end)?|"
+                         r"month|year)|next (?:week(?:end)?|month|year)|the other day|recently|last night|"
+                         rf"(?:on|in|since|until) (?:{'|'.join(WEEKDAYS)}|{'|'.join(MONTH_NAMES)}))\b", re.I)
+
+
+def has_time_mention(text: str) -> bool:
+    """Whether ``text`` states a time: a day date, a year, a named month, a relative time."""
+    return bool(find_day_dates(text) or AGO.search(text) or LAST_UNIT.search(text) or _TIME_WORDS.search(text)
+                or re.search(rf"\b{_YEAR}\b", text))
 
 
 def date_windows(text: str, qdate: datetime | None, years: Sequence[int]) -> list[tuple[datetime, datetime]]:

@@ -112,3 +112,19 @@ def is_advice_request(text: str) -> bool:
 
 DURATION_UNITS = frozenset("""day days week weeks month months year years hour hours minute minutes
     time""".split())
+
+# A question about the value now, after any update ("Which lens do I use these days?"): the offline
+# decomposer adds a requirement for the newest mention (``llm.rules_forms``).
+LATEST_CUE = re.compile(
+    r"\b(?:current(?:ly)?|now|nowadays|these days|lately|latest|most recent(?:ly)?|at the moment|any ?more|"
+    r"still|at present|presently|so far)\b", re.IGNORECASE)
+# Words that name a person or a place in a record: a "who" / "where" requirement is covered by a record
+# that states its event together with one of them (or a capitalised name; ``method.requirements``).
+PERSON_NOUNS = frozenset("""friend friends mom mother dad father parent parents sister brother sibling son
+    daughter kid kids child children wife husband partner boyfriend girlfriend fiance fiancee cousin aunt
+    uncle grandma grandmother grandpa grandfather niece nephew neighbor neighbour colleague coworker
+    boss manager teacher mentor coach doctor roommate classmate family team""".split())
+PLACE_NOUNS = frozenset("""park city town village country state beach lake river mountain mountains trail
+    island museum gallery restaurant cafe bar pub shop store market mall school university college campus
+    office home house apartment gym library church temple studio center centre club hotel airport
+    station festival hospital theater theatre stadium zoo garden farm camp abroad downtown""".split())

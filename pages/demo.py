@@ -87,7 +87,7 @@ st.header("3 · BFR-MV, step by step", anchor=False)
 trace, shown = stepper("demo_", key, lambda: pipeline.run(store, case.dataset_id, case.question_id, "bfr-mv"),
                        spinner="Running BFR-MV…")
 if trace is not None:
-    view = S.StepView(case.dataset_id, turns, frozenset(gold), True, key="demo_s")
+    view = S.StepView(case.dataset_id, turns, frozenset(gold), True, key="demo_s", recorded=S.recorded_for(store, q.text))
     prev: tuple[str, ...] = ()
     for i, step in enumerate(trace.steps[:shown]):
         S.render_step(i, step, view, prev)

@@ -87,7 +87,7 @@ if trace is None:
 if run_id:
     st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
 
-view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s")
+view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", recorded=S.recorded_for(store, q.text))
 if shown and q.gold and show_gold:
     st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
 prev: tuple[str, ...] = ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from bfr_core.ingest.demo import (
     demo_file,
     demo_records,
     ensure_demo_store,
+    load_recorded,
     write_demo,
 )
 from bfr_core.ingest.jsonl import load_jsonl
@@ -79,4 +81,47 @@ def test_ensure_demo_store_is_idempotent(tmp_path: Path) -> None:
     store = ensure_demo_store(db, embed=False)
     assert store.dataset(DATASET_ID)["ingested_at"] == first["ingested_at"]  # not re-ingested
     assert len(store.questions(DATASET_ID)) == 7
+    store.close()
+
+
+def _entry(question: str, reply: dict, provider: str = "local", model: str = "tiny") -> dict:
+    from bfr_core.roles import decomposer
+
+    return {"provider": provider, "model": model, "temperature": 0.0,
+            "prompt_sha256": decomposer.request(question).sha256(), "response": json.dumps(reply),
+            "tokens_in": 10, "tokens_out": 5, "created": "2026-12-02T01:00:00"}
+
+
+def test_recorded_decompositions_load_once_and_are_found(tmp_path: Path) -> None:
+    from bfr_core.roles import decomposer
+
+    q1, q6 = QUESTIONS[0][2], QUESTIONS[5][2]
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps({"entries": [
+        _entry(q1, {"requirements": ["date the strap was ordered", "date the strap arrived"]}),
+        _entry(q6, {"requirements": ["oil for searing"]}, provider="rules", model="rules-v3"),
+    ]}))
+    store = ensure_demo_store(tmp_path / "app.duckdb", embed=False)
+    assert load_recorded(store, path) == 2
+    assert load_recorded(store, path) == 0  # already there
+    got = decomposer.recorded(store, q1)
+    assert got == decomposer.Recorded(("date the strap was ordered", "date the strap arrived"), "local:tiny",
+                                      "2026-12-02")
+    assert decomposer.recorded(store, q6) is None  # the offline rules' reply is not a model's
+    assert decomposer.recorded(store, "What is my cat's name?") is None
+    store.close()
+
+
+def test_a_malformed_recorded_file_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    from bfr_core.llm.cache import DDL
+
+    store = ensure_demo_store(tmp_path / "app.duckdb", embed=False)
+    store.ensure(DDL)
+    before = store.cursor().execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"entries": [{"provider": "local"}]}))
+    with pytest.raises(ValueError, match="bad.json"):
+        load_recorded(store, bad)
+    assert store.cursor().execute("SELECT count(*) FROM llm_cache").fetchone()[0] == before
+    assert load_recorded(store, tmp_path / "missing.json") == 0
     store.close()

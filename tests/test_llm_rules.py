@@ -34,11 +34,16 @@ def test_shutter_question_decomposes_into_both_dates():
     ("Which happened first, the trip to Paris or the wedding?", ["date: the trip to Paris", "date: the wedding"]),
     ("What did Caroline and Melanie do at the park?",
      ["What did Caroline do at the park", "What did Melanie do at the park"]),
-    ("Where did I go on vacation and what did I buy there?", ["Where did I go on vacation", "what did I buy there"]),
+    ("Where did I go on vacation and what did I buy there?",
+     ["Where did I go on vacation", "where: I go on vacation", "what did I buy there"]),
     ("What are the names of my dog, cat, and fish?",
      ["What are the names of my dog", "What are the names of my cat", "What are the names of my fish"]),
     ("What is my favourite salt and pepper brand?", ["What is my favourite salt and pepper brand"]),
-    ("When did Caroline go to the LGBTQ support group?", ["When did Caroline go to the LGBTQ support group"]),
+    ("When did Caroline go to the LGBTQ support group?", ["date: Caroline go to the LGBTQ support group"]),
+    ("Which lens do I use most these days?", ["Which lens do I use most these days", "latest: lens do I use most these days"]),
+    ("What did I cook for the friend who lent me her tripod?", ["What did I cook for the friend", "friend lent me her tripod"]),
+    ("Which came first: the bakery opening or the river flood?", ["date: the bakery opening", "date: the river flood"]),
+    ("Did I adopt the cat before I moved to Oslo?", ["date: I adopt the cat", "date: I moved to Oslo"]),
 ])
 def test_decompose_rules(question, expected):
     assert R.decompose(question) == expected

@@ -45,7 +45,7 @@ def test_entities_constraints_and_dates():
     assert reqs[2].when == (2022, 3, 16)
     assert "recreat" in reqs[0].terms and "jame" not in reqs[0].terms
     reqs = R.decompose_rules("When did Caroline attend a pride parade in August?")
-    assert kinds(reqs) == ["temporal", "entity", "constraint"] and reqs[2].when == (None, 8, None)
+    assert kinds(reqs) == ["temporal", "time", "entity", "constraint"] and reqs[3].when == (None, 8, None)
 
 
 def test_bridge_and_list():
@@ -125,3 +125,46 @@ def test_llm_path_goes_through_the_decompose_role(monkeypatch):
 def test_degenerate_questions_still_give_one_requirement(text):
     reqs = R.decompose_rules(text)
     assert len(reqs) == 1 and reqs[0].kind == "fact"
+
+
+# -- question forms in Stage I (llm.rules_forms) ----------------------------------------------------
+def _turn(text: str) -> Turn:
+    return Turn("t", "s", 0, "user", text)
+
+
+def _covers(req: R.Requirement, text: str) -> bool:
+    return R.covers_lexically(req, _turn(text), frozenset(tokenize(text, stemmed=True)))
+
+
+def test_forms_give_structure_offline():
+    assert kinds(R.decompose_rules("What did I cook for the neighbour who fixed my bike?")) == ["fact", "bridge"]
+    assert kinds(R.decompose_rules("Which bike do I ride these days?"))[-1] == "latest"
+    assert kinds(R.decompose_rules("Which came first, the bakery opening or the river flood?")) == [
+        "temporal", "temporal"]
+    assert kinds(R.decompose_rules("What are my hobbies and pets?")) == ["list", "list"]
+
+
+def test_slot_shares_its_facts_terms_yet_stays():
+    reqs = R.decompose_rules("Where did I buy the blue kettle?")
+    assert kinds(reqs) == ["fact", "place"]
+    assert reqs[0].terms == reqs[1].terms and reqs[1].text.startswith("where: ")
+
+
+@pytest.mark.parametrize(("question", "with_value", "without_value"), [
+    ("Where did I buy the blue kettle?", "I bought the blue kettle at the market downtown.",
+     "I bought the blue kettle, it whistles."),
+    ("Where did I buy the blue kettle?", "I bought the blue kettle in Lisbon.", "The blue kettle I bought is loud."),
+    ("Who did I meet at the bakery?", "At the bakery I met my cousin.", "I met nobody at the bakery, it was empty."),
+    ("Who did I meet at the bakery?", "I met an old teacher, Mr Hale, at the bakery.", "Bakery meet ups are fun."),
+    ("When did I start the pottery class?", "I started the pottery class last Tuesday.",
+     "I started the pottery class, it is hard."),
+])
+def test_a_slot_needs_a_value_of_its_type(question, with_value, without_value):
+    slot = R.decompose_rules(question)[-1]
+    assert slot.kind in ("person", "place", "time")
+    assert _covers(slot, with_value)
+    assert not _covers(slot, without_value)
+
+
+def test_states_slot_is_true_for_untyped_kinds():
+    assert R.states_slot("fact", "anything") and R.states_slot("latest", "anything")

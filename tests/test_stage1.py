@@ -139,3 +139,12 @@ def test_determinism(views):
     b = run_query(views, q, "fca-ms", dataset_id="fake").to_dict()
     a.pop("elapsed_ms"), b.pop("elapsed_ms")
     assert a == b and a["budget"] == "C0"
+
+
+def test_newest_only_keeps_a_latest_bit_on_the_newest_session():
+    from datetime import datetime
+
+    d1, d2 = datetime(2024, 3, 1), datetime(2024, 4, 1)
+    rows = [0b11, 0b11, 0b01, 0b10]
+    assert stage1.newest_only(rows, 1, [d1, d2, d2, d1]) == [0b01, 0b11, 0b01, 0b00]
+    assert stage1.newest_only(rows, 1, [None] * 4) == rows  # nothing dated: unchanged

@@ -6,8 +6,10 @@ an unknown kind falls back to its JSON, so a new step type never breaks the page
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -26,6 +28,7 @@ class StepView:
     show_gold: bool = True
     key: str = "step"
     req_labels: dict[str, str] = field(default_factory=dict)
+    recorded: Any = None  # a model's recorded decomposition of the question (``recorded_for``), or None
 
     @property
     def marked(self) -> frozenset[str]:
@@ -96,13 +99,53 @@ def pool_priors(d: dict) -> list[str]:
 def requirements(s: Step, v: StepView) -> None:
     reqs = s.data.get("requirements", [])
     v.req_labels.update({str(r["id"]): str(r.get("text", "")) for r in reqs})
-    st.caption(f"{len(reqs)} requirements · source: {W.esc(s.data.get('source', '?'))}")
-    if "rules" in str(s.data.get("source", "")):
-        st.info("Offline rules decomposition: the requirements are fragments of the question, so the context "
-                "and lattice below show little structure. Choose a model provider (sidebar) for LLM requirements.",
-                icon=":material/info:")
+    source = str(s.data.get("source", "?"))
+    st.caption(f"{len(reqs)} requirements · source: {W.esc(source)}")
     st.dataframe([{"id": r["id"], "requirement": r.get("text", ""), "kind": r.get("kind", "")} for r in reqs],
                  hide_index=True, key=f"{v.key}_reqs")
+    if "rules" in source:
+        model_requirements(v.recorded, thin=len(reqs) < 2)
+
+
+def recorded_for(store: Any, question: str) -> Any:
+    """A model's decomposition of ``question`` kept in ``store``'s LLM cache (the demo ships the local
+    model's), or None."""
+    from bfr_core.roles.decomposer import recorded
+
+    return recorded(store, question)
+
+
+def local_trace_time() -> str:
+    """The measured time of one fca-ms trace with the local model, as a phrase citing its JSON ("" if
+    unmeasured): timed demo traces (``bench/bench_decompose.py --local``), else the mean time of the two
+    calls such a trace makes (decompose, select) in ``bench/bench_llm_local.py``'s run."""
+    out = Path(__file__).resolve().parents[1] / "bench" / "out"
+    try:
+        t = json.loads((out / "decompose.json").read_text("utf-8"))["demo"]["local_trace_s_fca-ms"]
+        return (f" One fca-ms trace with it took {t['p50']:.0f} s (median of {t['n']} demo questions on a "
+                "shared 2-core machine, `bench/out/decompose.json`).")
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        roles = json.loads((out / "llm_local.json").read_text("utf-8"))["time_by_role"]
+        s = roles["decompose"]["mean_s"] + roles["select"]["mean_s"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return (f" One fca-ms trace with it takes about {s:.0f} s on 2 cores (its decompose and select calls, "
+            "mean over 50 LoCoMo questions, `bench/out/llm_local.json`).")
+
+
+def model_requirements(rec: Any, *, thin: bool) -> None:
+    """Under an offline decomposition: the model's recorded requirements, and how to get model
+    requirements when the offline ones leave the lattice thin (one requirement)."""
+    if rec is not None:
+        st.markdown(f"**Requirements a model gives** (recorded from {W.esc(rec.model)} on {W.esc(rec.date)}; "
+                    "not used by this offline run):")
+        st.dataframe([{"requirement": r} for r in rec.requirements], hide_index=True)
+    if thin:
+        st.info("One requirement: the formal context has one column and the lattice little structure. For model "
+                "requirements choose a provider in the sidebar (or the Provider select); the local model installs "
+                "with `scripts/install_local_llm.sh` (no API key)." + local_trace_time(), icon=":material/info:")
 
 
 def context(s: Step, v: StepView) -> None:

@@ -14,7 +14,10 @@ checks this); deeper, budgeted text access reaches it (rank ~20), as BFR does in
 
 ``write_demo(path)`` writes the JSONL; ``demo_file()`` keeps ``data/demo.jsonl`` (not in git: this
 module is its source) written and current; ``ensure_demo_store(db_path)`` opens a store and ingests
-it as dataset ``demo`` when missing or changed.
+it as dataset ``demo`` when missing or changed, and loads ``data/demo_llm_cache.json`` when present:
+the local model's decompositions of the demo's questions, recorded by ``bench/bench_decompose.py
+--local --record`` as LLM cache rows keyed like every other call (``load_recorded``), so an offline
+visitor sees what a model asks for (``roles.decomposer.recorded``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ DATASET_ID = "demo"
 SCOPE = "sam"
 USER, ASSISTANT = "Sam", "assistant"
 DEMO_PATH = Path(__file__).resolve().parents[2] / "data" / "demo.jsonl"
+RECORDED_PATH = DEMO_PATH.with_name("demo_llm_cache.json")
+RECORDED_COLUMNS = ("provider", "model", "temperature", "prompt_sha256", "response", "tokens_in", "tokens_out",
+                    "created")
 
 # A turn is its text, or (key, text) when a question names it as gold. Speakers alternate,
 # starting with Sam.
@@ -293,4 +299,25 @@ def ensure_demo_store(
     if existing is None or existing["source_sha256"] != sha256_file(source):
         ingest(store, "jsonl", source, name=DATASET_ID, replace=existing is not None, embed=embed,
                progress=progress)
+    load_recorded(store)
     return store
+
+
+def load_recorded(store: Store, path: str | Path = RECORDED_PATH) -> int:
+    """Insert the recorded LLM cache rows of ``path`` that ``store`` lacks; the number inserted (0 for a
+    missing file or a read-only store). A malformed file raises ValueError naming it."""
+    from bfr_core.llm.cache import DDL
+
+    path = Path(path)
+    if not path.is_file() or store.read_only:
+        return 0
+    try:
+        rows = [tuple(e[c] for c in RECORDED_COLUMNS) for e in json.loads(path.read_text("utf-8"))["entries"]]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a recorded LLM cache file ({exc})") from None
+    store.ensure(DDL)
+    cur = store.cursor()
+    before = cur.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    cur.executemany(f"INSERT OR IGNORE INTO llm_cache ({', '.join(RECORDED_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' * len(RECORDED_COLUMNS))})", rows)
+    return cur.execute("SELECT count(*) FROM llm_cache").fetchone()[0] - before

@@ -5,8 +5,9 @@ them through the same :class:`~bfr_core.llm.base.LLM` call as a real model (it r
 ``payload`` and replies with the JSON the role's prompt asks for, so caching, call logs and parsing
 are exercised identically):
 
-* ``decompose``  split on clause-level "and" / short comma lists; for interval questions ("how many
-  days ... after/before/since/between", "when ... after") one requirement per temporal endpoint.
+* ``decompose``  the question's forms (``rules_forms``: clauses, bridges, conjuncts, which-first, latest,
+  who / where / when slots); for interval questions ("how many days ... after/before/since/between",
+  "when ... after") one requirement per temporal endpoint.
 * ``select``     greedy requirement cover over the pool (token overlap with a small synonym table).
 * ``tool``       stop when covered; entity view for an unseen name; session view to find a partner
   turn; else text.
@@ -44,10 +45,12 @@ from bfr_core.dates import (
 )
 from bfr_core.lexicon import NOT_NAME_CAPITALISED, NUMBER_WORDS
 from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
+from bfr_core.llm.rules_forms import LABEL, event_order, strip_lead
+from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.llm.rules_judges import UNDECIDED, judge, judge_one, lme_judge  # noqa: F401 - served below
 from bfr_core.llm.rules_tokens import NOT_FOUND, numbers, tok_list, toks  # noqa: F401 - served below
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 NAME = "offline rules"
 
 # -- sentences -----------------------------------------------------------------------------------
@@ -108,6 +111,8 @@ def clean_question(q: str) -> str:
 
 
 # -- decompose ---------------------------------------------------------------------------------
+DATE_KINDS = frozenset({"temporal", "time"})  # parts the rules cover only with a dated text ("date: ...")
+_LABELLED = re.compile(rf"^\s*(?:date|{'|'.join(LABEL.values())}):\s*", re.I)
 _INTERVAL_LEAD = re.compile(
     r"^(how (many|much) \w+|how long|when)\s+"
     r"((did|does|do|had|has|have|was|were|is|are|will|would)\s+)?"
@@ -116,12 +121,6 @@ _INTERVAL_LEAD = re.compile(
 _AUX_SUBJ = re.compile(r"\b(did|do|does|was|were|had|have|has)\s+(I|i|we|you|he|she|they|[A-Z][a-z]+)\b")
 _SUBJ_OBJ = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}
 _PRONOUN = re.compile(r"\b(it|them)\b", re.I)
-_CLAUSE_SPLIT = re.compile(
-    r",?\s+(?:and|but)\s+(?=(?:what|when|where|who|whom|which|how|why|did|do|does|is|are|was|were|has|have)\b)"
-    r"|;\s*", re.I)
-_NAME_LIST = re.compile(r"\b((?:[A-Z][a-z]+,\s+)*[A-Z][a-z]+,?\s+(?:and|or)\s+[A-Z][a-z]+)\b")
-_WORD_LIST = re.compile(r"\b((?:\w+,\s+)+\w+,?\s+(?:and|or)\s+\w+)\b")
-_WH = re.compile(r"^(what|which|who|whom|whose|when|where|why|how)\b", re.I)
 
 
 def _event_subject(lead_match: re.Match[str] | None) -> str:
@@ -145,9 +144,9 @@ def _object(clause: str) -> str:
 
 def _interval_events(q: str) -> list[str]:
     """The two events an interval question spans, earlier first; [] when it is not one."""
-    first = re.search(r"\bwhich\b.*\bfirst\b,?\s*(.+?)\s+or\s+(.+)$", q, re.I)
-    if first:
-        return [first.group(1), first.group(2)]
+    order = event_order(q)
+    if order:
+        return list(order)
     if not INTERVAL_QUESTION.search(q):
         return []
     between = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+)$", q, re.I)
@@ -181,21 +180,10 @@ def _interval_events(q: str) -> list[str]:
     return [right, left_event] if word in {"after", "since"} else [left_event, right]
 
 
-def _distribute(q: str) -> list[str]:
-    for pat in (_NAME_LIST, _WORD_LIST):
-        m = pat.search(q)
-        if not m:
-            continue
-        items = [x.strip() for x in re.split(r",?\s+(?:and|or)\s+|,\s*", m.group(1)) if x.strip()]
-        items = [x for x in items if x.lower() not in {"and", "or"}]
-        if pat is _WORD_LIST and (len(items) < 3 or any(len(x.split()) > 2 for x in items)):
-            continue
-        return [q[: m.start()] + item + q[m.end():] for item in items]
-    return []
-
-
 def decompose(question: str) -> list[str]:
-    """1-5 requirement texts for ``question`` (the question itself when nothing splits)."""
+    """1-5 requirement texts for ``question``: the two event dates of an interval question, else its
+    forms (``rules_forms.parts``; a date asked for reads "date: ...", a typed slot "who: ..."); the
+    question itself when nothing splits."""
     q = clean_question(question)
     if not q:
         return []
@@ -203,18 +191,15 @@ def decompose(question: str) -> list[str]:
     if len(events) == 2 and all(e.strip() for e in events):
         reqs = [f"date: {e.strip()}" for e in events]
     else:
-        clauses = [c.strip() for c in _CLAUSE_SPLIT.split(q) if c and c.strip()]
-        reqs = []
-        for clause in clauses:
-            reqs.extend(_distribute(clause) or [clause])
-    out = list(dict.fromkeys(r for r in reqs if toks(r)))
+        reqs = [f"date: {strip_lead(p.text)}" if p.kind in DATE_KINDS else p.label for p in question_parts(q)]
+    out = list(dict.fromkeys(r for r in reqs if toks(_LABELLED.sub("", r))))
     return out[:5] or [q]
 
 
 # -- coverage ----------------------------------------------------------------------------------
 def _req_tokens(reqs: Sequence[str]) -> list[tuple[set[str], set[str], bool]]:
     """Per requirement: its tokens, the tokens no sibling requirement has, whether it asks a date."""
-    sets = [toks(r) - {"date"} for r in reqs]
+    sets = [toks(_LABELLED.sub("", r)) for r in reqs]
     out = []
     for i, s in enumerate(sets):
         others = set().union(*(o for j, o in enumerate(sets) if j != i)) if len(sets) > 1 else set()

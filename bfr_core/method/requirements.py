@@ -10,11 +10,14 @@ Covers
 * :func:`decompose` - the one entry point: offline rules by default; with an ``llm`` it calls
   ``bfr_core.roles.decomposer.decompose(llm, question_text)`` (imported lazily) and normalises the answer
   into the same :class:`Requirement` records. 1 to 5 requirements, ids ``r1..rJ`` in order.
-* :func:`decompose_rules` - the offline rules (regular expressions over the question; no model).
+* :func:`decompose_rules` - the offline rules (no model): the span between two events here, every
+  other question form by ``llm.rules_forms`` (which-first, bridges, conjuncts, latest value, who /
+  where / when slots), then names and date constraints.
 * :func:`first_person` - FirstPerson(q) of the BFR-MV schedule: the first scope speaker named in
   the question, else the first capitalised name-like span.
 * :func:`covers_lexically` - the lexical half of Stage I's incidence test (stemmed-term overlap,
-  a small table of related event verbs, names by speaker, constraints by session date).
+  a small table of related event verbs, names by speaker, constraints by session date, slots by a
+  value of their type: :func:`states_slot`).
 
 Does not cover: coreference beyond one rule (a pronoun-only temporal clause borrows the other
 clause's object terms), NER models (the rules miss lowercase names; speakers are matched first),
@@ -30,12 +33,23 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from bfr_core.dates import DURATION_QUESTION, date_matches, find_date_constraints
-from bfr_core.lexicon import DURATION_UNITS, NOT_NAME_WORDS, RELATED_STEMS, question_noise
+from bfr_core.dates import DURATION_QUESTION, date_matches, find_date_constraints, has_time_mention
+from bfr_core.lexicon import (
+    DURATION_UNITS,
+    NOT_NAME_WORDS,
+    PERSON_NOUNS,
+    PLACE_NOUNS,
+    RELATED_STEMS,
+    question_noise,
+)
+from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.records import Query, Turn
 from bfr_core.text import stem, tokenize, words
 
-KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity")
+KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity", "latest", "person", "place", "time")
+# Kinds that ask for a value of a type besides the event's words (``llm.rules_forms``): two of them
+# can share their terms with a fact and still be other requirements.
+SLOT_KINDS = frozenset({"latest", "person", "place", "time"})
 MAX_REQUIREMENTS = 5
 
 
@@ -58,10 +72,6 @@ class Requirement:
 _NAME_SPAN = re.compile(r"\b([A-Z][a-zA-Z\-]*(?:'s|')?(?:\s+[A-Z][a-zA-Z\-]*(?:'s|')?)*)")
 _ENDPOINT_SPLIT = re.compile(r"\s+(?:after|since|before|until|when)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", re.IGNORECASE)
-_BRIDGE_SPLIT = re.compile(r"\s+(?:after|before|while|because|since|when|instead of)\s+", re.IGNORECASE)
-_LIST_CUE = re.compile(
-    r"^\s*(?:what|which)\s+(?:are|were)\b|^\s*(?:what|which)\s+(?:\w+\s+){0,2}\w+s\s+(?:do|does|did|has|have|had)\b"
-    r"|\b(?:some|all|the)\s+\w+s\b|^\s*how\s+many\b|\bwhat\s+things\b", re.IGNORECASE)
 _PRONOUN_ONLY = frozenset("i it me they them he she we you this that".split())
 
 
@@ -124,12 +134,6 @@ def first_person(text: str, speakers: Sequence[str] = ()) -> str | None:
         return best[1]
     spans = name_spans(text)
     return spans[0] if spans else None
-
-
-def _strip_lead(clause: str) -> str:
-    """Drop the question scaffold ("How many days did it take for me to") from a clause."""
-    return re.sub(r"^\s*(?:how\s+(?:many|much|long)|when|what|which|where|who|why)\b\s*"
-                  r"(?:(?:did|does|do|is|are|was|were|has|have|had)\b)?\s*", "", clause, flags=re.IGNORECASE)
 
 
 def _req(kind: str, text: str, terms: Sequence[str], when=None) -> tuple[str, str, tuple[str, ...], Any]:
@@ -222,21 +226,11 @@ def decompose_rules(text: str) -> list[Requirement]:
         core, context = _split_core(q_nodate)
         dm = DURATION_QUESTION.match(core)
         is_duration = bool(dm and any(u in words(dm.group("rest"))[:2] for u in DURATION_UNITS))
-        is_when = is_duration or bool(re.match(r"^\s*when\b", core, re.IGNORECASE))
-        is_list = bool(_LIST_CUE.search(core))
-        clauses = _BRIDGE_SPLIT.split(core, maxsplit=1) if not is_when else [core]
-        main_kind = "temporal" if is_when else ("list" if is_list else "fact")
         drop = name_stems | _duration_noise() if is_duration else name_stems
-        main_terms = content_terms(_strip_lead(clauses[0]), exclude=drop)
-        items = _list_items(clauses[0], name_stems) if main_kind == "list" else None
-        if items:
-            reqs.extend(_req("list", it, content_terms(it, exclude=name_stems)) for it in items)
-        elif main_terms:
-            reqs.append(_req(main_kind, _strip_lead(clauses[0]), main_terms))
-        if len(clauses) == 2:
-            b_terms = content_terms(clauses[1], exclude=name_stems)
-            if b_terms:
-                reqs.append(_req("bridge", clauses[1], b_terms))
+        for part in question_parts(core):  # the question's forms: asks, bridges, conjuncts, slots
+            terms = content_terms(part.text, exclude=drop)
+            if terms:
+                reqs.append(_req(part.kind, part.label, terms))
         if context:
             c_terms = content_terms(context, exclude=name_stems)
             if c_terms:
@@ -251,22 +245,11 @@ def decompose_rules(text: str) -> list[Requirement]:
     return [Requirement(f"r{i + 1}", t, k, terms, when) for i, (k, t, terms, when) in enumerate(reqs)]
 
 
-def _list_items(clause: str, name_stems: set[str]) -> list[str] | None:
-    """"A, B and C" inside a list question -> its items (only when each side has content)."""
-    body = _strip_lead(clause)
-    parts = [p for p in re.split(r",\s*|\s+and\s+|\s+or\s+", body) if p.strip()]
-    if len(parts) < 2 or len(parts) > 4:
-        return None
-    if all(content_terms(p, exclude=name_stems) for p in parts):
-        return parts
-    return None
-
-
 def _dedupe(reqs: list[tuple]) -> list[tuple]:
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[str, ...]] = set()  # the same terms twice are one requirement, unless a slot's
     out = []
     for r in reqs:
-        key = tuple(sorted(r[2]))
+        key = (r[0] if r[0] in SLOT_KINDS else "", *sorted(r[2]))
         if key in seen:
             continue
         seen.add(key)
@@ -349,8 +332,28 @@ def needed_matches(n_terms: int) -> int:
     return n_terms if n_terms <= 2 else math.ceil(n_terms / 2)
 
 
+_PLACE_NAME = re.compile(r"\b(?:in|at|to|from|near|visit(?:ed|ing)?)\s+(?:the\s+)?([A-Z][a-z]+)")
+_MID_NAME = re.compile(r"(?<=[a-z,;:]\s)([A-Z][a-z]{2,})\b")  # a capital after a lower-case word: a name
+
+
+def states_slot(kind: str, text: str) -> bool:
+    """Whether a record's text states a value of the type a slot asks: a time, a person (a name or a
+    word like "friend"), a place (a place word or "in / at / to" + a name); True for other kinds."""
+    if kind == "time":
+        return has_time_mention(text)
+    if kind == "person":
+        return bool(PERSON_NOUNS.intersection(words(text))) or any(
+            n.lower() not in NOT_NAME_WORDS for n in _MID_NAME.findall(text))
+    if kind == "place":
+        return bool(PLACE_NOUNS.intersection(words(text))) or any(
+            n.lower() not in NOT_NAME_WORDS for n in _PLACE_NAME.findall(text))
+    return True
+
+
 def covers_lexically(req: Requirement, turn: Turn, turn_stems: frozenset[str]) -> bool:
-    """Does ``turn`` supply ``req`` by its words (or, for names and dates, by speaker / date)?"""
+    """Does ``turn`` supply ``req`` by its words (or, for names and dates, by speaker / date; a slot
+    also needs a value of its type)? A ``latest`` requirement is covered as its fact is; which of
+    the covering turns is newest is the caller's to decide (``stage1.incidence``)."""
     if req.kind == "entity":
         if turn.speaker and stem(turn.speaker.split()[0].lower()) == req.terms[0]:
             return True
@@ -360,4 +363,4 @@ def covers_lexically(req: Requirement, turn: Turn, turn_stems: frozenset[str]) -
             return True
         return bool(req.terms) and all(t in turn_stems for t in req.terms)
     hits = sum(1 for t in req.terms if t in turn_stems or RELATED_STEMS.get(t, frozenset()) & turn_stems)
-    return hits >= needed_matches(len(req.terms))
+    return hits >= needed_matches(len(req.terms)) and states_slot(req.kind, turn.text)

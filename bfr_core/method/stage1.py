@@ -16,7 +16,9 @@ Decisions (the paper leaves them to the implementation)
   of r's stemmed terms (all of 1-2, half of longer lists; related event verbs count, see
   ``lexicon.RELATED_STEMS``), names by text or speaker, dates by the session date; or (semantic) the
   MiniLM cosine between r's text and the turn is >= :data:`COVER_COSINE`. Names and date
-  constraints use the lexical test only (a name's embedding says little about a turn).
+  constraints use the lexical test only (a name's embedding says little about a turn); so do the
+  who / where / when slots (the event's words and a name, place or time in the turn). A ``latest``
+  requirement keeps only its covering candidates of the newest session date (:func:`newest_only`).
 * Prefilter: concepts are visited by decreasing intent size (most requirements covered first),
   ties by the best pool rank in the extent; each contributes its extent in pool order, skipping
   near-duplicates (cosine >= :data:`NEAR_DUP` or identical text), until P are kept. The top
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
 
 COVER_COSINE = 0.6  # MiniLM cosine at which a turn is taken to supply a requirement (0.45-0.7 within 0.6 GH)
 NEAR_DUP = 0.95  # cosine above which two candidates are the same exhibit said twice
-SEMANTIC_KINDS = frozenset({"fact", "bridge", "list", "temporal"})
+SEMANTIC_KINDS = frozenset({"fact", "bridge", "list", "temporal", "latest"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -119,7 +121,20 @@ def incidence(views: Any, reqs: Sequence[Requirement], pool_idx: Sequence[int],
                     sims is not None and r.kind in SEMANTIC_KINDS and sims[j, col] >= COVER_COSINE):
                 row |= 1 << j
         rows.append(row)
+    for j, r in enumerate(reqs):
+        if r.kind == "latest":
+            rows = newest_only(rows, j, [views.turns[i].date for i in pool_idx])
     return rows
+
+
+def newest_only(rows: Sequence[int], j: int, dates: Sequence[Any]) -> list[int]:
+    """Bit ``j`` kept only on the candidates of the newest date among those that have it (a
+    ``latest`` requirement: the value after any update); unchanged when none is dated."""
+    dated = [d for g, d in enumerate(dates) if rows[g] >> j & 1 and d is not None]
+    if not dated:
+        return list(rows)
+    newest = max(dated)
+    return [row if not row >> j & 1 or dates[g] == newest else row & ~(1 << j) for g, row in enumerate(rows)]
 
 
 def prefilter(found: Sequence[fca.Concept], rows: Sequence[int], vecs: np.ndarray, texts: Sequence[str],

@@ -1,14 +1,20 @@
 """Role ``decompose``: question -> 1-5 requirements (facts, bridges, list items, temporal endpoints).
 
 Stage I's LLM path (``method.requirements`` falls back to its offline decomposer without a model).
+:func:`recorded` finds a model's reply to this role for a question in a store's LLM cache (the
+demo ships the local model's, ``ingest.demo``), to show beside an offline run.
 Does not cover: matching requirements to turns (``method.requirements``).
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
-from bfr_core.llm.base import LLM
+import duckdb
+
+from bfr_core.llm.base import LLM, LLMRequest
 from bfr_core.llm.retry import complete_json
 from bfr_core.roles.prompting import as_object, build_request, fill
 
@@ -41,7 +47,42 @@ def decompose(llm: LLM, question: str) -> list[str]:
             raise ValueError("no requirements given")
         return reqs[:MAX_REQUIREMENTS]
 
-    req = build_request("decompose", fill(DECOMPOSE_PROMPT, question=question), {"question": question},
-                   DECOMPOSE_SCHEMA, max_tokens=160)
-    return complete_json(llm, req, parse)
+    return complete_json(llm, request(question), parse)
+
+
+def request(question: str) -> LLMRequest:
+    """The role's request for ``question`` (its cache key is this request's)."""
+    return build_request("decompose", fill(DECOMPOSE_PROMPT, question=question), {"question": question},
+                         DECOMPOSE_SCHEMA, max_tokens=160)
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A model's decomposition of one question, as its LLM cache entry holds it."""
+
+    requirements: tuple[str, ...]
+    model: str  # "provider:model", e.g. "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
+    date: str  # the day the reply was stored (YYYY-MM-DD)
+
+
+Q_RECORDED = """SELECT provider, model, response, strftime(created, '%Y-%m-%d') FROM llm_cache
+WHERE prompt_sha256 = ? AND provider <> 'rules' ORDER BY created, provider, model"""
+
+
+def recorded(store: Any, question: str) -> Recorded | None:
+    """The oldest model reply to this role for ``question`` in ``store``'s LLM cache (any provider but
+    the offline rules), parsed; None when there is none or it does not parse."""
+    try:
+        rows = store.cursor().execute(Q_RECORDED, [request(question).sha256()]).fetchall()
+    except duckdb.CatalogException:  # a store without an LLM cache yet
+        return None
+    for provider, model, text, day in rows:
+        try:
+            items = json.loads(text).get("requirements")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        reqs = tuple(dict.fromkeys(" ".join(str(x).split()) for x in items or () if str(x).strip()))
+        if reqs:
+            return Recorded(reqs[:MAX_REQUIREMENTS], f"{provider}:{model}", str(day))
+    return None
 

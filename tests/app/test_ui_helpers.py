@@ -103,3 +103,24 @@ def test_ranks_shown_from_one_and_retained_counts_add_up():
     per_view = retained_by_view(actions, ["a", "c", "d", "e", "z"])
     assert per_view == [(3, 0), (1, 2), (0, 0)]  # c, d offered by both: counted under text
     assert sum(first for first, _ in per_view) == 4  # the five retained less z, which no view listed
+
+
+def _model_requirements_page():
+    from bfr_core.roles.decomposer import Recorded
+    from ui.steps import model_requirements
+
+    model_requirements(Recorded(("date the strap was ordered", "date it arrived"), "local:tiny", "2026-12-02"),
+                       thin=True)
+
+
+def test_offline_requirements_show_the_recorded_model_ones_and_the_way_to_a_model():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_model_requirements_page, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    body = "\n".join(str(m.value) for m in (*at.markdown, *at.info))
+    recorded = body.replace("\\", "")  # markdown escapes
+    assert "recorded from local:tiny on 2026-12-02" in recorded
+    assert "scripts/install_local_llm.sh" in body and "Provider" in body
+    assert "fca-ms trace with it" in body and "bench/out/" in body  # the measured time, with its JSON
+    assert at.dataframe[0].value["requirement"].tolist() == ["date the strap was ordered", "date it arrived"]
