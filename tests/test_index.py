@@ -86,7 +86,7 @@ def test_lru_returns_the_same_object_and_encodes_once(store):
 
 
 def test_lru_is_bounded(store, monkeypatch):
-    monkeypatch.setattr(idx, "CACHE_SIZE", 1)
+    monkeypatch.setattr(idx._CACHE, "maxsize", 1)
     model = BowEmbedder()
     a = scope_views(store, "d", "h1", model=model)
     scope_views(store, "d", "h2", model=model)

@@ -292,7 +292,7 @@ def test_session_topic_reads_minilm_vectors_when_asked_and_the_base_ones_otherwi
 
 def test_session_doc_off_is_absent_from_the_trace_and_needs_its_parts():
     views = make_views(TOPIC_ROWS)
-    off = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=0.0, request_topic=None)
+    off = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=0.0)
     sc = turn_scores.score_turns(views, TOPIC_Q, off)
     assert sc.session_doc is None and "session_doc" not in sc.parts(0)
     parts = turn_scores.score_parts(views, TOPIC_Q, off)
@@ -306,8 +306,8 @@ def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
     assert turn_scores.DEFAULT.doc_dense > 0 and sc.session_doc is not None
     codes = turn_scores._session_codes(views.turns)
     cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
-    weight = turn_scores.topic_weight(turn_scores.DEFAULT, sc.request)  # TOPIC_Q is an advice request
-    assert sc.request and np.allclose(sc.session_doc, weight * turn_scores.zscore(cos))
+    assert np.allclose(sc.session_doc, turn_scores.DEFAULT.doc_dense * turn_scores.zscore(cos))
+    assert steps_topic(views) == turn_scores.DEFAULT.doc_dense
     steps = ours.bfr(_ctx(views, "C6"), TOPIC_Q)
     cands = steps[0].data["candidates"]
     assert all({"text", "session", "session_doc"} <= set(c) for c in cands)
@@ -315,8 +315,7 @@ def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
 
 def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     views = make_views(TOPIC_ROWS)
-    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0,
-                   request_topic=None)
+    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0)
     with_doc = replace(base, doc_bm25=1.0)
     kyoto, lobby = 3, 4  # the budget turn of the Kyoto-trip session vs the hotel-hotel-hotel turn
     a = turn_scores.score_turns(views, TOPIC_Q, base)
@@ -327,23 +326,6 @@ def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     assert b.parts(kyoto)["session_doc"] == round(float(b.session_doc[kyoto]), 4)
 
 
-def test_request_topic_weights_the_session_topic_on_advice_requests_only():
-    views = make_views(TOPIC_ROWS)
-    st = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=1.0, request_topic=3.0)
-    request = turn_scores.score_turns(views, TOPIC_Q, st)  # "Can you recommend a hotel ...?"
-    recall = Query("q", "s", "Which hotel did I say my Kyoto trip would use, near temples and gardens?")
-    plain = turn_scores.score_turns(views, recall, st)
-    assert request.request and request.topic_weight == 3.0
-    assert not plain.request and plain.topic_weight == 1.0
-    codes = turn_scores._session_codes(views.turns)
-    cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
-    assert np.allclose(request.session_doc, 3.0 * turn_scores.zscore(cos))
-    # None (the default when no fold chose a weight) leaves requests at doc_dense
-    same = turn_scores.score_turns(views, TOPIC_Q, replace(st, request_topic=None))
-    assert same.topic_weight == 1.0 and np.allclose(same.session_doc, turn_scores.zscore(cos))
-    # a request weight alone computes the topic even with doc_dense off, and only for requests
-    only = replace(st, doc_dense=0.0)
-    assert turn_scores.score_parts(views, TOPIC_Q, only).doc_dense is not None
-    assert turn_scores.score_parts(views, recall, only).doc_dense is None
-    pool = ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data
-    assert pool["advice_request"] is True and pool["topic_weight"] == turn_scores.topic_weight(turn_scores.DEFAULT, True)
+def steps_topic(views) -> float:
+    """The topic weight the pool step of the arm reports."""
+    return ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data["topic_weight"]

@@ -12,23 +12,19 @@ the exclusion rule - but ranks every turn by one score that knows about conversa
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
                  (neighbours within the same session only)
                  + TOPIC * z(cos(question, mean MiniLM vector of i's session))       session topic
-                   (TOPIC = 0.75; 6.0 when the question is an advice request, below)
 
 The dense cosine is the static base vectors' (``dense_view`` off). The session topic scores a
 session as one document: a recommendation question ("suggest accessories for my photography
 setup") matches a session's overall subject better than any one of its turns. It reads the dense
 view's MiniLM vectors (turns over MiniLM's token cap drop out of the mean; a scope without them
 falls back to the static vectors): every cross-validation fold and LoCoMo alone chose them over the
-static ones. An advice request (``lexicon.is_advice_request``: "Can you suggest ...?", "... Any
-tips?", "What should I ...?"; read from the wording, never from a question type) has no answer
-turn at all: its evidence is what the user said about the subject, so the topic carries weight 6.0
-there. Without it, whether such a question's session made dev50's official top 5 depended on which
-setting a fold chose (``ours_selection.json`` ``fragile questions``); no LoCoMo question is a request.
-The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
+static ones. An advice-request detector that gave the topic a larger weight on requests was
+removed (issue 25): its wording had been written after reading dev50's failing preference
+questions, so it behaved as a question-type detector fitted to dev50. The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
 shorter than the other's (a user beside an assistant) states the facts; it never fires on LoCoMo's
 two friends. Four pieces the selection leaves off: the session relevance (``session``: z of the mean
 text score of a session's best turns, which lets the answer turn of a relevant session outrank a
-lone lexical match; shipped at 0.5 over the two best turns until the request weight), the dense
+lone lexical match), the dense
 view's MiniLM merge (``dense_view``: MiniLM z-merged into the turn score on short turns), both mixed
 on LoCoMo and one dev50 question worse in the ablation; the session's stemmed BM25 over its joined
 text (``doc_bm25``); and a session-recency term (``recency``).
@@ -107,7 +103,7 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) ->
     pool_ids = [views.turns[i].turn_id for i in pool_idx]
     steps = [Step("pool", f"Pool: top {len(pool_ids)} by context-aware hybrid score", (), 0, {
         "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
-        "advice_request": sc.request, "topic_weight": sc.topic_weight,
+        "topic_weight": sc.topic_weight,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
     })]

@@ -16,14 +16,13 @@ within a process beyond the ingest time (re-ingesting a dataset changes it, so t
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
+from bfr_core.lru import LockedLRU
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
 from bfr_core.retrieval.embed import vectors_for_texts
@@ -87,8 +86,7 @@ def build_views(
     )
 
 
-_CACHE: OrderedDict[tuple, ScopeViews] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+_CACHE: LockedLRU[ScopeViews] = LockedLRU(CACHE_SIZE)
 
 
 def _store_key(store: Store) -> str:
@@ -115,11 +113,9 @@ def scope_views(
     info = store.dataset(dataset_id)
     key = (_store_key(store), dataset_id, str(info["ingested_at"]) if info else "", scope_id, model.model_id,
            short_model.model_id if short_model else "")
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
     scope = store.scope(dataset_id, scope_id)
     turns = store.scope_turns(dataset_id, scope_id)
     texts = [index_text(t) for t in turns]
@@ -128,15 +124,9 @@ def scope_views(
     views = build_views(dataset_id, scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
     # The scope's questions: their vectors cached at ingest go into the query LRU (nothing encoded).
     views.dense.prime([q.text for q in store.questions(dataset_id, scope_id=scope_id)], store, encode=False)
-    with _CACHE_LOCK:
-        _CACHE[key] = views
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return views
+    return _CACHE.put(key, views)
 
 
 def clear_cache() -> None:
     """Forget every cached scope (tests; the app's Refresh button)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    _CACHE.clear()
