@@ -157,7 +157,7 @@ def test_b3c15d39_shutter_release_both_gold_turns():
     dates = dict(zip(scope.session_ids, scope.session_dates or [None] * len(scope.session_ids), strict=True))
     turns = [replace(t, date=dates.get(t.session_id) or t.date) for s in scope.session_ids for t in by_session[s]]
     model = get_model()
-    views = build_views(bundle.dataset_id, scope, turns, model.encode([t.text for t in turns]), model)
+    views = build_views(scope, turns, model.encode([t.text for t in turns]), model)
     ev = ours.bfr(_ctx(views, "C6"), q.query())[-1].evidence
     assert len(ev) <= 40
     assert {"answer_05d808e6_1_11", "answer_05d808e6_2_1"} <= set(ev)
