@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-from fakes_views import SHUTTER_ROWS, make_views
+from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
 from bfr_core import dates
 from bfr_core.config import Budget, Config, RetrievalConfig
@@ -69,11 +69,12 @@ def test_zscore_of_a_constant_is_zero():
     assert turn_scores.zscore(np.ones(4)).tolist() == [0.0] * 4
 
 
-def test_target_size_follows_the_budget():
-    assert ours.target_size(10, budget_for("bfr", "C0")) == 10
-    assert ours.target_size(10, budget_for("bfr", "C1")) == 30
-    assert ours.target_size(10, budget_for("bfr", "C6")) == 40
-    assert ours.target_size(10, budget_for("bfr", "C9")) == 60
+@pytest.mark.parametrize(("budget", "size"), [("C0", 10), ("C1", 30), ("C6", 40), ("C9", 60)])
+def test_evidence_size_is_e0_plus_what_the_budget_retains(budget, size):
+    """b + min(B_new, rounds * keep, calls * keep) on a scope large enough to fill it."""
+    views = make_views(big_rows())
+    steps = ours.bfr(_ctx(views, budget), Query("q", "s", "What did Caroline say about the camera?"))
+    assert len(steps[-1].evidence) == size
 
 
 # -- the score ------------------------------------------------------------------------------------

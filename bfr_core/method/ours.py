@@ -73,7 +73,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bfr_core.config import Budget
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
 from bfr_core.method.stage1 import lattice_steps, selection_step
@@ -88,11 +87,6 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 # Stage I over our pool
 # ----------------------------------------------------------------------------------------------
-
-
-def target_size(ground: int, b: Budget) -> int:
-    """Evidence-set size the arm aims at: E0 plus what the completion budget can retain."""
-    return ground + max(0, min(b.new, b.rounds * b.keep, b.calls * b.keep))
 
 
 def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) -> tuple[list[Step], list[str]]:
