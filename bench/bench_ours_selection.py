@@ -82,8 +82,8 @@ FIXED: dict[str, str] = {
                         "read from the store's turn lengths, never fires on two speakers who write alike",
     "cover = True, pool 50, prefilter 20, ground 10": "the paper's Stage I and its operating point, as for every "
                                                       "paper arm (config.RetrievalConfig)",
-    "dedup = False, novelty_slack = 5": "Stage II keeps the ranking's own order (no filter; the slack only acts "
-                                        "with the filter); outside the ranking this protocol scores",
+    "Stage II order": "Stage II deepens the same ranking in its own order (no near-duplicate filter, no "
+                      "knob); outside the ranking this protocol scores",
     "dates.DAY_SLACK (3, 10), MONTH_SLACK 14, relative spans max(2, days // 4)": "conversations report events "
         "after they happen, so a window extends forward; not in the grid (they change the date parts, computed "
         "once). Not re-derived here: whether these were first picked by looking at benchmark results is not "
@@ -125,7 +125,7 @@ class RankCase:
     scope_id: str
     gold: frozenset[str]
     ids: tuple[str, ...]
-    sessions: dict[str, str]
+    sessions: dict[str, str]  # turn -> session, gold turns outside the corpus included (by LongMemEval's id rule)
     parts: turn_scores.ScoreParts
     bm25: dict[str, np.ndarray]
     topic: dict[str, np.ndarray]
@@ -152,8 +152,11 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         topic = {"static": parts.doc_dense,
                  "short": turn_scores.session_topic(v, q.text, parts.session, "short") if len(v.turns) else
                  parts.doc_dense}
+        sessions = {t.turn_id: t.session_id for t in v.turns}
+        # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
+        sessions.update({g: strip_turn_id(g) for g in q.gold if g not in sessions})
         out.append(RankCase(q.question_id, q.scope_id, frozenset(q.gold), tuple(t.turn_id for t in v.turns),
-                            {t.turn_id: t.session_id for t in v.turns}, parts, bm25, topic))
+                            sessions, parts, bm25, topic))
     return out
 
 
@@ -169,11 +172,8 @@ def case_row(c: RankCase, knobs: dict) -> np.ndarray:
     for j, k in enumerate(RANK_KS):
         row[1 + j] = turn_hit(ranked[:k], c.gold)
         row[1 + len(RANK_KS) + j] = complete_evidence_recall(ranked[:k], c.gold) or 0
-    # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
-    def session_of(t: str) -> str:
-        return c.sessions.get(t) or strip_turn_id(t)
     for j, k in enumerate(SESSION_KS):
-        row[5 + 2 * j: 7 + 2 * j] = session_recalls(ranked, c.gold, k, len(c.ids), session_of)
+        row[5 + 2 * j: 7 + 2 * j] = session_recalls(ranked, c.gold, k, len(c.ids), c.sessions.__getitem__)
     return row
 
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from bfr_core.ingest.locomo import load_locomo  # noqa: E402
 from bfr_core.ingest.longmemeval import load_longmemeval  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file  # noqa: E402
-from bfr_core.llm import rules  # noqa: E402
+from bfr_core.llm import rules, rules_judges  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 
 SOURCES = {"locomo": (load_locomo, benchmark_file("locomo"), "scope_id"),
@@ -72,7 +72,7 @@ def measure(questions: Sequence[Question], group_by: str, seed: int) -> dict:
     other, same = Counter(), 0
     reasons: Counter[str] = Counter()
     for q, donor in derangement(qs, group_by, seed):
-        if rules._norm(q.answer) == rules._norm(donor.answer):
+        if rules_judges._norm(q.answer) == rules_judges._norm(donor.answer):
             same += 1
             continue
         label, reason = rules.judge(q.text, q.answer, donor.answer)

@@ -330,3 +330,17 @@ def test_session_document_bm25_lifts_the_session_whose_topic_matches():
 def steps_topic(views) -> float:
     """The topic weight the pool step of the arm reports."""
     return ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data["topic_weight"]
+
+
+def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
+    assert turn_scores.DEFAULT == turn_scores.load_settings(turn_scores.SETTINGS_FILE)
+    assert turn_scores.DEFAULT != turn_scores.OursSettings()  # the file sets what the z-fusion start leaves off
+    p = tmp_path / "o.toml"
+    p.write_text("[ours]\nspeaker = 2.0\n", encoding="utf-8")
+    assert turn_scores.load_settings(p) == replace(turn_scores.OursSettings(), speaker=2.0)
+    p.write_text("[ours]\nrequest_topic = 6.0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"o\.toml: unknown key\(s\) in \[ours\]: request_topic"):
+        turn_scores.load_settings(p)
+    p.write_text("[retrieval]\nk = 3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"no \[ours\] table"):
+        turn_scores.load_settings(p)

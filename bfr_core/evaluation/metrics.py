@@ -221,8 +221,11 @@ def session_k(ranked_sessions: Sequence[str], k: int, corpus_size: int) -> int:
     """The official k-extension: k grown until the top-k positions cover k distinct sessions (or
     pass ``corpus_size``)."""
     effective_k = k
-    while effective_k <= corpus_size and len(set(ranked_sessions[:effective_k])) < k:
+    seen = set(ranked_sessions[:k])
+    while effective_k <= corpus_size and len(seen) < k:  # set(ranked[:effective_k]), grown one id at a time
         effective_k += 1
+        if effective_k <= len(ranked_sessions):
+            seen.add(ranked_sessions[effective_k - 1])
     return effective_k
 
 

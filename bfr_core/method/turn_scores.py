@@ -9,9 +9,11 @@ Reads only the question text and date and the store's own turns, never gold ids,
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,30 +30,49 @@ from bfr_core.text import words
 
 @dataclass(frozen=True, slots=True)
 class OursSettings:
-    w_bm25: float = 1.0  # weight of z(BM25) in the text score
+    """The numbers of bfr's ranking: what the selection protocol searches (bench/bench_ours_selection.py
+    ``GRID``) plus the few it fixes by argument (``FIXED``). The field defaults are the protocol's start,
+    the z-fusion baseline (every prior, context and session term off); the shipped values are
+    :data:`DEFAULT`, read from ``ours.toml`` ``[ours]``."""
+
+    w_bm25: float = 1.0  # weight of z(BM25) in the text score (the unit; fixed)
     w_dense: float = 1.0  # weight of z(dense cosine) in the text score
     stemmed: bool = True  # BM25 over Porter-stemmed tokens (the shared BM25 view is unstemmed)
-    bm25_speaker: bool = False  # index "Speaker: text" like the shared views; the speaker prior does it better
-    fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60; ablation only)
-    speaker: float = 6.0  # added to the turns of the one scope speaker the question names
-    dates: float = 2.0  # added to turns of sessions dated in a window the question names
-    near1: float = 0.6  # weight of the better of the two adjacent turns' prior scores
-    near2: float = 0.4  # weight of the better of the two turns two away
-    cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
-    novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
+    bm25_speaker: bool = False  # index "Speaker: text" like the shared views
+    fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60)
+    speaker: float = 0.0  # added to the turns of the one scope speaker the question names
+    dates: float = 0.0  # added to turns of sessions dated in a window the question names
+    near1: float = 0.0  # weight of the better of the two adjacent turns' prior scores
+    near2: float = 0.0  # weight of the better of the two turns two away
+    cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0 (the paper's; fixed)
     dense_view: bool = False  # dense = the dense view (static z-merged with MiniLM on short turns), or static alone
     session: float = 0.0  # weight of z(session relevance): the mean of its best session_top turns' text scores
     session_top: int = 1  # how many of a session's best turns make its relevance
-    role: float = 0.5  # added to the stating role's turns (stating_role; never fires on symmetric stores)
-    role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
-    dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
+    role: float = 0.0  # added to the stating role's turns (stating_role; never fires on symmetric stores)
+    role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant (fixed)
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
-    doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text); off: dev50 Turn Hit@40 -2
-    doc_dense: float = 0.75  # weight of z(cosine of the question with the session's mean turn vector): its topic
-    doc_view: str = "short"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
+    doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text)
+    doc_dense: float = 0.0  # weight of z(cosine of the question with the session's mean turn vector): its topic
+    doc_view: str = "static"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
 
 
-DEFAULT = OursSettings()
+SETTINGS_FILE = Path(__file__).with_name("ours.toml")
+
+
+def load_settings(path: str | Path = SETTINGS_FILE) -> OursSettings:
+    """OursSettings from a TOML file's ``[ours]`` table (fields not named keep their defaults); a
+    missing table or an unknown key is a one-line error naming the file."""
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    if "ours" not in data:
+        raise ValueError(f"{path}: no [ours] table")
+    known = {f.name for f in fields(OursSettings)}
+    unknown = sorted(set(data["ours"]) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown key(s) in [ours]: {', '.join(unknown)}")
+    return OursSettings(**data["ours"])
+
+
+DEFAULT = load_settings()  # the shipped setting (bench_ours_selection's choice on every conversation)
 
 
 # ----------------------------------------------------------------------------------------------
