@@ -333,8 +333,8 @@ def steps_topic(views) -> float:
 
 
 def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
-    assert turn_scores.DEFAULT == turn_scores.load_settings(turn_scores.SETTINGS_FILE)
-    assert turn_scores.DEFAULT != turn_scores.OursSettings()  # the file sets what the z-fusion start leaves off
+    assert turn_scores.load_settings(turn_scores.SETTINGS_FILE) == turn_scores.DEFAULT
+    assert turn_scores.OursSettings() != turn_scores.DEFAULT  # the file sets what the z-fusion start leaves off
     p = tmp_path / "o.toml"
     p.write_text("[ours]\nspeaker = 2.0\n", encoding="utf-8")
     assert turn_scores.load_settings(p) == replace(turn_scores.OursSettings(), speaker=2.0)
