@@ -98,7 +98,7 @@ def open_store(path: Path) -> Store:
     for name, src in SOURCES.items():
         if store.dataset(name) is None and src.exists():
             print(f"ingesting {src.name} into {path} ...", file=sys.stderr)
-            ingest(store, name, src)
+            ingest(store, name, src, entities=False)  # NER: only bfr-mv's entity view needs it, on first use
     return store
 
 

@@ -118,17 +118,21 @@ def settings_of(knobs: dict) -> turn_scores.OursSettings:
 
 @dataclass(frozen=True)
 class RankCase:
-    """One question's ranking inputs: id, scope, gold, the corpus's turn ids and their sessions, the parts,
-    the BM25 variants and the two topic arrays."""
+    """One question's ranking inputs: id, scope, gold, the corpus's turn ids and their sessions, and its
+    score parts per (BM25 variant, topic vectors), built once."""
 
     question_id: str
     scope_id: str
     gold: frozenset[str]
     ids: tuple[str, ...]
     sessions: dict[str, str]  # turn -> session, gold turns outside the corpus included (by LongMemEval's id rule)
-    parts: turn_scores.ScoreParts
-    bm25: dict[str, np.ndarray]
-    topic: dict[str, np.ndarray]
+    parts: dict[tuple[str, str], turn_scores.ScoreParts]  # (GRID["bm25"] value, GRID["doc_view"] value) -> parts
+
+
+def part_variants(parts: turn_scores.ScoreParts, bm25: dict[str, np.ndarray],
+                  topic: dict[str, np.ndarray | None]) -> dict[tuple[str, str], turn_scores.ScoreParts]:
+    """``parts`` with each BM25 variant and each topic array (replace() once here, not once per setting)."""
+    return {(b, t): replace(parts, bm25=bm25[b], doc_dense=topic[t]) for b in GRID["bm25"] for t in GRID["doc_view"]}
 
 
 def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankCase]:
@@ -156,17 +160,18 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
         sessions.update({g: strip_turn_id(g) for g in q.gold if g not in sessions})
         out.append(RankCase(q.question_id, q.scope_id, frozenset(q.gold), tuple(t.turn_id for t in v.turns),
-                            sessions, parts, bm25, topic))
+                            sessions, part_variants(parts, bm25, topic)))
     return out
 
 
-def case_row(c: RankCase, knobs: dict) -> np.ndarray:
-    """One question's 0/1 row over :data:`COLS` under grid point ``knobs`` (through evaluation.metrics)."""
+def case_row(c: RankCase, knobs: dict, st: turn_scores.OursSettings | None = None) -> np.ndarray:
+    """One question's 0/1 row over :data:`COLS` under grid point ``knobs`` (its settings ``st``, computed
+    once per point by the caller) through evaluation.metrics."""
     row = np.zeros(len(COLS), dtype=np.int8)
     if not c.gold:
         return row
-    parts = replace(c.parts, bm25=c.bm25[knobs["bm25"]], doc_dense=c.topic[knobs["doc_view"]])
-    order = turn_scores.ranking(turn_scores.combine(parts, settings_of(knobs)).final)[:TRUNCATE]
+    parts = c.parts[knobs["bm25"], knobs["doc_view"]]
+    order = turn_scores.ranking(turn_scores.combine(parts, st or settings_of(knobs)).final)[:TRUNCATE]
     ranked = [c.ids[int(i)] for i in order]
     row[0] = 1
     for j, k in enumerate(RANK_KS):
@@ -228,8 +233,11 @@ class Grid:
     def rows(self, knobs: dict) -> dict[str, np.ndarray]:
         key = _key(knobs)
         if key not in self._rows:
-            self._rows[key] = {d: np.array([case_row(c, knobs) for c in cs], dtype=np.int8).reshape(-1, len(COLS))
+            st = settings_of(knobs)
+            self._rows[key] = {d: np.array([case_row(c, knobs, st) for c in cs], dtype=np.int8).reshape(-1, len(COLS))
                                for d, cs in self.cases.items()}
+            if len(self._rows) % 10 == 0:
+                print(f"  {len(self._rows)} grid points evaluated", file=sys.stderr, flush=True)
         return self._rows[key]
 
     def quality(self, knobs: dict, mask: dict[str, np.ndarray] | None = None,
@@ -307,6 +315,7 @@ def cross_validation(grid: Grid) -> dict:
         rows = grid.rows(chosen)
         for d in held:
             held[d].append(rows[d][test[d]])
+        print(f"  fold {f}: {_json_knobs(chosen)}", file=sys.stderr, flush=True)
         per_fold.append({"fold": f, "held_out": {d: sorted(v) if d == "locomo" else len(v)
                                                  for d, v in conversations(lambda g, f=f: g == f).items()},
                          "knobs": _json_knobs(chosen), "search path": _json_path(path),
