@@ -123,6 +123,7 @@ class RankCase:
 
     question_id: str
     scope_id: str
+    qtype: str  # for the per-type tables only; never read by the ranking
     gold: frozenset[str]
     ids: tuple[str, ...]
     sessions: dict[str, str]  # turn -> session, gold turns outside the corpus included (by LongMemEval's id rule)
@@ -159,7 +160,7 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         sessions = {t.turn_id: t.session_id for t in v.turns}
         # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
         sessions.update({g: strip_turn_id(g) for g in q.gold if g not in sessions})
-        out.append(RankCase(q.question_id, q.scope_id, frozenset(q.gold), tuple(t.turn_id for t in v.turns),
+        out.append(RankCase(q.question_id, q.scope_id, q.qtype, frozenset(q.gold), tuple(t.turn_id for t in v.turns),
                             sessions, part_variants(parts, bm25, topic)))
     return out
 
@@ -308,6 +309,7 @@ def cross_validation(grid: Grid) -> dict:
         return {d: frozenset(s for s, f in fold[d].items() if pred(f)) for d in fold}
 
     held: dict[str, list[np.ndarray]] = {d: [] for d in grid.cases}
+    held_idx: dict[str, list[np.ndarray]] = {d: [] for d in grid.cases}
     per_fold = []
     for f in range(FOLDS):
         test = masks(grid, conversations(lambda g, f=f: g == f))
@@ -315,6 +317,7 @@ def cross_validation(grid: Grid) -> dict:
         rows = grid.rows(chosen)
         for d in held:
             held[d].append(rows[d][test[d]])
+            held_idx[d].append(np.flatnonzero(test[d]))
         print(f"  fold {f}: {_json_knobs(chosen)}", file=sys.stderr, flush=True)
         per_fold.append({"fold": f, "held_out": {d: sorted(v) if d == "locomo" else len(v)
                                                  for d, v in conversations(lambda g, f=f: g == f).items()},
@@ -328,6 +331,8 @@ def cross_validation(grid: Grid) -> dict:
         if f.startswith("session_"):
             cv["longmemeval"][f"official_{f}"] = v
             ci["longmemeval"][f"official_{f}"] = intervals(pooled_rows[OFFICIAL])[f]
+    order = {d: np.concatenate(v) for d, v in held_idx.items()}
+    by_type = {d: by_type_table(grid.cases[d], pooled_rows[d], order[d]) for d in BENCHMARKS}
     return {"folds": FOLDS, "objective": "mean over the two benchmarks of each one's objective",
             "assignment": "each benchmark's conversation ids sorted and dealt round-robin",
             "held out (cross-validated, held-out folds pooled)": cv,
@@ -336,7 +341,14 @@ def cross_validation(grid: Grid) -> dict:
                           "it treats questions as independent, true of dev50 (one haystack each) but not of "
                           "LoCoMo, whose 1,536 questions share 10 conversations: its intervals are too narrow",
                 **ci},
+            "held out by type": by_type,
             "per_fold": per_fold}
+
+
+def by_type_table(cases: Sequence[RankCase], rows: np.ndarray, index: np.ndarray | None = None) -> dict:
+    """Figures per question type; ``rows[j]`` belongs to ``cases[index[j]]`` (index None: aligned)."""
+    types = np.array([cases[int(i)].qtype for i in (index if index is not None else range(len(cases)))])
+    return {str(t): {"n": int((types == t).sum()), **summarize(rows[types == t])} for t in sorted(set(types))}
 
 
 def _json_knobs(k: dict) -> dict:
@@ -381,7 +393,9 @@ def selection(store: Store) -> dict:
         "knobs": _json_knobs(chosen), "search path": _json_path(path),
         "settings": {k: v for k, v in asdict(settings_of(chosen)).items()},
         "figures (development: chosen on these questions)": grid.quality(chosen, only=tuple(present))}
-    out["z-fusion baseline (no weight chosen: held out everywhere)"] = grid.quality(START, only=tuple(present))
+    out["z-fusion baseline (no weight chosen: held out everywhere)"] = {
+        **grid.quality(START, only=tuple(present)),
+        "by type": {d: by_type_table(grid.cases[d], grid.rows(START)[d]) for d in present}}
     default = next((k for k in grid._rows if settings_of(dict(zip(GRID, k, strict=True))) == turn_scores.DEFAULT),
                    None)
     out["turn_scores.DEFAULT is the chosen setting"] = default is not None and default == _key(chosen)
