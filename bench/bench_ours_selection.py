@@ -406,7 +406,10 @@ def selection(store: Store) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
+    ap.add_argument("--passes", type=int, default=PASSES, help="passes of the coordinate-wise search (each stops "
+                    "early when a pass changes nothing)")
     args = ap.parse_args()
+    globals()["PASSES"] = args.passes  # the one search setting, read by search() and written to the JSON
     t0 = time.time()
     sel = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
            **selection(open_store(Path(args.db)))}
