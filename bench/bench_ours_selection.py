@@ -365,6 +365,12 @@ def selection(store: Store) -> dict:
     cases = {d: rank_cases(store, d) for d in present}
     if "longmemeval" in present:
         cases[OFFICIAL] = rank_cases(store, "longmemeval", official=True)
+    return protocol(cases)
+
+
+def protocol(cases: dict[str, list[RankCase]]) -> dict:
+    """:func:`selection` on prepared cases (benchmark, and OFFICIAL, -> cases)."""
+    present = [d for d in BENCHMARKS if d in cases]
     grid = Grid(cases)
     key = f"official_session_recall_any@{SESSION_K}"
     out: dict[str, object] = {
