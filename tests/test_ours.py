@@ -307,7 +307,9 @@ def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
     assert turn_scores.DEFAULT.doc_dense > 0 and sc.session_doc is not None
     codes = turn_scores._session_codes(views.turns)
     cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
-    assert np.allclose(sc.session_doc, turn_scores.DEFAULT.doc_dense * turn_scores.zscore(cos))
+    doc_bm = turn_scores.session_bm25(views).scores(TOPIC_Q.text)[codes]
+    d = turn_scores.DEFAULT
+    assert np.allclose(sc.session_doc, d.doc_dense * turn_scores.zscore(cos) + d.doc_bm25 * turn_scores.zscore(doc_bm))
     assert steps_topic(views) == turn_scores.DEFAULT.doc_dense
     steps = ours.bfr(_ctx(views, "C6"), TOPIC_Q)
     cands = steps[0].data["candidates"]
@@ -316,7 +318,7 @@ def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
 
 def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     views = make_views(TOPIC_ROWS)
-    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0)
+    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0, doc_bm25=0.0)
     with_doc = replace(base, doc_bm25=1.0)
     kyoto, lobby = 3, 4  # the budget turn of the Kyoto-trip session vs the hotel-hotel-hotel turn
     a = turn_scores.score_turns(views, TOPIC_Q, base)
