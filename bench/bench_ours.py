@@ -6,7 +6,8 @@ or ``ours.run`` with explicit settings for the ablation), on a store it builds o
 
 * ``bench/out/ours.json`` - on LoCoMo (1,536 scoreable questions, ``curve``) and LongMemEval dev50
   (``curve_longmemeval``): Gold Hit / Turn Hit / CER (= recall_all) / ER by evidence-set size
-  (5, 10, 20, 30, 40) for ``bfr`` and the plain fusion (stemmed BM25 + the dense view, RRF top-k),
+  (5, 10, 20, 30, 40) for ``bfr`` (development figures: its setting was chosen on these questions),
+  the plain fusion (stemmed BM25 + the dense view, RRF top-k) and the z-fusion (``ZFUSION_SETTINGS``),
   ``bfr-mv`` at its grid points, each by question type (``by_type``); ``--baselines`` adds BM25,
   dense and hybrid-view top-k. ``longmemeval_dev50``: the 40-turn table, the b3c15d39 check and
   warm latency; ``latency``: LoCoMo warm latency.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -74,9 +76,7 @@ ABLATIONS: dict[str, turn_scores.OursSettings] = {
     "- context +-2": replace(turn_scores.DEFAULT, near2=0.0),
     "- context (both)": replace(turn_scores.DEFAULT, near1=0.0, near2=0.0),
     "- Stage I cover (E0 = score order)": replace(turn_scores.DEFAULT, cover=False),
-    "- session topic (mean-vector cosine), requests included": replace(turn_scores.DEFAULT, doc_dense=0.0,
-                                                                        request_topic=None),
-    "- advice-request topic weight (doc_dense on requests too)": replace(turn_scores.DEFAULT, request_topic=None),
+    "- session topic (mean-vector cosine)": replace(turn_scores.DEFAULT, doc_dense=0.0),
     "session topic from the static vectors (not MiniLM)": replace(turn_scores.DEFAULT, doc_view="static"),
     "+ session relevance (0.5, its 2 best turns; shipped before)": replace(turn_scores.DEFAULT, session=0.5,
                                                                           session_top=2),
@@ -98,7 +98,7 @@ def open_store(path: Path) -> Store:
     for name, src in SOURCES.items():
         if store.dataset(name) is None and src.exists():
             print(f"ingesting {src.name} into {path} ...", file=sys.stderr)
-            ingest(store, name, src)
+            ingest(store, name, src, entities=False)  # NER: only bfr-mv's entity view needs it, on first use
     return store
 
 
@@ -165,6 +165,23 @@ def plain_fusion_runner(views: Views, k: int) -> Runner:
     return run
 
 
+# The strongest simple baseline: bfr's own text score alone (z(stemmed BM25) + z(static dense cosine)),
+# no priors, no context, no session terms; top-k of that ranking (bench_ours_selection's START).
+ZFUSION_SETTINGS = replace(turn_scores.DEFAULT, w_bm25=1.0, w_dense=1.0, stemmed=True, bm25_speaker=False, fusion="z",
+                           dense_view=False, speaker=0.0, dates=0.0, role=0.0, near1=0.0, near2=0.0, session=0.0,
+                           recency=0.0, doc_bm25=0.0, doc_dense=0.0)
+
+
+def zfusion_runner(views: Views, k: int) -> Runner:
+    """z-fusion top-k: :data:`ZFUSION_SETTINGS`' ranking cut at k."""
+    def run(q: Question) -> tuple[Sequence[str], int, float]:
+        t0 = time.perf_counter()
+        v = views(q.scope_id, q.text)
+        order = turn_scores.ranking(turn_scores.score_turns(v, q.query(), ZFUSION_SETTINGS).final)[:k]
+        return [v.turns[int(i)].turn_id for i in order], 1, (time.perf_counter() - t0) * 1000
+    return run
+
+
 def settings_runner(views: Views, settings: turn_scores.OursSettings, budget: str | Budget, ground: int) -> Runner:
     b = budget_for("bfr", budget) if isinstance(budget, str) else budget
     config = Config(retrieval=RetrievalConfig(ground=ground))
@@ -211,6 +228,10 @@ def _r(x: object) -> object:
 
 
 PLAIN = "plain fusion top-k (stemmed bm25 + dense, rrf)"
+ZF = "z-fusion top-k (stemmed bm25 + static dense, z-scores, no priors, no context)"
+DEVELOPMENT = ("bfr rows are development figures: its shipped setting was chosen on these questions "
+               "(bench_ours_selection.py); the held-out figures are ours_selection.json's cross_validation. "
+               "The fusion baselines choose no weight: their figures are held out.")
 
 
 def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
@@ -220,7 +241,7 @@ def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
     qs = questions(store, dataset)
     views = Views(store, dataset)
     halves = dataset == "locomo"
-    out: dict[str, dict] = {"bfr": {}, PLAIN: {}, "bfr-mv (grid)": {}}
+    out: dict[str, dict] = {"bfr": {}, PLAIN: {}, ZF: {}, "bfr-mv (grid)": {}}
     if baselines:
         out.update({"bm25 top-k (mem0)": {}, "dense top-k (amem)": {}, "rrf top-k (hybrid view)": {}})
     for size in SIZES:
@@ -230,6 +251,7 @@ def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
         r["ground"] = ground
         out["bfr"][str(size)] = r
         out[PLAIN][str(size)] = score(qs, plain_fusion_runner(views, size), halves=halves and size == 40)
+        out[ZF][str(size)] = score(qs, zfusion_runner(views, size), halves=halves and size == 40)
         if baselines:
             out["bm25 top-k (mem0)"][str(size)] = score(qs, arm_runner(views, dataset, "mem0", k=size))
             out["dense top-k (amem)"][str(size)] = score(qs, arm_runner(views, dataset, "amem", k=size))
@@ -281,6 +303,7 @@ def longmemeval(store: Store, with_mv: bool = True) -> dict:
         "bfr (C6)": arm_runner(views, "longmemeval", "bfr", "C6"),
         **({"bfr-mv (C6)": arm_runner(views, "longmemeval", "bfr-mv", "C6")} if with_mv else {}),
         PLAIN.replace("top-k", "top-40"): plain_fusion_runner(views, 40),
+        ZF.replace("top-k", "top-40"): zfusion_runner(views, 40),
         "bm25 top-40 (mem0)": arm_runner(views, "longmemeval", "mem0", k=40),
         "rrf top-40 (hybrid view)": hybrid_runner(views, 40),
     }
@@ -338,7 +361,8 @@ def figure(curves: dict, path: Path, title: str) -> dict:
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Turn Hit / Gold Hit (%)", "CER = recall_all (%)"))
     styles = {"bfr": ("#d62728", "solid"), "bm25 top-k (mem0)": ("#1f77b4", "dash"),
-              "dense top-k (amem)": ("#2ca02c", "dot"), "rrf top-k (hybrid view)": ("#9467bd", "dashdot"), PLAIN: ("#ff7f0e", "dash")}
+              "dense top-k (amem)": ("#2ca02c", "dot"), "rrf top-k (hybrid view)": ("#9467bd", "dashdot"), PLAIN: ("#ff7f0e", "dash"),
+              ZF: ("#8c564b", "dot")}
     for name, (color, dash) in styles.items():
         if name not in curves:
             continue
@@ -380,6 +404,7 @@ def main() -> None:
     t0 = time.time()
     result: dict[str, object] = {
         "benchmark": "ours", "python": platform.python_version(), "machine": platform.machine(),
+        "load_at_start": list(os.getloadavg()), "development": DEVELOPMENT,
         "settings": asdict(turn_scores.DEFAULT),
         "size_plan": {str(k): {"ground": g, "budget": b if isinstance(b, str) else asdict(b)}
                       for k, (g, b) in SIZE_PLAN.items()},
@@ -400,6 +425,7 @@ def main() -> None:
     if "curve_longmemeval" in result:
         result["figure_longmemeval"] = figure(result["curve_longmemeval"], OUT / "ours_curve_longmemeval",
                                               "LongMemEval dev50: quality versus evidence-set size")
+    result["load_at_end"] = list(os.getloadavg())
     result["elapsed_s"] = round(time.time() - t0, 1)
     (OUT / "ours.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT / 'ours.json'}", file=sys.stderr)

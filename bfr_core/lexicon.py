@@ -7,8 +7,6 @@ says how:
   rules backend compares token sets; :data:`RELATED_STEMS` maps a stem to its whole symmetric group:
   Stage I's lexical coverage accepts any related stem in a turn.
 * :func:`question_noise` (stemmed on first use) is question scaffolding that carries no content.
-* :func:`is_advice_request`: the question asks the assistant for suggestions ("Can you recommend
-  ...?", "... Any tips?") rather than about a remembered fact.
 * :data:`NOT_NAME_WORDS` (lower-cased; question words, pronouns, calendar words) trims a capitalised
   span of the question down to a name; :data:`NOT_NAME_CAPITALISED` (exact case, question openers and
   months) filters single capitalised words in the offline tool policy.
@@ -92,23 +90,6 @@ def question_noise() -> frozenset[str]:
     """:data:`QUESTION_NOISE_WORDS` stemmed, on first use: stemming loads NLTK (seconds), which a
     command that never stems (an eval of the dense arms, ``bfr --help``) should not pay at import."""
     return frozenset(stem(w) for w in QUESTION_NOISE_WORDS)
-
-# A request to the assistant for suggestions: a sentence opening "can / could / would / will you
-# (please) suggest / recommend / give / offer / help", or "any suggestions / advice / tips / ideas /
-# recommendations", or "what should I". Third-person questions about advice someone gave ("What did
-# Tim suggest to John?") are recall questions and do not match.
-ADVICE_REQUEST = re.compile(
-    r"(?:^|[.!?]\s+)\W*(?:can|could|would|will) you (?:please )?(?:suggest|recommend|give|offer|help)\b"
-    r"|\bany (?:suggestions?|advice|tips|ideas|recommendations?)\b"
-    r"|\bwhat should i\b",
-    re.IGNORECASE)
-
-
-def is_advice_request(text: str) -> bool:
-    """Whether the question asks the assistant for suggestions (:data:`ADVICE_REQUEST`): its evidence is
-    what the user said about the subject, which no single turn answers."""
-    return ADVICE_REQUEST.search(text) is not None
-
 
 DURATION_UNITS = frozenset("""day days week weeks month months year years hour hours minute minutes
     time""".split())

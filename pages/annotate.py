@@ -78,9 +78,9 @@ mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], def
 
 last = ss.get("annot_last")
 if mode == "Queue" and last and last[0] == name:
-    judged = AG.judge_labels(store, last[1])
+    judged, by = AG.judged_item(store, last[1])
     st.success(f"Saved **{last[2]}**" + (" (queued: written to the store when the other process lets go)"
-                                          if last[3:] and last[3] else "") + ". LLM judges on that item: "
+                                          if last[3:] and last[3] else "") + f". LLM judges ({W.esc(by or '?')}) on that item: "
                + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
 
 mine = [i for i in asked if i in raters.get(name, {})]
@@ -123,8 +123,8 @@ if item_id is not None:
         st.error(ss.pop("annot_error"))
     cur = L.current_label(store, item_id, name)
     if cur is not None:  # revealed only once this annotator has labelled the item
-        judged = AG.judge_labels(store, item_id)
-        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges: "
+        judged, by = AG.judged_item(store, item_id)
+        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges ({W.esc(by or '?')}): "
                     + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
         st.dataframe(L.history(store, item_id, name), hide_index=True, key="annot_hist",
                      column_config={"label_id": None, "annotator": None})

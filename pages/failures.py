@@ -33,6 +33,7 @@ if not runs:
 by_id = {r["run_id"]: r for r in runs}
 run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (
     f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
+    f" · {by_id[i].get('provider') or 'offline rules'}"
     + ("" if by_id[i].get("finished") else " · unfinished")))
 run = by_id[run_id]
 if stale := R.stale_runs(path):

@@ -60,8 +60,7 @@ class _Ranked:
 
 @dataclass(frozen=True, eq=False)
 class FakeScopeViews:
-    dataset_id: str
-    scope: Scope
+    scope: Scope  # dataset_id blank, as build_views leaves it
     turns: tuple[Turn, ...]
     position: dict[str, int]
     by_id: dict[str, Turn]
@@ -99,7 +98,7 @@ def _bm25(docs: Sequence[Sequence[str]], query: Sequence[str], k1: float = 1.5, 
     return out
 
 
-def make_views(rows: Sequence[tuple[str, str, str]], *, dataset_id: str = "fake", scope: str = "s",
+def make_views(rows: Sequence[tuple[str, str, str]], *, scope: str = "s",
                start: datetime = datetime(2023, 5, 1)) -> FakeScopeViews:
     """``rows`` = (session_id, speaker, text) in scope order; session k is dated ``start + k days``."""
     sessions: dict[str, int] = {}
@@ -135,9 +134,9 @@ def make_views(rows: Sequence[tuple[str, str, str]], *, dataset_id: str = "fake"
         b = bm25_scores(cue)
         return dense_scores(cue) + (b / b.max() if b.max() > 0 else b)
 
-    scope_rec = Scope(dataset_id, scope, tuple(sessions), tuple(dict.fromkeys(t.speaker for t in tt)))
+    scope_rec = Scope("", scope, tuple(sessions), tuple(dict.fromkeys(t.speaker for t in tt)))
     return FakeScopeViews(
-        dataset_id, scope_rec, tt, {t.turn_id: i for i, t in enumerate(tt)}, {t.turn_id: t for t in tt}, vecs,
+        scope_rec, tt, {t.turn_id: i for i, t in enumerate(tt)}, {t.turn_id: t for t in tt}, vecs,
         _Ranked("bm25", tt, bm25_scores), _Ranked("dense", tt, dense_scores, positive_only=False),
         _Ranked("entity", tt, entity_scores), _Ranked("session", tt, session_scores),
         _Ranked("hybrid", tt, hybrid_scores, positive_only=False), toks,

@@ -30,7 +30,7 @@ class Bow:
 
 def views():
     model = Bow()
-    return build_views("d", Scope("d", "h", ("s",)), TURNS, model.encode([t.text for t in TURNS]), model)
+    return build_views(Scope("d", "h", ("s",)), TURNS, model.encode([t.text for t in TURNS]), model)
 
 
 def test_registry_points_here():

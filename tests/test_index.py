@@ -73,7 +73,7 @@ def test_attributes_and_alignment(store):
         assert isinstance(view, View)
     assert v.dense.search("shutter release ordered", 1)[0].turn_id == "s1_1"
     assert [h.turn_id for h in v.session.search("s2_1", 5)] == ["s2_2", "s2_3"]
-    assert v.scope.scope_id == "h1" and v.dataset_id == "d" and v.model is model
+    assert v.scope.scope_id == "h1" and v.scope.dataset_id == "" and v.model is model
 
 
 def test_lru_returns_the_same_object_and_encodes_once(store):
@@ -86,7 +86,7 @@ def test_lru_returns_the_same_object_and_encodes_once(store):
 
 
 def test_lru_is_bounded(store, monkeypatch):
-    monkeypatch.setattr(idx, "CACHE_SIZE", 1)
+    monkeypatch.setattr(idx._CACHE, "maxsize", 1)
     model = BowEmbedder()
     a = scope_views(store, "d", "h1", model=model)
     scope_views(store, "d", "h2", model=model)

@@ -100,6 +100,9 @@ def test_judges_revealed_agreement_disagreement_and_export(tmp_path):
     labels.sync_queue(s)
     judged = next(i for i in labels.items(s) if AG.judge_labels(s, i))
     assert AG.judge_labels(s, judged)["final"] == "sufficient"
+    assert AG.judged_item(s, judged) == (AG.judge_labels(s, judged), "")  # a run without a provider recorded
+    s.cursor().execute("UPDATE runs SET provider = 'offline rules'")
+    assert AG.judged_item(s, judged)[1] == "offline rules"  # the page names who judged beside the labels
     for i in labels.items(s):
         labels.save_label(s, i, "alice", "sufficient")
         labels.save_label(s, i, "bob", "sufficient" if i == judged else "insufficient")

@@ -1,32 +1,27 @@
-"""bfr_core.lexicon: the advice-request form (the word lists are tested where they are used)."""
+"""bfr_core.lexicon: the word tables' own shape (their use is tested where they are used).
 
-import pytest
+Fixtures are written here, never taken from a benchmark's questions.
+"""
 
-from bfr_core.lexicon import is_advice_request
-
-
-@pytest.mark.parametrize("text", [
-    "Can you suggest some accessories that would complement my current photography setup?",
-    "could you please recommend a book for the flight?",
-    "I'm planning a get-together. Can you suggest a cocktail?",
-    "I've been feeling like my cookies need something extra. Any advice?",
-    "Any tips on what to look for in a new guitar?",
-    "I was thinking of trying a new coffee creamer recipe. Any recommendations?",
-    "What should I pack for the kayaking trip?",
-])
-def test_requests_to_the_assistant_for_suggestions(text):
-    assert is_advice_request(text)
+from bfr_core.lexicon import CANONICAL_STEM, RELATED_GROUPS, RELATED_STEMS, question_noise
+from bfr_core.text import stem
 
 
-@pytest.mark.parametrize("text", [
-    "What did Tim suggest to John for the team trip?",  # advice someone gave: a remembered fact
-    "What advice did Evan give Sam about finding a passion?",
-    "Which book did Tim recommend to John?",
-    "How often does Audrey meet other dog owners for tips and playdates?",
-    "What kind of healthy food suggestions has Evan given to Sam?",
-    "I noticed my bike performs better on Sunday rides. Could there be a reason for this?",
-    "How many days ago did I buy the camera?",
-    "",
-])
-def test_recall_questions_are_not_requests(text):
-    assert not is_advice_request(text)
+def test_related_stems_are_the_symmetric_closure_of_the_groups():
+    for group in RELATED_GROUPS:
+        for a in group:
+            assert set(group) <= RELATED_STEMS[a]
+    for a, rel in RELATED_STEMS.items():
+        assert all(a in RELATED_STEMS[b] for b in rel)
+    assert "bought" in RELATED_STEMS["purchas"] and "sell" not in RELATED_STEMS["buy"]
+
+
+def test_canonical_stems_fold_onto_stems_that_are_not_folded_again():
+    assert CANONICAL_STEM["arriv"] == "receiv"
+    assert not set(CANONICAL_STEM.values()) & set(CANONICAL_STEM)
+
+
+def test_question_noise_is_stemmed_scaffolding_without_content_words():
+    noise = question_noise()
+    assert {stem("remember"), stem("mentioned"), stem("what")} <= noise
+    assert not {stem("guitar"), stem("birthday"), stem("restaurant")} & noise

@@ -326,3 +326,17 @@ def test_official_scores_undefined_parts_are_none_and_inputs_untouched():
     assert ranked == ["b_1", "a_1"] and corpus == ["a_1", "b_1"]
     with pytest.raises(TypeError):
         m.official_scores("a_1", ["a_1"], corpus)
+
+
+def test_session_recalls_match_the_official_turn_to_session_scores():
+    from bfr_core.evaluation.metrics import official_scores, session_recalls
+
+    corpus = [f"{s}_{i}" for s in ("answer_a_1", "b_2", "c_3", "answer_d_4") for i in (1, 2, 3)]
+    ranked = ["b_2_1", "b_2_2", "answer_a_1_3", "c_3_1", "answer_d_4_2", "b_2_3"]
+    gold = ["answer_a_1_1", "answer_d_4_1"]
+    off = official_scores(ranked, gold, corpus, (2, 3))
+    for k in (2, 3):
+        assert session_recalls(ranked, gold, k, len(corpus)) == (off[f"session_recall_any@{k}"],
+                                                                 off[f"session_recall_all@{k}"])
+    by_lookup = {t: "S" + t.split("_")[-2] for t in corpus}  # any store's own turn -> session map
+    assert session_recalls(ranked, gold, 2, len(corpus), by_lookup.get) == (1.0, 0.0)

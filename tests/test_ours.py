@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-from fakes_views import SHUTTER_ROWS, make_views
+from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
 from bfr_core import dates
 from bfr_core.config import Budget, Config, RetrievalConfig
@@ -69,11 +69,12 @@ def test_zscore_of_a_constant_is_zero():
     assert turn_scores.zscore(np.ones(4)).tolist() == [0.0] * 4
 
 
-def test_target_size_follows_the_budget():
-    assert ours.target_size(10, budget_for("bfr", "C0")) == 10
-    assert ours.target_size(10, budget_for("bfr", "C1")) == 30
-    assert ours.target_size(10, budget_for("bfr", "C6")) == 40
-    assert ours.target_size(10, budget_for("bfr", "C9")) == 60
+@pytest.mark.parametrize(("budget", "size"), [("C0", 10), ("C1", 30), ("C6", 40), ("C9", 60)])
+def test_evidence_size_is_e0_plus_what_the_budget_retains(budget, size):
+    """b + min(B_new, rounds * keep, calls * keep) on a scope large enough to fill it."""
+    views = make_views(big_rows())
+    steps = ours.bfr(_ctx(views, budget), Query("q", "s", "What did Caroline say about the camera?"))
+    assert len(steps[-1].evidence) == size
 
 
 # -- the score ------------------------------------------------------------------------------------
@@ -157,7 +158,7 @@ def test_b3c15d39_shutter_release_both_gold_turns():
     dates = dict(zip(scope.session_ids, scope.session_dates or [None] * len(scope.session_ids), strict=True))
     turns = [replace(t, date=dates.get(t.session_id) or t.date) for s in scope.session_ids for t in by_session[s]]
     model = get_model()
-    views = build_views(bundle.dataset_id, scope, turns, model.encode([t.text for t in turns]), model)
+    views = build_views(scope, turns, model.encode([t.text for t in turns]), model)
     ev = ours.bfr(_ctx(views, "C6"), q.query())[-1].evidence
     assert len(ev) <= 40
     assert {"answer_05d808e6_1_11", "answer_05d808e6_2_1"} <= set(ev)
@@ -292,7 +293,7 @@ def test_session_topic_reads_minilm_vectors_when_asked_and_the_base_ones_otherwi
 
 def test_session_doc_off_is_absent_from_the_trace_and_needs_its_parts():
     views = make_views(TOPIC_ROWS)
-    off = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=0.0, request_topic=None)
+    off = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=0.0)
     sc = turn_scores.score_turns(views, TOPIC_Q, off)
     assert sc.session_doc is None and "session_doc" not in sc.parts(0)
     parts = turn_scores.score_parts(views, TOPIC_Q, off)
@@ -306,8 +307,10 @@ def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
     assert turn_scores.DEFAULT.doc_dense > 0 and sc.session_doc is not None
     codes = turn_scores._session_codes(views.turns)
     cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
-    weight = turn_scores.topic_weight(turn_scores.DEFAULT, sc.request)  # TOPIC_Q is an advice request
-    assert sc.request and np.allclose(sc.session_doc, weight * turn_scores.zscore(cos))
+    doc_bm = turn_scores.session_bm25(views).scores(TOPIC_Q.text)[codes]
+    d = turn_scores.DEFAULT
+    assert np.allclose(sc.session_doc, d.doc_dense * turn_scores.zscore(cos) + d.doc_bm25 * turn_scores.zscore(doc_bm))
+    assert steps_topic(views) == turn_scores.DEFAULT.doc_dense
     steps = ours.bfr(_ctx(views, "C6"), TOPIC_Q)
     cands = steps[0].data["candidates"]
     assert all({"text", "session", "session_doc"} <= set(c) for c in cands)
@@ -315,8 +318,7 @@ def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
 
 def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     views = make_views(TOPIC_ROWS)
-    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0,
-                   request_topic=None)
+    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, doc_dense=0.0, doc_bm25=0.0)
     with_doc = replace(base, doc_bm25=1.0)
     kyoto, lobby = 3, 4  # the budget turn of the Kyoto-trip session vs the hotel-hotel-hotel turn
     a = turn_scores.score_turns(views, TOPIC_Q, base)
@@ -327,23 +329,20 @@ def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     assert b.parts(kyoto)["session_doc"] == round(float(b.session_doc[kyoto]), 4)
 
 
-def test_request_topic_weights_the_session_topic_on_advice_requests_only():
-    views = make_views(TOPIC_ROWS)
-    st = replace(turn_scores.DEFAULT, doc_bm25=0.0, doc_dense=1.0, request_topic=3.0)
-    request = turn_scores.score_turns(views, TOPIC_Q, st)  # "Can you recommend a hotel ...?"
-    recall = Query("q", "s", "Which hotel did I say my Kyoto trip would use, near temples and gardens?")
-    plain = turn_scores.score_turns(views, recall, st)
-    assert request.request and request.topic_weight == 3.0
-    assert not plain.request and plain.topic_weight == 1.0
-    codes = turn_scores._session_codes(views.turns)
-    cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
-    assert np.allclose(request.session_doc, 3.0 * turn_scores.zscore(cos))
-    # None (the default when no fold chose a weight) leaves requests at doc_dense
-    same = turn_scores.score_turns(views, TOPIC_Q, replace(st, request_topic=None))
-    assert same.topic_weight == 1.0 and np.allclose(same.session_doc, turn_scores.zscore(cos))
-    # a request weight alone computes the topic even with doc_dense off, and only for requests
-    only = replace(st, doc_dense=0.0)
-    assert turn_scores.score_parts(views, TOPIC_Q, only).doc_dense is not None
-    assert turn_scores.score_parts(views, recall, only).doc_dense is None
-    pool = ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data
-    assert pool["advice_request"] is True and pool["topic_weight"] == turn_scores.topic_weight(turn_scores.DEFAULT, True)
+def steps_topic(views) -> float:
+    """The topic weight the pool step of the arm reports."""
+    return ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data["topic_weight"]
+
+
+def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
+    assert turn_scores.load_settings(turn_scores.SETTINGS_FILE) == turn_scores.DEFAULT
+    assert turn_scores.OursSettings() != turn_scores.DEFAULT  # the file sets what the z-fusion start leaves off
+    p = tmp_path / "o.toml"
+    p.write_text("[ours]\nspeaker = 2.0\n", encoding="utf-8")
+    assert turn_scores.load_settings(p) == replace(turn_scores.OursSettings(), speaker=2.0)
+    p.write_text("[ours]\nrequest_topic = 6.0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"o\.toml: unknown key\(s\) in \[ours\]: request_topic"):
+        turn_scores.load_settings(p)
+    p.write_text("[retrieval]\nk = 3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"no \[ours\] table"):
+        turn_scores.load_settings(p)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,7 +226,3 @@ FORMATTERS: dict[str, Any] = {
     "pool": _fmt_pool, "requirements": _fmt_requirements, "context": _fmt_context, "lattice": _fmt_lattice,
     "prefilter": _fmt_prefilter, "selection": _fmt_selection, "grounding": _fmt_grounding, "round": _fmt_round,
 }
-
-
-def trace_lines(trace: Trace, **kw: Any) -> Sequence[str]:
-    return format_trace(trace, **kw).splitlines()

@@ -79,18 +79,26 @@ def parse_suff_detail(detail: Any, final: str | None = None) -> dict[str, str]:
 
 def judge_labels(store: Store, item_id: str) -> dict[str, str]:
     """LLM judges' labels for an item (from the first of its sources that was judged)."""
+    return judged_item(store, item_id)[0]
+
+
+def judged_item(store: Store, item_id: str) -> tuple[dict[str, str], str]:
+    """:func:`judge_labels` and the provider of the run that judged them ("" when none did). Under the
+    offline rules provider judge A, B and the adjudicator are one function: they agree by construction,
+    so a page must name the provider beside the labels."""
     ensure_schema(store)
     rows = store.cursor().execute(
-        "SELECT r.suff_detail, r.suff FROM label_sources s JOIN results r "
+        "SELECT r.suff_detail, r.suff, coalesce(u.provider, '') FROM label_sources s JOIN results r "
         "ON r.run_id = s.run_id AND r.question_id = (SELECT question_id FROM label_items WHERE item_id = s.item_id) "
-        "AND r.arm = s.arm WHERE s.item_id = ? AND (r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) "
+        "AND r.arm = s.arm LEFT JOIN runs u ON u.run_id = s.run_id "
+        "WHERE s.item_id = ? AND (r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) "
         "ORDER BY s.run_id, s.arm", [item_id],
     ).fetchall()
-    for detail, final in rows:
+    for detail, final, provider in rows:
         found = parse_suff_detail(detail, final)
         if found:
-            return found
-    return {}
+            return found, provider
+    return {}, ""
 
 
 def rater_labels(store: Store) -> dict[str, dict[str, str]]:

@@ -231,7 +231,7 @@ def _worker_views(ship: ShippedScope) -> Any:
             return hit
         model = get_model(ship.model_id)
         short = get_model(ship.short_model_id) if ship.short_model_id else None
-        views = build_views(ship.params.dataset_id, ship.scope, ship.turns, ship.vectors, model, None,
+        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,
                             short_vectors=ship.short_vectors, short_model=short)
         views.entity._ner = partial(_shipped_ner, ship.entities)  # the driver's cached NER first
         for i, text in enumerate(ship.query_texts):

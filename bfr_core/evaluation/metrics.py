@@ -22,7 +22,7 @@ aggregation skips them, so each mean has its own denominator (reported as ``n_sc
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -214,12 +214,29 @@ def evaluate_retrieval_turn2session(
     gold_s = {strip_turn_id(x) for x in _idset(gold, "gold")}
     ranked_s = [strip_turn_id(x) for x in ranked]
     corpus_s = [strip_turn_id(x) for x in corpus]
+    return evaluate_retrieval(ranked_s, gold_s, session_k(ranked_s, k, len(corpus_s)), corpus_s)
+
+
+def session_k(ranked_sessions: Sequence[str], k: int, corpus_size: int) -> int:
+    """The official k-extension: k grown until the top-k positions cover k distinct sessions (or
+    pass ``corpus_size``)."""
     effective_k = k
-    unique = set(ranked_s[:effective_k])
-    while effective_k <= len(corpus_s) and len(unique) < k:
+    seen = set(ranked_sessions[:k])
+    while effective_k <= corpus_size and len(seen) < k:  # set(ranked[:effective_k]), grown one id at a time
         effective_k += 1
-        unique = set(ranked_s[:effective_k])
-    return evaluate_retrieval(ranked_s, gold_s, effective_k, corpus_s)
+        if effective_k <= len(ranked_sessions):
+            seen.add(ranked_sessions[effective_k - 1])
+    return effective_k
+
+
+def session_recalls(ranked: Sequence[str], gold: Collection[str], k: int, corpus_size: int,
+                    session_of: Callable[[str], str] = strip_turn_id) -> tuple[float, float]:
+    """Official turn-to-session (recall_any@k, recall_all@k) with a session mapping (``session_of``:
+    LongMemEval's ``strip_turn_id`` by default; another store's turn -> session lookup otherwise)."""
+    gold_s = {session_of(x) for x in _idset(gold, "gold")}
+    ranked_s = [session_of(x) for x in ranked]
+    eff = session_k(ranked_s, k, corpus_size)
+    return recall_any(ranked_s, gold_s, eff), recall_all(ranked_s, gold_s, eff)
 
 
 def official_scores(

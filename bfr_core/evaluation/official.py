@@ -1,11 +1,12 @@
 """LongMemEval's official retrieval convention: rank user turns only, report session-level recall and NDCG.
 
 Covers: :func:`user_views` (a scope's views rebuilt over its user turns, vectors sliced from the
-full scope's, nothing re-encoded), :func:`arm_ranking` (a turn ranking per arm: ``bfr`` ranks the
-whole corpus by its own score; every other arm's ranking is its evidence set in order, so its
-@k figures past the set size are what the set holds), and :func:`official_summary`, which
-``bfr eval --official-corpus`` adds to the eval JSON: per arm the means (0-100) of
-``metrics.official_scores`` over the non-abstention questions, overall and by type.
+full scope's, nothing re-encoded), :func:`arm_ranking` (one procedure for every arm, ``bfr``
+included: its evidence set over the user-turn corpus, in its order, so an @k figure past the set
+size counts what the set holds; :data:`PROCEDURE`, written into the JSON), and
+:func:`official_summary`, which ``bfr eval --official-corpus`` adds to the eval JSON: per arm the
+means (0-100) of ``metrics.official_scores`` over the non-abstention questions, overall and by
+type, session recall_all (the official scorer's headline) beside recall_any.
 
 Does not cover: LoCoMo (it has no user role), the official scorer's session / turn "granularity"
 retrievers themselves (we score our own arms' rankings under its metrics), the abstention
@@ -29,6 +30,9 @@ USER = "user"
 KS = (5, 10)
 KEYS = tuple(f"{lvl}_{m}@{k}" for k in KS for lvl in ("session", "turn")
              for m in ("recall_any", "recall_all", "ndcg_any"))
+BY_TYPE_KEYS = ("n", "session_recall_any@5", "session_recall_all@5", "session_ndcg_any@10")
+PROCEDURE = ("every arm, bfr included, at its default budget over the user-turn corpus; the ranking scored is "
+             "the arm's evidence set in its order (a figure @k past the set size counts what the set holds)")
 
 
 def user_views(views: ScopeViews) -> ScopeViews:
@@ -36,17 +40,12 @@ def user_views(views: ScopeViews) -> ScopeViews:
     keep = [i for i, t in enumerate(views.turns) if t.speaker == USER]
     dense = views.dense
     short = dense.short_vectors[keep] if dense.short_vectors is not None else None
-    return build_views(views.dataset_id, views.scope, [views.turns[i] for i in keep], views.turn_vectors[keep],
+    return build_views(views.scope, [views.turns[i] for i in keep], views.turn_vectors[keep],
                        views.model, short_vectors=short, short_model=dense.short_model)
 
 
 def arm_ranking(views: ScopeViews, q: Question, arm: str, dataset_id: str) -> list[str]:
-    """Turn ids in rank order: ``bfr``'s whole ranking, or another arm's evidence set in its order."""
-    if arm == "bfr":
-        from bfr_core.method import turn_scores
-
-        sc = turn_scores.score_turns(views, q.query())
-        return [views.turns[int(i)].turn_id for i in turn_scores.ranking(sc.final)]
+    """Turn ids in rank order: the arm's evidence set in its order, the same for every arm (:data:`PROCEDURE`)."""
     trace = run_query(views, q.query(), arm, dataset_id=dataset_id)
     return list(trace.evidence)
 
@@ -55,7 +54,7 @@ def official_summary(store: Store, dataset_id: str, arms: Sequence[str], qs: Seq
     """Per arm, the official metrics averaged over ``qs`` minus abstention questions (0-100)."""
     scored = [q for q in qs if not q.is_abstention and not q.question_id.endswith("_abs")]
     views: dict[str, ScopeViews] = {}
-    out: dict[str, Any] = {"corpus": "user turns only", "n_questions": len(scored),
+    out: dict[str, Any] = {"corpus": "user turns only", "procedure": PROCEDURE, "n_questions": len(scored),
                            "skipped_abstention": len(qs) - len(scored), "arms": {}}
     for arm in arms:
         rows = []
@@ -68,7 +67,7 @@ def official_summary(store: Store, dataset_id: str, arms: Sequence[str], qs: Seq
         agg = aggregate(rows, by="qtype", rates=KEYS, means=())
         out["arms"][arm] = {**{k: _r(agg["overall"][k]) for k in KEYS},
                             "n_scored_turn_level": agg["overall"]["n_scored"][f"turn_recall_any@{KS[0]}"],
-                            "by_type": {t: {k: _r(v[k]) for k in ("n", "session_recall_any@5", "session_ndcg_any@10")}
+                            "by_type": {t: {k: _r(v[k]) for k in BY_TYPE_KEYS}
                                         for t, v in agg["by"].items()}}
     return out
 

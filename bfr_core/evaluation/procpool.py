@@ -136,7 +136,7 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     short = get_model(spec.short) if spec.short and payload.short_vectors is not None else None
     for model_id, text, vec in payload.query_vectors:
         _remember((model_id, text), np.array(vec, copy=True))
-    views = build_views(payload.dataset_id, payload.scope, payload.turns, payload.vectors, model, None,
+    views = build_views(payload.scope, payload.turns, payload.vectors, model, None,
                         short_vectors=payload.short_vectors, short_model=short,
                         ner=_KnownNer(dict(payload.ents)))
     rows, traces = [], []

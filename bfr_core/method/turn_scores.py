@@ -9,75 +9,91 @@ Reads only the question text and date and the store's own turns, never gold ids,
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bfr_core.dates import date_windows, in_windows
-from bfr_core.lexicon import is_advice_request
+from bfr_core.lru import LockedLRU
 from bfr_core.records import Hit, Query, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.common import rank_order
 from bfr_core.retrieval.views.dense import query_vector
+from bfr_core.retrieval.views.hybrid import RRF_C, rrf
 from bfr_core.text import words
 
 
 @dataclass(frozen=True, slots=True)
 class OursSettings:
-    w_bm25: float = 1.0  # weight of z(BM25) in the text score
+    """The numbers of bfr's ranking: what the selection protocol searches (bench/bench_ours_selection.py
+    ``GRID``) plus the few it fixes by argument (``FIXED``). The field defaults are the protocol's start,
+    the z-fusion baseline (every prior, context and session term off); the shipped values are
+    :data:`DEFAULT`, read from ``ours.toml`` ``[ours]``."""
+
+    w_bm25: float = 1.0  # weight of z(BM25) in the text score (the unit; fixed)
     w_dense: float = 1.0  # weight of z(dense cosine) in the text score
     stemmed: bool = True  # BM25 over Porter-stemmed tokens (the shared BM25 view is unstemmed)
-    bm25_speaker: bool = False  # index "Speaker: text" like the shared views; the speaker prior does it better
-    fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60; ablation only)
-    speaker: float = 6.0  # added to the turns of the one scope speaker the question names
-    dates: float = 2.0  # added to turns of sessions dated in a window the question names
-    near1: float = 0.6  # weight of the better of the two adjacent turns' prior scores
-    near2: float = 0.4  # weight of the better of the two turns two away
-    cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0
-    novelty_slack: int = 5  # extra candidates a call asks for, so near-duplicates do not starve k_keep
+    bm25_speaker: bool = False  # index "Speaker: text" like the shared views
+    fusion: str = "z"  # "z" (z-score sum) or "rrf" (reciprocal rank, c = 60)
+    speaker: float = 0.0  # added to the turns of the one scope speaker the question names
+    dates: float = 0.0  # added to turns of sessions dated in a window the question names
+    near1: float = 0.0  # weight of the better of the two adjacent turns' prior scores
+    near2: float = 0.0  # weight of the better of the two turns two away
+    cover: bool = True  # Stage I: the pool's minimum requirement cover leads E0 (the paper's; fixed)
     dense_view: bool = False  # dense = the dense view (static z-merged with MiniLM on short turns), or static alone
     session: float = 0.0  # weight of z(session relevance): the mean of its best session_top turns' text scores
     session_top: int = 1  # how many of a session's best turns make its relevance
-    role: float = 0.5  # added to the stating role's turns (stating_role; never fires on symmetric stores)
-    role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant
-    dedup: bool = False  # Stage II skips near-duplicates of kept turns (stage2.retain); off: see docstring
+    role: float = 0.0  # added to the stating role's turns (stating_role; never fires on symmetric stores)
+    role_ratio: float = 3.0  # median-length ratio that marks the other speaker as an assistant (fixed)
     recency: float = 0.0  # times (session date rank - 0.5): later sessions first among near ties
-    doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text); off: dev50 Turn Hit@40 -2
-    doc_dense: float = 0.75  # weight of z(cosine of the question with the session's mean turn vector): its topic
-    doc_view: str = "short"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
-    request_topic: float | None = 6.0  # the topic's weight on advice requests (lexicon.is_advice_request); None: doc_dense
+    doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text)
+    doc_dense: float = 0.0  # weight of z(cosine of the question with the session's mean turn vector): its topic
+    doc_view: str = "static"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
 
 
-DEFAULT = OursSettings()
-RRF_C = 60.0  # Cormack et al. (2009), as in the hybrid view
+SETTINGS_FILE = Path(__file__).with_name("ours.toml")
+
+
+def load_settings(path: str | Path = SETTINGS_FILE) -> OursSettings:
+    """OursSettings from a TOML file's ``[ours]`` table (fields not named keep their defaults); a
+    missing table or an unknown key is a one-line error naming the file."""
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    if "ours" not in data:
+        raise ValueError(f"{path}: no [ours] table")
+    known = {f.name for f in fields(OursSettings)}
+    unknown = sorted(set(data["ours"]) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown key(s) in [ours]: {', '.join(unknown)}")
+    return OursSettings(**data["ours"])
+
+
+DEFAULT = load_settings()  # the shipped setting (bench_ours_selection's choice on every conversation)
 
 
 # ----------------------------------------------------------------------------------------------
 # Stemmed BM25 over a scope, cached per views object (the shared view is built unstemmed)
 # ----------------------------------------------------------------------------------------------
 
-_BM25: OrderedDict[tuple[int, bool], tuple[Any, BM25View]] = OrderedDict()
-_BM25_SIZE = 64
+# (views, its BM25) by (id(views), kind): holding the views keeps id() from being reused while cached.
+_BM25: LockedLRU[tuple[Any, BM25View]] = LockedLRU(128)
+
+
+def _cached_bm25(views: Any, kind: tuple, make: Any) -> BM25View:
+    key = (id(views), *kind)
+    hit = _BM25.get(key)
+    if hit is not None and hit[0] is views:
+        return hit[1]
+    return _BM25.put(key, (views, make()))[1]
 
 
 def stemmed_bm25(views: Any, with_speaker: bool = False) -> BM25View:
-    key = (id(views), with_speaker)
-    hit = _BM25.get(key)
-    if hit is not None and hit[0] is views:
-        _BM25.move_to_end(key)
-        return hit[1]
-    view = BM25View(views.turns, stemmed=True, with_speaker=with_speaker)
-    _BM25[key] = (views, view)  # holding the views keeps id() from being reused while cached
-    while len(_BM25) > _BM25_SIZE:
-        _BM25.popitem(last=False)
-    return view
-
-
-# Stemmed BM25 over each session's turns joined into one document, cached the same way.
-_DOC_BM25: OrderedDict[int, tuple[Any, BM25View]] = OrderedDict()
+    return _cached_bm25(views, ("turns", with_speaker),
+                        lambda: BM25View(views.turns, stemmed=True, with_speaker=with_speaker))
 
 
 def session_docs(turns: Sequence[Turn]) -> list[Turn]:
@@ -92,16 +108,8 @@ def session_docs(turns: Sequence[Turn]) -> list[Turn]:
 
 def session_bm25(views: Any) -> BM25View:
     """Stemmed BM25 whose documents are the scope's sessions (:func:`session_docs`), cached per views."""
-    key = id(views)
-    hit = _DOC_BM25.get(key)
-    if hit is not None and hit[0] is views:
-        _DOC_BM25.move_to_end(key)
-        return hit[1]
-    view = BM25View(session_docs(views.turns), stemmed=True, with_speaker=False)
-    _DOC_BM25[key] = (views, view)
-    while len(_DOC_BM25) > _BM25_SIZE:
-        _DOC_BM25.popitem(last=False)
-    return view
+    return _cached_bm25(views, ("sessions",),
+                        lambda: BM25View(session_docs(views.turns), stemmed=True, with_speaker=False))
 
 
 def session_mean_cosine(vectors: np.ndarray, query: np.ndarray, session: np.ndarray) -> np.ndarray:
@@ -139,13 +147,8 @@ def zscore(s: np.ndarray) -> np.ndarray:
 
 
 def rank_fusion(parts: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
-    out = np.zeros(len(parts[0]) if parts else 0)
-    for w, s in zip(weights, parts, strict=True):
-        order = np.lexsort((np.arange(len(s)), -s))
-        r = np.empty(len(s))
-        r[order] = np.arange(1, len(s) + 1)
-        out += w / (RRF_C + r)
-    return out * RRF_C  # back to roughly unit scale, so the priors mean the same in both modes
+    """The hybrid view's RRF (c = 60), times c: back to roughly unit scale, so the priors mean the same."""
+    return rrf(list(parts), RRF_C, list(weights)) * RRF_C if parts else np.zeros(0)
 
 
 def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:
@@ -192,7 +195,6 @@ class ScoreParts:
     windows: tuple[tuple[str, str], ...]
     doc_bm25: np.ndarray | None = None  # per turn: its session document's stemmed BM25 (session_bm25)
     doc_dense: np.ndarray | None = None  # per turn: its session's mean-vector cosine (session_mean_cosine)
-    request: bool = False  # the question asks the assistant for suggestions (lexicon.is_advice_request)
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,6 @@ class TurnScores:
     role: np.ndarray | None = None  # stating-role prior added
     recency: np.ndarray | None = None  # recency contribution added
     session_doc: np.ndarray | None = None  # session-document contribution added (None when its weights are 0)
-    request: bool = False  # an advice request: the session topic carried request_topic's weight
     topic_weight: float = 0.0  # the weight the session topic carried
 
     def parts(self, i: int) -> dict[str, float]:
@@ -287,18 +288,12 @@ def score_parts(views: Any, query: Query, s: OursSettings = DEFAULT) -> ScorePar
     stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
     used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
     doc_bm = doc_dn = None
-    request = is_advice_request(query.text)
     if n and s.doc_bm25:
         doc_bm = session_bm25(views).scores(query.text)[session]
-    if n and topic_weight(s, request):
+    if n and s.doc_dense:
         doc_dn = session_topic(views, query.text, session, s.doc_view)
     return ScoreParts(np.asarray(bm, dtype=np.float64), dense, static, spk, dmask.astype(np.float64), session,
-                      session_recency(turns, session), stating, favour, used, doc_bm, doc_dn, request)
-
-
-def topic_weight(s: OursSettings, request: bool) -> float:
-    """The session topic's weight: ``request_topic`` on an advice request when set, else ``doc_dense``."""
-    return s.request_topic if request and s.request_topic is not None else s.doc_dense
+                      session_recency(turns, session), stating, favour, used, doc_bm, doc_dn)
 
 
 def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
@@ -326,12 +321,12 @@ def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
     doc = session_doc(p, s)
     final = prior + ctx + sess + rec + (doc if doc is not None else 0.0)
     return TurnScores(text, spk, dat, ctx, final, p.named if s.speaker else "", p.windows if s.dates else (),
-                      sess, role, rec, doc, p.request, topic_weight(s, p.request))
+                      sess, role, rec, doc, s.doc_dense)
 
 
 def session_doc(p: ScoreParts, s: OursSettings) -> np.ndarray | None:
-    """doc_bm25 * z(session BM25) + topic weight * z(session mean cosine), per turn; None when both are off."""
-    terms = [(w, x) for w, x in ((s.doc_bm25, p.doc_bm25), (topic_weight(s, p.request), p.doc_dense)) if w]
+    """doc_bm25 * z(session BM25) + doc_dense * z(session mean cosine), per turn; None when both are off."""
+    terms = [(w, x) for w, x in ((s.doc_bm25, p.doc_bm25), (s.doc_dense, p.doc_dense)) if w]
     if not terms:
         return None
     if any(x is None for _, x in terms):
@@ -350,8 +345,8 @@ def _session_codes(turns: Sequence[Any]) -> np.ndarray:
 
 
 def ranking(scores: np.ndarray) -> np.ndarray:
-    """Positions by descending score, ties by turn order."""
-    return np.lexsort((np.arange(len(scores)), -scores))
+    """Positions by descending score, ties by turn order (``views.common.rank_order``)."""
+    return rank_order(scores)
 
 
 def top_unseen(scores: np.ndarray, ids: Sequence[str], k: int, exclude: frozenset[str]) -> list[Hit]:

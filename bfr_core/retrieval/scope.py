@@ -16,14 +16,12 @@ within a process beyond the ingest time (re-ingesting a dataset changes it, so t
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from bfr_core.lru import LockedLRU
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
 from bfr_core.retrieval.embed import vectors_for_texts
@@ -41,8 +39,11 @@ CACHE_SIZE = 64  # scopes kept per process (a LongMemEval haystack's views take 
 
 @dataclass(frozen=True, eq=False)  # identity equality: the fields hold dicts and arrays
 class ScopeViews:
-    dataset_id: str
-    scope: Scope
+    """What an arm reads (``ctx.views``). It carries no dataset id (``scope.dataset_id`` is blank: a
+    benchmark's name is a label) and no store handle (the entity view gets a texts -> entities
+    function for its NER cache); tests/test_integrity.py checks both."""
+
+    scope: Scope  # dataset_id blanked by build_views
     turns: tuple[Turn, ...]  # scope order: session position, then turn index
     position: dict[str, int]  # turn id -> index into turns
     by_id: dict[str, Turn]
@@ -70,25 +71,33 @@ class ScopeViews:
 
 
 def build_views(
-    dataset_id: str, scope: Scope, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder,
+    scope: Scope, turns: Sequence[Turn], vectors: np.ndarray, model: Embedder,
     store: Store | None = None, *, short_vectors: np.ndarray | None = None, short_model: Embedder | None = None,
     ner: Callable[[Sequence[str]], list] | None = None,
 ) -> ScopeViews:
     """Assemble the views over ``turns`` (pure apart from the NER cache in ``store``; ``ner`` replaces
-    that cache, e.g. with NER output read in another process)."""
+    that cache, e.g. with NER output read in another process). The views keep neither the dataset id
+    nor ``store``."""
     turns = tuple(turns)
     bm25 = BM25View(turns)
     dense = DenseView(turns, vectors, model, short_vectors, short_model)
     return ScopeViews(
-        dataset_id=dataset_id, scope=scope, turns=turns,
+        scope=replace(scope, dataset_id=""), turns=turns,
         position={t.turn_id: i for i, t in enumerate(turns)}, by_id={t.turn_id: t for t in turns},
-        bm25=bm25, dense=dense, entity=EntityView(turns, ner or partial(cached_ner, store)),
+        bm25=bm25, dense=dense, entity=EntityView(turns, ner or store_ner(store)),
         session=SessionView(turns), hybrid=HybridView(bm25, dense), turn_vectors=vectors, model=model,
     )
 
 
-_CACHE: OrderedDict[tuple, ScopeViews] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+def store_ner(store: Store | None) -> Callable[[Sequence[str]], list]:
+    """NER through ``store``'s cache as a plain function: the entity view holds no store handle."""
+    def ner(texts: Sequence[str]) -> list:
+        return cached_ner(store, texts)
+
+    return ner
+
+
+_CACHE: LockedLRU[ScopeViews] = LockedLRU(CACHE_SIZE)
 
 
 def _store_key(store: Store) -> str:
@@ -115,28 +124,20 @@ def scope_views(
     info = store.dataset(dataset_id)
     key = (_store_key(store), dataset_id, str(info["ingested_at"]) if info else "", scope_id, model.model_id,
            short_model.model_id if short_model else "")
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
     scope = store.scope(dataset_id, scope_id)
     turns = store.scope_turns(dataset_id, scope_id)
     texts = [index_text(t) for t in turns]
     vectors = vectors_for_texts(store, model, texts, progress=progress)
     short = vectors_for_texts(store, short_model, texts, progress=progress) if short_model else None
-    views = build_views(dataset_id, scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
+    views = build_views(scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
     # The scope's questions: their vectors cached at ingest go into the query LRU (nothing encoded).
     views.dense.prime([q.text for q in store.questions(dataset_id, scope_id=scope_id)], store, encode=False)
-    with _CACHE_LOCK:
-        _CACHE[key] = views
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return views
+    return _CACHE.put(key, views)
 
 
 def clear_cache() -> None:
     """Forget every cached scope (tests; the app's Refresh button)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    _CACHE.clear()

@@ -27,17 +27,6 @@ RUN_ID = "demo-fake0001"
 TIMEOUT = 30
 
 
-def real_pipeline_available() -> bool:
-    import importlib
-
-    try:
-        for name in ("bfr_core.retrieval.scope", "bfr_core.method.budgets", "bfr_core.baselines.topk", "bfr_core.method.stage2"):
-            importlib.import_module(name)
-    except ImportError:
-        return False
-    return True
-
-
 def _overlap(q: str, text: str) -> float:
     qt = set(tokenize(q))
     tt = tokenize(text)
@@ -188,11 +177,9 @@ def app_db(template_db, tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture()
 def real_db(template_db, tmp_path, monkeypatch) -> Path:
-    """Like ``app_db`` but with the real arms (skipped until they are importable)."""
+    """Like ``app_db`` but with the real arms (an ImportError of them fails the test, never skips it)."""
     import streamlit as st
 
-    if not real_pipeline_available():
-        pytest.skip("the real arms (index, budgets, baselines, stage2) are not importable yet")
     path = tmp_path / "store.duckdb"
     shutil.copy(template_db, path)
     monkeypatch.setenv("BFR_STORE", str(path))

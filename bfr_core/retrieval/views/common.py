@@ -1,4 +1,9 @@
-"""Helpers every view shares: the text a turn is indexed under, and scores -> ranked hits."""
+"""Helpers every view shares: the text a turn is indexed under, the one tie-broken ranking
+(:func:`rank_order`), and scores -> ranked hits.
+
+Ties are broken by position in the scope, never by id: ids may carry labels (LongMemEval names gold
+sessions ``answer_*``), so ``sorted(ids)`` as a tie-break would leak them (tests/test_integrity.py).
+"""
 
 from __future__ import annotations
 
@@ -32,18 +37,24 @@ def index_text(turn: Turn) -> str:
     return f"{turn.speaker}: {turn.text}"
 
 
+def rank_order(scores: np.ndarray, *, later_first: bool = False) -> np.ndarray:
+    """Positions by descending score; equal scores by scope position, earlier first (``later_first``:
+    later first, the entity view's recency rule). ``np.lexsort`` with the position as secondary key
+    makes ties deterministic without relying on a stable sort of negated floats."""
+    pos = np.arange(len(scores))
+    return np.lexsort((-pos if later_first else pos, -np.asarray(scores)))
+
+
 def top_hits(
     scores: np.ndarray, turn_ids: Sequence[str], k: int, exclude: Collection[str], view: str,
     *, positive_only: bool = False,
 ) -> list[Hit]:
-    """The ``k`` best turns not in ``exclude``; equal scores keep turn order (earlier first).
-
-    ``np.lexsort`` with the position as secondary key makes ties deterministic without relying on a
-    stable sort of negated floats. ``positive_only`` drops turns scoring <= 0 (no evidence at all).
+    """The ``k`` best turns not in ``exclude`` in :func:`rank_order` (equal scores: earlier first).
+    ``positive_only`` drops turns scoring <= 0 (no evidence at all).
     """
     if k <= 0 or len(scores) == 0:
         return []
-    order = np.lexsort((np.arange(len(scores)), -scores))
+    order = rank_order(scores)
     out: list[Hit] = []
     for i in order:
         if positive_only and scores[i] <= 0:

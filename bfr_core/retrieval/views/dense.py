@@ -17,46 +17,35 @@ Does not cover: approximate indexes (not needed at scope size), re-ranking.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from bfr_core.lru import LockedLRU
 from bfr_core.records import Hit, Turn
 from bfr_core.retrieval.embed import encode_queries, query_vectors
 from bfr_core.retrieval.encoders import Embedder, get_model
 from bfr_core.retrieval.views.common import top_hits
 from bfr_core.store import Store
 
-_QMAX = 4096  # query vectors kept per process
-_QCACHE: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-_QLOCK = threading.Lock()
+_QCACHE: LockedLRU[np.ndarray] = LockedLRU(4096)  # query vectors kept per process, by (model id, text)
 
 
 def _remember(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
     vec.setflags(write=False)  # shared through the cache: nobody may mutate it
-    with _QLOCK:
-        _QCACHE[key] = vec
-        _QCACHE.move_to_end(key)
-        while len(_QCACHE) > _QMAX:
-            _QCACHE.popitem(last=False)
-    return vec
+    return _QCACHE.put(key, vec)
 
 
 def _query_vector(model_id: str, text: str) -> np.ndarray:
-    with _QLOCK:
-        hit = _QCACHE.get((model_id, text))
-        if hit is not None:
-            _QCACHE.move_to_end((model_id, text))
-            return hit
+    hit = _QCACHE.get((model_id, text))
+    if hit is not None:
+        return hit
     return _remember((model_id, text), encode_queries(get_model(model_id), [text])[0].copy())
 
 
 def clear_query_cache() -> None:
     """Forget every cached query vector (tests and benchmarks that swap models)."""
-    with _QLOCK:
-        _QCACHE.clear()
+    _QCACHE.clear()
 
 
 def _registered(model: Embedder) -> bool:
@@ -81,8 +70,7 @@ def prime_queries(model: Embedder, texts: Sequence[str], store: Store | None = N
     question) and written to ``store``, or left for the first search when ``encode`` is off."""
     if not _registered(model):
         return
-    with _QLOCK:
-        missing = [t for t in dict.fromkeys(texts) if (model.model_id, t) not in _QCACHE]
+    missing = [t for t in dict.fromkeys(texts) if (model.model_id, t) not in _QCACHE]
     found, _ = query_vectors(store, model, missing, encode=encode)
     for text, vec in found.items():
         _remember((model.model_id, text), vec.copy())

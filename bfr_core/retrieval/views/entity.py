@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from bfr_core.progress import StepMeter
 from bfr_core.records import Hit, Turn
+from bfr_core.retrieval.views.common import rank_order
 from bfr_core.store import text_hash
 from bfr_core.text import STOP_WORDS
 
@@ -278,8 +279,8 @@ class EntityView:
         scores = self.scores(cue)
         if k <= 0:
             return []
-        # Strength descending, then recency: later position first.
-        order = np.lexsort((-np.arange(len(scores)), -scores))
+        # Strength descending, then recency: later position first (never by id; see views.common).
+        order = rank_order(scores, later_first=True)
         out: list[Hit] = []
         for i in order:
             if scores[i] <= 0 or len(out) >= k:

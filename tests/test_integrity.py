@@ -1,0 +1,196 @@
+"""A guard against leaks: no arm may read a label hidden in an id, the dataset's name or the store.
+
+LongMemEval names gold sessions ``answer_*`` and marks abstention questions with ``_abs``; the
+dataset id is the benchmark's name. For every arm of ``pipeline.ARMS`` (offline rules path), the
+same scopes and questions under opaque ids (every session, turn, question and scope id and the
+dataset id renamed, in an order unrelated to the original ids) must give the same evidence in the
+same order at every step, mapped back. A tie-break by ``sorted(ids)`` anywhere would fail it. And
+what ``run_query`` hands an arm (``ArmContext``) must hold no ``Store`` and no string equal to the
+dataset id, however deep in its views.
+
+Real views (``retrieval.scope.build_views``: BM25, dense, entity, session, hybrid), a hashed
+bag-of-words embedder and a rule NER stand in for the models so the test runs in seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import random
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+from bfr_core import pipeline
+from bfr_core.records import Query, Scope, Turn
+from bfr_core.retrieval.scope import build_views
+from bfr_core.store import Store
+
+DIM = 64
+DATASET = "longmemeval_s_cleaned"
+
+
+class HashEmbedder:
+    model_id = "test-hash-bow"
+    dim = DIM
+
+    def encode(self, texts, progress=None):
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                h = int(hashlib.md5(w.strip(".,?!").encode()).hexdigest()[:8], 16)
+                out[i, h % DIM] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+
+def rule_ner(texts):
+    """Capitalised words after the first as PERSON spans: enough to give the entity view keys."""
+    return [[("PERSON", w.strip(".,?!'s")) for w in t.split()[1:] if w[:1].isupper()] for t in texts]
+
+
+# Two scopes: a LongMemEval-like user/assistant haystack (gold sessions "answer_*", duplicated
+# texts so ties occur) and a LoCoMo-like chat of two named friends.
+LME_SESSIONS = {
+    "sharegpt_a1_0": ["I want to plan a trip to Kyoto in spring.", "Kyoto in spring is lovely; book early.",
+                      "I also need a new camera bag.", "A padded camera bag protects the lens."],
+    "answer_9f2c_1": ["I bought a Sony camera on March 3rd.", "Congratulations on the Sony camera!",
+                      "The remote shutter release arrived on March 10th.", "Great, enjoy the shutter release."],
+    "ultrachat_77_3": ["Filler about coffee and weather.", "Filler about coffee and weather.",
+                       "My sister got married last week.", "Wonderful news about the wedding."],
+    "answer_9f2c_2": ["I sold my old tripod for 40 dollars.", "Selling the tripod makes room for new gear.",
+                      "Filler about coffee and weather.", "Filler about coffee and weather."],
+}
+LOCOMO_SESSIONS = {
+    "conv-26_session_1": [("Caroline", "I went to the LGBTQ support group yesterday."),
+                          ("Melanie", "That sounds powerful, Caroline."),
+                          ("Caroline", "I am researching adoption agencies."),
+                          ("Melanie", "I painted a lake sunrise last year.")],
+    "conv-26_session_2": [("Melanie", "We went camping at the beach with the kids."),
+                          ("Caroline", "Camping at the beach sounds fun."),
+                          ("Melanie", "I signed up for a pottery class."),
+                          ("Caroline", "Pottery is relaxing, Melanie.")],
+}
+QUESTIONS = [
+    ("lme", "e47becba", "When did the shutter release arrive after I bought the camera?", datetime(2023, 4, 1)),
+    ("lme", "e47becba_abs", "How much did I pay for the drone?", datetime(2023, 4, 1)),
+    ("lme", "b3c15d39", "What did I sell, and for how much?", datetime(2023, 4, 1)),
+    ("lme", "8a2d_abs", "Filler about coffee?", datetime(2023, 4, 1)),
+    ("locomo", "conv-26_q4", "What is Caroline researching?", datetime(2023, 6, 1)),
+    ("locomo", "conv-26_q9", "What did Melanie paint last year?", datetime(2023, 6, 1)),
+    ("locomo", "conv-26_q12", "Where did Melanie go camping with the kids?", datetime(2023, 6, 1)),
+]
+
+
+def _turns(scope: str) -> list[Turn]:
+    out = []
+    if scope == "lme":
+        for k, (sid, texts) in enumerate(LME_SESSIONS.items()):
+            for i, text in enumerate(texts):
+                out.append(Turn(f"{sid}_{i + 1}", sid, i, "user" if i % 2 == 0 else "assistant", text,
+                                datetime(2023, 3, 1) + timedelta(days=5 * k)))
+    else:
+        for k, (sid, rows) in enumerate(LOCOMO_SESSIONS.items()):
+            for i, (speaker, text) in enumerate(rows):
+                out.append(Turn(f"D{k + 1}:{i + 1}", sid, i, speaker, text, datetime(2023, 5, 1) + timedelta(days=7 * k),
+                                f"D{k + 1}:{i + 1}"))
+    return out
+
+
+def _opaque(ids: list[str], seed: int) -> dict[str, str]:
+    """Each id -> an opaque one; the new names sort in an order unrelated to the old ones."""
+    names = [f"x{n:04d}" for n in range(len(ids))]
+    random.Random(seed).shuffle(names)
+    return dict(zip(ids, names, strict=True))
+
+
+def _world(rename: bool):
+    """(dataset id, {scope: views}, [(query, scope)], id map new -> old) under original or opaque ids."""
+    turns = {s: _turns(s) for s in ("lme", "locomo")}
+    all_ids = [t.turn_id for ts in turns.values() for t in ts]
+    sessions = list(dict.fromkeys(t.session_id for ts in turns.values() for t in ts))
+    qids = [q[1] for q in QUESTIONS]
+    tmap = _opaque(all_ids, 1) if rename else {i: i for i in all_ids}
+    smap = _opaque(sessions, 2) if rename else {i: i for i in sessions}
+    qmap = _opaque(qids, 3) if rename else {i: i for i in qids}
+    scmap = {"lme": "y1", "locomo": "y0"} if rename else {"lme": "lme", "locomo": "locomo"}
+    dataset = "d0" if rename else DATASET
+    model = HashEmbedder()
+    views = {}
+    for s, ts in turns.items():
+        new = [dataclasses.replace(t, turn_id=tmap[t.turn_id], session_id=smap[t.session_id],
+                                   local_id=tmap[t.turn_id] if t.local_id else "") for t in ts]
+        sids = tuple(dict.fromkeys(t.session_id for t in new))
+        speakers = tuple(dict.fromkeys(t.speaker for t in new))
+        scope = Scope(dataset, scmap[s], sids, speakers if s == "locomo" else ())
+        views[s] = build_views(scope, new, model.encode([t.text for t in new]), model, ner=rule_ner)
+    queries = [(Query(qmap[qid], scmap[s], text, date), s) for s, qid, text, date in QUESTIONS]
+    back = {v: k for k, v in tmap.items()}
+    return dataset, views, queries, back
+
+
+@pytest.mark.parametrize("arm", pipeline.arm_names())
+def test_opaque_ids_give_the_same_evidence_in_the_same_order(arm):
+    d0, v0, q0, _ = _world(rename=False)
+    d1, v1, q1, back = _world(rename=True)
+    for (a, sa), (b, sb) in zip(q0, q1, strict=True):
+        t0 = pipeline.run_query(v0[sa], a, arm, dataset_id=d0)
+        t1 = pipeline.run_query(v1[sb], b, arm, dataset_id=d1)
+        assert len(t0.steps) == len(t1.steps), (arm, a.question_id)
+        for s0, s1 in zip(t0.steps, t1.steps, strict=True):
+            assert list(s0.evidence) == [back[t] for t in s1.evidence], (arm, a.question_id, s0.kind)
+        assert t0.evidence, (arm, a.question_id)  # a test over empty evidence could not fail
+
+
+def _reachable(root: object, depth: int = 6) -> list[object]:
+    """Objects reachable from ``root`` through dataclass fields, instance dicts, slots, partials and
+    containers (numpy arrays and strings are leaves)."""
+    seen: set[int] = set()
+    out: list[object] = []
+    todo = [(root, 0)]
+    while todo:
+        obj, d = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        out.append(obj)
+        if d >= depth or isinstance(obj, str | bytes | int | float | np.ndarray | type):
+            continue
+        kids: list[object] = []
+        if isinstance(obj, dict):
+            kids += list(obj.keys()) + list(obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            kids += list(obj)
+        elif isinstance(obj, functools.partial):
+            kids += [obj.func, *obj.args, *obj.keywords.values()]
+        else:
+            kids += list(getattr(obj, "__dict__", {}).values())
+            for name in getattr(type(obj), "__slots__", ()):
+                kids.append(getattr(obj, name, None))
+        todo += [(k, d + 1) for k in kids]
+    return out
+
+
+def test_an_arm_receives_no_dataset_id_and_no_store(monkeypatch):
+    store = Store(":memory:")
+    seen = []
+    monkeypatch.setitem(pipeline.ARMS, "spy", lambda ctx, q: seen.append(ctx) or [])
+    turns = _turns("lme")
+    model = HashEmbedder()
+    views = build_views(Scope(DATASET, "lme", tuple(LME_SESSIONS)), turns, model.encode([t.text for t in turns]),
+                        model, store)
+    views.entity.index()  # built through the store's NER cache function
+    pipeline.run_query(views, Query("q", "lme", "What did I buy?"), "spy", dataset_id=DATASET)
+    (ctx,) = seen
+    objs = _reachable(ctx)
+    assert len(objs) > 100  # the walk reached into the views
+    assert not [o for o in objs if isinstance(o, Store)]
+    assert DATASET not in [o for o in objs if isinstance(o, str)]
+
+
+def test_the_guard_sees_a_store_and_a_dataset_id_when_they_are_there():
+    store = Store(":memory:")
+    objs = _reachable({"x": functools.partial(print, store), "y": (DATASET,)})
+    assert any(isinstance(o, Store) for o in objs) and DATASET in objs
