@@ -92,7 +92,7 @@ def _resume(store: Store, dataset_id: str, kind: str, embed: bool, entities: boo
 def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
     from bfr_core.retrieval.embed import ensure_embeddings  # lazy: loads the embedding stack only when used
 
-    n = ensure_embeddings(store, dataset_id, progress=progress)
+    n = ensure_embeddings(store, dataset_id, progress=progress) or 0
     return f"embeddings: ensured, {n:,} text(s) encoded after the write (bfr_core.retrieval.embed.ensure_embeddings)"
 
 
