@@ -88,7 +88,8 @@ def per_stage(updates: list[tuple[float, float, int, int, str]], end_wall: float
     for (w0, c0, stage), (w1, c1, _) in zip(marks, marks[1:], strict=False):
         wall[stage] += w1 - w0
         cpu[stage] += c1 - c0
-    return {"wall_s": {k: round(v, 2) for k, v in wall.items()}, "cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
+    return {"stage_wall_s": {k: round(v, 2) for k, v in wall.items()},
+            "stage_cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
 
 
 def eta_truth(updates: list[tuple[float, float, int, int, str]], end_wall: float) -> list[dict[str, Any]]:
@@ -309,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     code = args.code.resolve()
     rows = []
     start_load = [round(x, 2) for x in os.getloadavg()]
+    measured = commit() if code == ROOT else f"code at {code}"  # at the start: the code the children import
     with tempfile.TemporaryDirectory(prefix="bfr-bench-ingest-") as tmp:
         inputs = [(k, k, benchmark_file(k)) for k in filter(None, args.only.split(","))]
         if args.path:
@@ -322,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(bench_input(name, kind, path, code, Path(tmp), args)
                         | ({"built": built} if name == "full_s_sized" else {}))
     out = {
-        "benchmark": "ingest", "commit": commit() if code == ROOT else f"code at {code}",
+        "benchmark": "ingest", "commit": measured,
         "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
         "options": {"only": args.only, "full_s": args.full_s, "entities": args.entities,
                     "ner_sample": args.ner_sample, "warm": args.warm, "limit": args.limit},
