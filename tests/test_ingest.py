@@ -71,7 +71,7 @@ def test_rerun_of_the_same_file_finishes_instead_of_refusing(tmp_path, monkeypat
 
     store = Store(tmp_path / "s.duckdb")
     ingest(store, "jsonl", demo_file(), name="demo")
-    store.cursor().execute("DELETE FROM embeddings WHERE text_hash IN (SELECT text_hash FROM embeddings LIMIT 5)")
+    store.cursor().execute("DELETE FROM embeddings WHERE rowid IN (SELECT rowid FROM embeddings LIMIT 5)")
     report = ingest(store, "jsonl", demo_file(), name="demo")  # as after a kill in the cache stage
     assert report.turns == 126 and report.scoreable == 6
     assert any("already in the store from this same file" in n for n in report.notes)
