@@ -248,10 +248,9 @@ class EntityView:
 
     NER runs only on the turns a cue could match: a search for a key parses (once, then kept) the
     turns whose plain text (:func:`_plain`) holds every word of the key, which by construction
-    includes every turn with an NER span giving that key; the rest cannot change the result. On
-    dev50 a whole offline run of every arm parses a small part of the turns this way, where the full
-    map parsed all of them (bench/out/ingest.json, ``entity_lazy``). :meth:`index` (the full map, for
-    listings) still parses the whole scope."""
+    includes every turn with an NER span giving that key; the rest cannot change the result (how
+    many turns an evaluation parses this way: ``bench/bench_arm_rows.py dump`` prints it).
+    :meth:`index` (the full map, for listings) still parses the whole scope."""
 
     name = "entity"
 
