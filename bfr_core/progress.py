@@ -5,7 +5,7 @@ one; ``None`` means silent), :class:`RunStatus` (a long LLM run's counters: unit
 and failed, tokens, spend, and an ETA from the rate so far) with its one-line rendering, and
 :func:`tqdm_progress`. A run's status travels as the ``label`` argument (its :meth:`RunStatus.line`),
 so every existing callback shows it unchanged. Also: :func:`eta_seconds` / :func:`fmt_eta` (the app's
-ETA), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
+ETA), :func:`restarts` (where one bar ends and the next begins), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
 (keeps a bar alive during one long step, counting its sub-steps on a :class:`StepMeter`). Does not cover: computing the counters (the callers), drawing
 (the app's ``ui.widgets``, tqdm here).
 """
@@ -86,6 +86,13 @@ def eta_seconds(elapsed: float, done: int, total: int) -> float | None:
     if done <= 0 or total <= 0 or elapsed <= 0:
         return None
     return max(elapsed * (total - done) / done, 0.0)
+
+
+def restarts(prev: tuple[int, int] | None, done: int, total: int) -> bool:
+    """Whether ``(done, total)`` after ``prev`` starts a new bar (and its ETA clock): the total changed
+    or the count went back. The label may change within one bar (an ingest's encoding bar runs over
+    several models and counts texts in its label), so it is not a stage boundary."""
+    return prev is None or total != prev[1] or done < prev[0]
 
 
 def fmt_eta(seconds: float | None) -> str:

@@ -81,10 +81,34 @@ def test_entities_listing_and_lazy_build():
 
     view = EntityView(TURNS, ner)
     assert calls == []  # nothing until the first search
-    view.search("Rose", 3)
-    view.search("Boston", 3)
-    assert calls == [5]
+    view.search("Rose", 3)  # parses only t1, t2, t4 (the texts holding "rose")
+    view.search("Boston", 3)  # t1: parsed already
+    view.search("the", 3)  # a stop key is never an NER key: nothing parsed
+    assert calls == [3]
     assert view.entities()[:2] == ["caroline", "melanie"]  # most turns first, then by name
+    assert calls == [3, 2]  # the full map parses the rest once
+
+
+def test_lazy_search_equals_the_full_map():
+    """Searching before any full parse gives the rows the full entity map gives, for every key it
+    holds and for cues that are no key, with names NER finds in odd forms (possessive, apostrophe,
+    hyphen, accents, multi-word)."""
+    texts = ["O'Brien met José at the café in São Paulo.", "Mary-Jane's dog; mary jane laughed.",
+             "we saw obrien and Jose-Luis yesterday", "The New York trip with Anna Lee was great.",
+             "anna said lee is in new york", "Caroline's sister met Caroline Shaw in Boston.", "nothing here"]
+    turns = tuple(Turn(f"u{i}", "s", i, "Ann" if i % 2 else "Bob", t) for i, t in enumerate(texts))
+    spans = {"O'Brien": "PERSON", "José": "PERSON", "São Paulo": "GPE", "Mary-Jane's": "PERSON",
+             "Jose-Luis": "PERSON", "New York": "GPE", "Anna Lee": "PERSON", "Caroline's": "PERSON",
+             "Caroline Shaw": "PERSON", "Boston": "GPE"}
+
+    def ner(batch):
+        return [[(label, span) for span, label in spans.items() if span in t] for t in batch]
+
+    full = EntityView(turns, ner)
+    keys = list(full.index()) + ["anna", "lee", "york", "sao", "jos", "obrien", "mary jane", "ann", "nobody", "the"]
+    for key in keys:
+        lazy = EntityView(turns, ner)
+        assert lazy.search(key, 10) == full.search(key, 10), key
 
 
 def _store() -> Store:

@@ -124,7 +124,7 @@ def show_turns_table(frame: pd.DataFrame, *, key: str, dataset_id: str | None = 
 
 class ProgressBar:
     """A ``bfr_core.progress.Progress`` callback drawing one ``st.progress`` bar: stage, count, ETA
-    (per stage, from its own start); :meth:`clear` removes it when the work ends."""
+    (per bar, from its own start: :func:`bfr_core.progress.restarts`); :meth:`clear` removes it when the work ends."""
 
     def __init__(self, text: str) -> None:
         import time
@@ -132,13 +132,16 @@ class ProgressBar:
         self.text, self.clock = text, time.perf_counter
         self.slot = st.empty()
         self.slot.progress(0.0, text=text)
-        self.stage, self.since = "", self.clock()
+        self.stage: tuple[int, int] | None = None
+        self.since = self.clock()
 
     def __call__(self, done: int, total: int, label: str) -> None:
+        from bfr_core.progress import restarts
         from ui.ingesting import bar_text
 
-        if label != self.stage:
-            self.stage, self.since = label, self.clock()
+        if restarts(self.stage, done, total):  # not on a label change: one bar's label moves with its count
+            self.since = self.clock()
+        self.stage = (done, total)
         frac = min(max(done / total, 0.0), 1.0) if total else 0.0
         self.slot.progress(frac, text=bar_text(label or self.text, done, total, self.clock() - self.since))
 

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import TextIO
 
-from bfr_core.progress import Progress, tqdm_progress
+from bfr_core.progress import Progress, restarts, tqdm_progress
 from bfr_core.records import IngestReport
 
 KINDS_HELP = "locomo | longmemeval | jsonl | beam | locomo-plus"
@@ -38,14 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def staged_progress() -> Progress:
-    """One tqdm bar per stage: a new bar starts whenever the total changes or the count restarts."""
-    state: dict[str, object] = {"total": None, "done": -1, "bar": None}
+    """One tqdm bar per stage: a new bar starts whenever the total changes or the count restarts
+    (:func:`~bfr_core.progress.restarts`); the encoding bar counts cost, so tqdm's ETA follows it."""
+    state: dict[str, object] = {"prev": None, "bar": None}
 
     def update(done: int, total: int, label: str) -> None:
-        if total != state["total"] or done < state["done"]:  # type: ignore[operator]
+        if restarts(state["prev"], done, total):  # type: ignore[arg-type]
             state["bar"] = tqdm_progress("ingest")
-            state["total"] = total
-        state["done"] = done
+        state["prev"] = (done, total)
         state["bar"](done, total, label)  # type: ignore[operator]
 
     return update

@@ -61,24 +61,49 @@ def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress
     return check_kind(kind)(path, dataset_id=dataset_id, progress=progress, **options)
 
 
-def _refuse_early(store: Store, dataset_id: str, path: str | Path) -> None:
-    """Refuse before parsing a large file when the store would refuse the write anyway."""
+def _same_file(store: Store, dataset_id: str, path: str | Path) -> bool:
+    """Whether ``dataset_id`` already holds this very file (a rerun: its cache stages are finished);
+    a dataset of that name from another file is refused before a large file is parsed."""
     existing = store.dataset(dataset_id)
     if existing is None:
-        return
-    same = existing["source_sha256"] == sha256_file(path)
-    why = "this same file was already ingested" if same else "a dataset with this name exists"
+        return False
+    if existing["source_sha256"] == sha256_file(path):
+        return True
     raise StoreError(
-        f"dataset '{dataset_id}' is already in {store.path} ({why}); store unchanged. "
+        f"dataset '{dataset_id}' is already in {store.path} (a dataset with this name exists); store unchanged. "
         "Pass --replace to overwrite it or --name to keep both."
     )
+
+
+def _resume(store: Store, dataset_id: str, kind: str, embed: bool, entities: bool,
+            progress: Progress | None) -> IngestReport:
+    """A rerun of an ingest whose dataset is written: finish the cache stages a kill cut short (each
+    is a cache by text hash, so this encodes or parses only what is missing; nothing else changes)."""
+    import json
+
+    stored = store.dataset(dataset_id) or {}
+    rep = stored.get("report") or {}
+    if isinstance(rep, str):
+        rep = json.loads(rep)
+    counts = store.counts(dataset_id)
+    report = IngestReport(dataset_id, kind, str(stored.get("source", "")), counts["scopes"], counts["sessions"],
+                          counts["turns"], counts["questions"], counts["scoreable"], tuple(rep.get("notes", ())),
+                          tuple(sorted(store.questions_by_type(dataset_id).items())))
+    notes = ["already in the store from this same file: the dataset was not rewritten (--replace rewrites it)"]
+    if embed:
+        notes.append(_embed(store, dataset_id, progress))
+    if entities:
+        meter = StepMeter()
+        notes.append(ticking(lambda: _entities(store, dataset_id, meter), progress,
+                             "finding names in the turns (entity view)", meter=meter))
+    return dc_replace(report, notes=(*report.notes, *notes))
 
 
 def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
     from bfr_core.retrieval.embed import ensure_embeddings  # lazy: loads the embedding stack only when used
 
-    ensure_embeddings(store, dataset_id, progress=progress)
-    return "embeddings: ensured (bfr_core.retrieval.embed.ensure_embeddings)"
+    n = ensure_embeddings(store, dataset_id, progress=progress) or 0
+    return f"embeddings: ensured, {n:,} text(s) encoded after the write (bfr_core.retrieval.embed.ensure_embeddings)"
 
 
 def _entities(store: Store, dataset_id: str, meter: StepMeter | None = None) -> str:
@@ -128,16 +153,21 @@ def ingest(
     Interrupted anywhere (an exception, Ctrl-C, the app's Cancel) it takes back what it added: the
     vectors it cached and, when the dataset was new, the dataset; a replaced dataset stays replaced
     once its write has committed (the old copy is gone by then). Returns the report, with one extra
-    note on the embedding step and one on the entity step (``entities``, default: as ``embed``; both
-    are caches by text hash, so a later evaluation only reads them). ``options`` go to the loader
-    (``locomo-plus``: ``locomo``, ``locomo_questions``).
+    note on the embedding step and one on the entity step (``entities``, default off: the entity
+    view parses only the turns a cue could match, when first searched; both are caches by text hash).
+    ``options`` go to the loader (``locomo-plus``: ``locomo``, ``locomo_questions``).
+
+    Run again on the same file (same sha256, no ``replace``) after a kill left its cache stages
+    unfinished, it finishes them instead of refusing (:func:`_resume`); ``embed=False`` then has
+    nothing to do and the store refuses the second copy as before.
     """
     loader = check_kind(kind)
     dataset_id = name or default_name(kind, path)
     if store.read_only:
         raise StoreError(f"store {store.path} is open read-only; nothing can be ingested into it")
-    if not replace and Path(path).is_file():
-        _refuse_early(store, dataset_id, path)
+    wants_entities = bool(entities)
+    if not replace and Path(path).is_file() and _same_file(store, dataset_id, path) and (embed or wants_entities):
+        return _resume(store, dataset_id, kind, embed, wants_entities, progress)
     reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
     bundle = loader(path, dataset_id=dataset_id, progress=reading, **(options or {}))
     if kind == "longmemeval":  # which release (S / M / oracle, full or a part): the report's first note
@@ -157,7 +187,6 @@ def ingest(
         finally:  # a Cancel waits for the transaction: it committed unless write_bundle raised
             written = not existed and store.dataset(dataset_id) is not None
         note = _embed(store, dataset_id, progress) if embed else "embeddings: skipped (--no-embed)"
-        wants_entities = embed if entities is None else entities
         meter = StepMeter()
         ents = (ticking(lambda: _entities(store, dataset_id, meter), progress, "finding names in the turns (entity view)",
                         meter=meter) if wants_entities else "entities: skipped")

@@ -39,6 +39,11 @@ Covers
   the unique texts of a dataset that are not cached yet for that model (a second ingest or open
   encodes nothing); :func:`vectors_for` reads rows back aligned with a list of hashes;
   :func:`vectors_for_texts` is the lazy path (encode what is missing, cache it, return all).
+* Ingest's encoding (:func:`plan_encoding`, :func:`run_encoding`): one progress bar over every
+  model whose count is cost (:func:`text_costs`: MiniLM tokens, the static model and model loading
+  in the same unit), so its ETA holds while texts go shortest first; its label counts texts. Turn
+  vectors come from :func:`encode_alone` (batches of one token count: no padding), so a vector never
+  depends on which other texts were cached already, and a rerun after a kill ends bit-identical.
 * Question vectors in the same table: ingest also caches each question text's vector from every
   default model's :func:`query_encoder`, so an eval or the app searching benchmark questions reads
   them back (``views.dense.prime_queries``) instead of loading MiniLM to encode them.
@@ -88,6 +93,7 @@ __all__ = [
     "stage_name",
     "cached_vectors",
     "ensure_embeddings",
+    "encode_alone",
     "encode_queries",
     "query_encoder",
     "query_vectors",
@@ -199,6 +205,22 @@ def encode_queries(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     return out
 
 
+def encode_alone(model: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Turn vectors that do not depend on what is encoded with them: :func:`encode_queries` batching
+    (only texts of one token count together), a zero row for a short-text model's long texts. So
+    which texts a store had cached already (another dataset, an ingest killed halfway) never changes
+    a vector: a rerun ends with the vectors an uninterrupted ingest writes. No padding is also
+    cheaper than sorting by characters (bench/out/ingest.json)."""
+    texts = list(texts)
+    if not isinstance(model, ShortOnlyEmbedder):
+        return encode_queries(model, texts)
+    out = np.zeros((len(texts), model.dim), np.float32)
+    short = np.flatnonzero(token_counts(texts) <= model.max_tokens)
+    if len(short):
+        out[short] = encode_queries(model, [texts[i] for i in short])
+    return out
+
+
 def query_vectors(store: Store | None, model: Embedder, texts: Sequence[str], *,
                   encode: bool = True) -> tuple[dict[str, np.ndarray], int]:
     """Query vectors from ``query_encoder(model)``, text -> vector: read back from ``store`` where it
@@ -227,12 +249,12 @@ def _ensure_one(store: Store, dataset_id: str, model: Embedder, progress: Progre
     rows = store.cursor().execute(Q_MISSING, [dataset_id, model.model_id]).fetchall()
     if not rows:
         return 0
-    # Shortest first: progress moves at once, and the transformer pads little within a chunk.
+    # Shortest first: progress moves at once.
     rows.sort(key=lambda r: len(r[1]))
     step = CHUNK * 4
     for start in range(0, len(rows), step):
         part = rows[start:start + step]
-        vecs = model.encode([r[1] for r in part])
+        vecs = encode_alone(model, [r[1] for r in part])
         store_vectors(store, model.model_id, [r[0] for r in part], vecs)
         if progress:
             progress(min(start + step, len(rows)), len(rows), f"embeddings ({model.model_id})")
@@ -292,6 +314,13 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 
 # -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
 PROGRESS_STEP = 64  # MiniLM texts per encode call while ingesting: one progress update each (~1-4 s here)
+# Progress counts cost, not texts (issue 29: texts go shortest first, so a count of texts made the
+# ETA far too short). One unit = one MiniLM token; measured here (bench/out/ingest.json, ``limit``):
+# the static model costs ~1/300 of that per token (~4 characters), a MiniLM call ~8 tokens per text
+# beyond its tokens, and loading MiniLM ~5 s idle, i.e. ~40,000 units at its dev50 rate.
+STATIC_COST_PER_CHAR = 1 / 1200
+TEXT_COST = 8
+LOAD_COST = 40_000
 
 
 @dataclass(frozen=True)
@@ -315,6 +344,13 @@ def stage_name(model_id: str, *, queries: bool = False) -> str:
     if model_id.endswith("-short"):
         return f"encoding short turns ({family})"
     return f"encoding all turns ({family})"
+
+
+def text_costs(encoder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """The expected cost of encoding each text with ``encoder``, in MiniLM tokens (see :data:`LOAD_COST`)."""
+    if isinstance(encoder, TransformerEmbedder):
+        return np.minimum(token_counts(list(texts)), encoder.max_seq_length).astype(np.float64) + TEXT_COST
+    return np.fromiter((len(t) * STATIC_COST_PER_CHAR for t in texts), np.float64, len(texts))
 
 
 def _missing(store: Store, model_id: str, texts: Sequence[str]) -> dict[str, str]:
@@ -355,37 +391,55 @@ def plan_encoding(store: Store, turn_texts: Sequence[str], question_texts: Seque
 def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress | None = None,
                  written: list[tuple[str, tuple[str, ...]]] | None = None) -> list[tuple[str, tuple[str, ...]]]:
     """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, 1,024 for
-    the static model; texts shortest first, so a chunk pads little), reporting ``(texts done, texts
-    in all tasks, stage)`` after each. Every ``(store_id, hashes)`` cached is appended to ``written``
-    as it is written (so a caller still knows what to take back, :func:`delete_vectors`, when a
-    Cancel interrupts this call); returns that list. Fixed chunks keep vectors independent of load."""
-    total = sum(len(t.texts) for t in tasks if not t.zeros)
-    done = 0
+    the static model; texts shortest first, so a chunk pads little), reporting ``(cost done, cost of
+    all tasks, "stage · texts done of texts in all")`` after each: one bar over every task whose ETA
+    follows cost (:func:`text_costs`, model loading included), whose label counts texts. Every
+    ``(store_id, hashes)`` cached is appended to ``written`` as it is written (so a caller still knows
+    what to take back, :func:`delete_vectors`, when a Cancel interrupts this call); returns that list.
+    Fixed chunks keep vectors independent of load."""
+    work = [t for t in tasks if not t.zeros]
+    encoders = {t.encoder_id: get_model(t.encoder_id) for t in work}
+    costs = {id(t): text_costs(encoders[t.encoder_id], t.texts) for t in work}
+    loads = {e for e, enc in encoders.items() if isinstance(enc, TransformerEmbedder) and enc._model is None}
+    total = int(round(sum(c.sum() for c in costs.values()))) + LOAD_COST * len(loads) or 1
+    n_texts = sum(len(t.texts) for t in work)
+    cost = 0.0
+    n_done = 0
     written = [] if written is None else written
+
+    def report(stage: str) -> tuple[int, int, str]:
+        return min(int(round(cost)), total), total, f"{stage} · {n_done:,} of {n_texts:,} texts"
+
     for task in tasks:
         if task.zeros:
             dim = get_model(task.store_id).dim
             store_vectors(store, task.store_id, task.hashes, np.zeros((len(task.hashes), dim), np.float32))
             written.append((task.store_id, task.hashes))
             continue
-        enc = get_model(task.encoder_id)
-        if isinstance(enc, TransformerEmbedder) and enc._model is None:  # ~10 s here: keep the bar moving
-            ticking(enc._load, progress, "loading the MiniLM model", done=done, total=total)
+        enc = encoders[task.encoder_id]
+        if task.encoder_id in loads:  # ~5-10 s here: keep the bar moving
+            d, t, _ = report(task.stage)
+            ticking(enc._load, progress, "loading the MiniLM model", done=d, total=t)  # type: ignore[attr-defined]
+            loads.discard(task.encoder_id)
+            cost += LOAD_COST
         if progress:
-            progress(done, total, task.stage)
+            progress(*report(task.stage))
         step = PROGRESS_STEP if isinstance(enc, TransformerEmbedder) else CHUNK
-        order = sorted(range(len(task.texts)), key=lambda i: (len(task.texts[i]), task.hashes[i]))
+        # by token count for MiniLM (its cost, and each chunk is one or two padding-free batches)
+        size = costs[id(task)] if isinstance(enc, TransformerEmbedder) else [len(t) for t in task.texts]
+        order = sorted(range(len(task.texts)), key=lambda i: (size[i], task.hashes[i]))
         for start in range(0, len(order), step):
             idx = order[start:start + step]
             texts, hashes = tuple(task.texts[i] for i in idx), tuple(task.hashes[i] for i in idx)
             # a heartbeat while the chunk encodes (the count moves once per chunk): the bar never sits still
-            vecs = ticking(lambda e=enc, x=texts, qs=task.queries: encode_queries(e, x) if qs else e.encode(list(x)),
-                           progress, task.stage, done=done, total=total)
+            d, t, label = report(task.stage)
+            vecs = ticking(lambda e=enc, x=texts: encode_alone(e, x), progress, label, done=d, total=t)
             store_vectors(store, task.store_id, hashes, vecs)
             written.append((task.store_id, hashes))
-            done += len(texts)
+            cost += float(costs[id(task)][idx].sum())
+            n_done += len(texts)
             if progress:
-                progress(done, total, task.stage)
+                progress(*report(task.stage))
     return written
 
 

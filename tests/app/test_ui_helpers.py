@@ -32,9 +32,9 @@ def test_size_counts_the_wal(tmp_path):
     assert storepath.size_mb(p) == 2.001
 
 
-def test_bar_text_has_stage_count_and_eta():
-    assert bar_text("encoding short turns (MiniLM)", 250, 1000, 10.0) == \
-        "encoding short turns (MiniLM): 250 / 1,000 · about 30 s left"
+def test_bar_text_has_stage_share_and_eta():
+    assert bar_text("encoding short turns (MiniLM) · 40 of 90 texts", 250, 1000, 10.0) == \
+        "encoding short turns (MiniLM) · 40 of 90 texts: 25% · about 30 s left"
     assert bar_text("writing the dataset to the store", 0, 1, 3.0) == "writing the dataset to the store…"
     assert "left" not in bar_text("x", 1000, 1000, 10.0)
 

