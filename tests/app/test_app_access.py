@@ -54,7 +54,7 @@ def test_the_server_listens_on_localhost_by_default():
     assert cfg["server"]["address"] == "127.0.0.1"
 
 
-@pytest.mark.parametrize(("env", "expected"), [({}, []), ({"BFR_APP_ADDRESS": "0.0.0.0"},
+@pytest.mark.parametrize(("env", "expected"), [({}, ["--server.address", "127.0.0.1"]), ({"BFR_APP_ADDRESS": "0.0.0.0"},
                                                           ["--server.address", "0.0.0.0"])])
 def test_app_sh_passes_bfr_app_address_on(tmp_path, env, expected):
     """scripts/app.sh itself, with set-up and streamlit replaced by stand-ins that print their arguments."""
