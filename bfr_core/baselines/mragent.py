@@ -11,6 +11,8 @@ Loop (at most :data:`MAX_CALLS` calls, :data:`MAX_SIZE` turns):
          session  a temporal/bridge requirement is uncovered and the best hit's conversation has not
                   been opened (cue: the best not-yet-anchored evidence turn)
          text     an uncovered requirement not yet searched (cue: its text)
+         entity   FirstPerson(q)'s own turns, once, when requirements are still uncovered after that
+                  (the offline decomposer's who/when/where slots are often open at this point)
          stop     requirements still uncovered but nothing left to try
        when every requirement is covered by words (Stage I's lexical test), confirm once:
          entity   FirstPerson(q)'s own turns, if the question names a person
@@ -67,6 +69,8 @@ def rule_choice(reqs: Sequence[Requirement], done: set[str], used: set[tuple[str
     for r in missing:
         if r.kind != "entity" and ("text", r.text) not in used:
             return "text", r.text, f"{r.rid} is uncovered: search its words"
+    if missing and person and not any(tool == "entity" for tool, _ in used):
+        return "entity", person, f"{missing[0].rid} is still open: read {person}'s own turns"
     if missing:
         return "stop", "", "nothing left to try"
     # Every requirement looks covered by words alone: confirm once from the person's own turns,
