@@ -96,6 +96,7 @@ def _label_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "item_questions": labels.item_questions,
         "queue": lambda s: labels.queue(s, "ann"),
         "progress": lambda s: labels.progress(s, "ann"),
+        "waiting_items": lambda s: labels.waiting_items(s, "ann"),
         "blinded_item": lambda s: labels.blinded_item(s, item),
         "save_label": lambda s: labels.save_label(s, item, "ann", "sufficient"),
         "pending_path": lambda s: labels.pending_path(s.path),
