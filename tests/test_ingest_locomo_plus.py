@@ -93,7 +93,9 @@ def test_locomo_questions_in_the_first_stitched_scope(tmp_path: Path) -> None:
     for q in extra:
         first = next(s for s in b.scopes if q.gold[0].split(":")[0] in s.session_ids[0] + s.session_ids[-1])
         assert q.scope_id == first.scope_id and q.question_id.startswith(first.scope_id + "/")
-    assert len(load_locomo_plus(plus, locomo=locomo).questions) == 6
+    plain = load_locomo_plus(plus, locomo=locomo)
+    assert len(plain.questions) == 6
+    assert plain.source_sha256 != b.source_sha256  # other questions: another dataset version (a new run id)
 
 
 @pytest.mark.parametrize(

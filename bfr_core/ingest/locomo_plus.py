@@ -183,7 +183,10 @@ def _bundle(path: str, base: Bundle, dataset_id: str, sessions: list[Session], t
         questions=len(questions), scoreable=sum(q.scoreable for q in questions), notes=tuple(notes),
         by_type=tuple(sorted(Counter(q.qtype for q in questions).items())),
     )
-    digest = hashlib.sha256(f"{sha256_file(path)}\n{base.source_sha256}".encode()).hexdigest()
+    # the content identity of this dataset (a run's id covers it): both files, and whether LoCoMo's own
+    # questions were asked too (``--locomo-questions`` changes the questions, not the files)
+    own = any(q.qtype.startswith("locomo/") for q in questions)
+    digest = hashlib.sha256(f"{sha256_file(path)}\n{base.source_sha256}\n{own}".encode()).hexdigest()
     return Bundle(
         dataset_id=dataset_id, kind=KIND, source=path, source_sha256=digest, sessions=tuple(sessions),
         turns=tuple(turns), scopes=tuple(scopes), questions=tuple(questions), report=report,
