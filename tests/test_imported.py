@@ -13,7 +13,7 @@ import pytest
 
 from bfr_core.cli import main
 from bfr_core.errors import BfrError
-from bfr_core.evaluation.imported import export_rows, import_run, official_rows
+from bfr_core.evaluation.imported import export_rows, import_run, imported_systems, official_rows
 from bfr_core.evaluation.metrics import official_scores
 from bfr_core.evaluation.summary import summarize
 from bfr_core.ingest import ingest
@@ -116,6 +116,24 @@ def test_mismatched_ids_are_clear_errors_and_write_nothing(demo_run, tmp_path: P
         assert rep.missing == len(qids) - 1
         rows = [r for r in load_results(store, run_id) if r["arm"] == "partial"]
         assert sum(r["status"] == "failed" for r in rows) == len(qids) - 1
+    finally:
+        store.close()
+
+
+def test_imported_systems_lists_only_imported_arms(demo_run, tmp_path: Path) -> None:
+    db, run_id = demo_run
+    store = Store(db)
+    try:
+        qids = [r["question_id"] for r in load_results(store, run_id) if r["arm"] == "mem0"]
+        first = store.scope_turns("demo", store.question("demo", qids[0]).scope_id)[0].turn_id
+        path = tmp_path / "listed.jsonl"
+        path.write_text("\n".join(json.dumps({"question_id": q, "evidence": [first]}) for q in qids))
+        import_run(store, path, dataset_id="demo", name="listed-sys", run_id=run_id)
+        mine = [s for s in imported_systems(store, "demo") if s.arm == "listed-sys"]
+        assert [(s.run_id, s.dataset_id, s.source, s.fmt, s.questions) for s in mine] == \
+            [(run_id, "demo", str(path), "jsonl", len(qids))]
+        assert not {"mem0", "amem"} & {s.arm for s in imported_systems(store)}  # arms run here are not imported
+        assert imported_systems(store, "no-such-dataset") == []
     finally:
         store.close()
 

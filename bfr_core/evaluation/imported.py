@@ -4,7 +4,8 @@
 Covers: :func:`import_run` (a run file, read by ``runfiles``, mapped onto a dataset's turns and scored
 like any arm: one results row and one trace per question, through ``evaluate.result_row`` and
 ``runs.write_batch``), :func:`export_rows` / :func:`gold_rows` (an existing run's arms and the
-dataset's gold, for ``runfiles.write_*``) and :func:`official_rows` (LongMemEval's official
+dataset's gold, for ``runfiles.write_*``), :func:`imported_systems` (which arms of which runs were
+imported, for the app: they have stored evidence and no live run) and :func:`official_rows` (LongMemEval's official
 session / turn figures over the stored rankings, on the ids ``run_retrieval.py`` uses: a non-answer
 turn of an answer session is ``noans``, so it and its "session" are not relevant there; equal to
 ``eval_utils.py``, tested).
@@ -198,6 +199,36 @@ def _write(store: Store, run_id: str, name: str, rows: list, traces: list, repla
 
 
 # -- reading a run back out ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSystem:
+    """One imported arm of one run: where its file came from and how many questions it holds."""
+
+    run_id: str
+    dataset_id: str
+    arm: str
+    source: str
+    fmt: str
+    questions: int
+
+
+def imported_systems(store: Store, dataset_id: str | None = None) -> list[ImportedSystem]:
+    """Every arm :func:`import_run` wrote (its traces' provider is ``imported:<format>``), newest run
+    first, then by arm; none on a read-only store no run was ever written to."""
+    import duckdb
+
+    ensure_schema(store)
+    sql = ("SELECT t.run_id, u.dataset_id, t.arm, any_value(t.trace->'$.steps[0].data'->>'source'), "
+           "any_value(t.trace->>'$.provider'), count(*) FROM traces t JOIN runs u USING (run_id) "
+           "WHERE t.trace->>'$.provider' LIKE ? " + ("AND u.dataset_id = ? " if dataset_id else "")
+           + "GROUP BY t.run_id, u.dataset_id, t.arm, u.created ORDER BY u.created DESC, t.run_id, t.arm")
+    try:
+        rows = store.cursor().execute(sql, [f"{PROVIDER}:%", *([dataset_id] if dataset_id else [])]).fetchall()
+    except duckdb.CatalogException:
+        return []
+    return [ImportedSystem(r[0], r[1], r[2], r[3] or "", (r[4] or "").removeprefix(f"{PROVIDER}:"), int(r[5]))
+            for r in rows]
 
 
 def _ranking(trace: dict[str, Any] | None, evidence: Sequence[str]) -> tuple[list[str], list[float] | None]:
