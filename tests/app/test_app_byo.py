@@ -98,3 +98,14 @@ def test_trace_lists_imported_systems_and_shows_stored_evidence_with_gold(app_db
     at.selectbox(key="trace_arm").select("partial-sys").run()
     assert not at.exception, [e.value for e in at.exception]
     assert "has no evidence for this question" in texts(at)
+
+
+def test_home_lists_imported_systems(app_db, tmp_path: Path) -> None:
+    _import_demo_systems(app_db, tmp_path)
+    at = app_test()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(df.value for df in at.dataframe if "system" in df.value.columns)
+    assert sorted(zip(table["system"], table["dataset"], table["run"], table["format"], strict=True)) == [
+        ("other-sys", "demo", RUN_ID, "jsonl"), ("partial-sys", "demo", RUN_ID, "jsonl")]
+    assert "Imported systems" in texts(at)
