@@ -5,10 +5,9 @@ Covers: :func:`import_run` (a run file, read by ``runfiles``, mapped onto a data
 like any arm: one results row and one trace per question, through ``evaluate.result_row`` and
 ``runs.write_batch``), :func:`export_rows` / :func:`gold_rows` (an existing run's arms and the
 dataset's gold, for ``runfiles.write_*``), :func:`imported_systems` (which arms of which runs were
-imported, for the app: they have stored evidence and no live run) and :func:`official_rows` (LongMemEval's official
-session / turn figures over the stored rankings, on the ids ``run_retrieval.py`` uses: a non-answer
-turn of an answer session is ``noans``, so it and its "session" are not relevant there; equal to
-``eval_utils.py``, tested).
+imported, for the app: they have stored evidence and no live run) and :func:`official_rows`
+(LongMemEval's official session / turn figures over the stored rankings: ``metrics.official_scores``,
+on the ids ``run_retrieval.py`` uses; equal to ``eval_utils.py``, tested).
 
 Ids. Each submitted id is, in this order: a turn id of the question's scope; a turn's ``local_id``
 there (LoCoMo's ``D3:7``, BEAM's message number) when it names one turn; a session id of the scope,
@@ -36,7 +35,7 @@ from typing import Any
 
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
-from bfr_core.evaluation.metrics import evaluate_retrieval, evaluate_retrieval_turn2session
+from bfr_core.evaluation.metrics import official_scores
 from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
 from bfr_core.records import Question, Step, Trace, Turn
@@ -264,34 +263,10 @@ def gold_rows(store: Store, run_id: str) -> list[tuple[str, list[str]]]:
     return [(q.question_id, list(q.gold)) for q in store.questions(row[0]) if q.question_id in qids]
 
 
-def lme_ids(turns: Sequence[Turn], gold: Sequence[str]) -> dict[str, str]:
-    """Turn id -> the id ``run_retrieval.py`` gives it: a turn of an ``answer`` session that is not a
-    gold turn is renamed ``noans``, so ``eval_utils`` counts it, and its session, as not relevant."""
-    g = set(gold)
-    return {t.turn_id: t.turn_id if "answer" not in t.session_id or t.turn_id in g
-            else t.turn_id.replace("answer", "noans") for t in turns}
-
-
-def lme_scores(ranked: Sequence[str], turns: Sequence[Turn], gold: Sequence[str], ks: Sequence[int]) -> dict[str, float]:
-    """LongMemEval's ``evaluate_retrieval`` (turn) and ``evaluate_retrieval_turn2session`` (session)
-    at each k, on its own ids (:func:`lme_ids`): relevant = ids holding ``answer``, as there."""
-    names = lme_ids(turns, gold)
-    corpus = [names[t.turn_id] for t in turns]
-    ranked_l = [names[t] for t in ranked if t in names]
-    correct = [c for c in corpus if "answer" in c]
-    out: dict[str, float] = {}
-    for k in ks:
-        t = evaluate_retrieval(ranked_l, correct, k, corpus)
-        s = evaluate_retrieval_turn2session(ranked_l, correct, k, corpus)
-        for lvl, r in (("turn", t), ("session", s)):
-            out.update({f"{lvl}_recall_any@{k}": r.recall_any, f"{lvl}_recall_all@{k}": r.recall_all,
-                        f"{lvl}_ndcg_any@{k}": r.ndcg_any})
-    return out
-
-
 def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 10)) -> list[dict[str, Any]]:
-    """Per non-abstention question, LongMemEval's official figures (:func:`lme_scores`) of the arm's
-    stored ranking over the scope's user turns (its corpus), with ``question_id`` and ``qtype``."""
+    """Per non-abstention question, LongMemEval's official figures (``metrics.official_scores``, on
+    ``run_retrieval.py``'s ids) of the arm's stored ranking over the scope's user turns (its
+    corpus), with ``question_id`` and ``qtype``."""
     row = run_row(store, run_id)
     if row is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
@@ -303,6 +278,9 @@ def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 1
         if q.is_abstention:
             continue
         if q.scope_id not in corpora:
-            corpora[q.scope_id] = [t for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
-        out.append({"question_id": qid, "qtype": q.qtype, **lme_scores(ids, corpora[q.scope_id], q.gold, ks)})
+            corpora[q.scope_id] = [t.turn_id for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
+        corpus = corpora[q.scope_id]
+        user = frozenset(corpus)
+        out.append({"question_id": qid, "qtype": q.qtype,
+                    **official_scores([t for t in ids if t in user], q.gold, corpus, ks)})
     return out
