@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bfr_core.errors import BfrError
+from bfr_core.errors import BfrError, some
 from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
 from bfr_core.evaluation.metrics import official_scores
 from bfr_core.evaluation.runfiles import Submitted, read_run
@@ -53,7 +53,6 @@ from bfr_core.runs import (
 from bfr_core.store import Store
 
 PROVIDER = "imported"
-SHOWN = 5  # ids listed in a mismatch error
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +86,6 @@ class _Resolver:
         if doc in self.local:
             return [self.local[doc]], False
         return self.sessions.get(doc), doc in self.sessions
-
-
-def _listed(items: Sequence[str], total: int) -> str:
-    return ", ".join(items[:SHOWN]) + (f" ... ({total} in all)" if total > SHOWN else "")
 
 
 def resolve(sub: Submitted, resolver: _Resolver, k: int | None) -> tuple[list[str], list[float], list[str], int]:
@@ -135,12 +130,12 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     unknown_q = [qid for qid in subs if qid not in every]
     if unknown_q:
         raise BfrError(f"{path}: {len(unknown_q)} question id(s) not in dataset '{dataset_id}': "
-                       f"{_listed(unknown_q, len(unknown_q))}")
+                       f"{some(unknown_q)}")
     run_qs, run_id, new_run = _run_questions(store, dataset_id, run_id, name, path, k, tag, every)
     missing = [q.question_id for q in run_qs if q.question_id not in subs]
     if missing and not allow_missing:
         raise BfrError(f"{path}: {len(missing)} question(s) of the run are not in the file: "
-                       f"{_listed(missing, len(missing))} (pass --allow-missing to score them as empty sets)")
+                       f"{some(missing)} (pass --allow-missing to score them as empty sets)")
     rows, traces, bad, expanded = [], [], [], 0
     resolvers: dict[str, _Resolver] = {}
     for q in run_qs:
@@ -158,7 +153,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
         traces.append((run_id, q.question_id, name, json.dumps(trace.to_dict())))
     if bad:
         raise BfrError(f"{path}: {len(bad)} id(s) name no turn or session of their question's scope: "
-                       f"{_listed(bad, len(bad))}")
+                       f"{some(bad)}")
     if new_run is not None:
         register_run(store, run_id, dataset_id, [name], "", k or 0, PROVIDER, len(run_qs), new_run,
                      data_sha=str(store.dataset(dataset_id)["source_sha256"]))  # the data version it was scored on
