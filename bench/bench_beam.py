@@ -96,6 +96,7 @@ def main() -> int:
     done = {c["scope_id"] for c in chunks}
     todo = [s for s in scopes if s not in done][: args.max_scopes]
     log = lambda m: print(m, flush=True)  # noqa: E731
+    commit = _commit()  # the code this process loaded (HEAD at its start)
 
     def write() -> None:
         finished = {c["scope_id"] for c in chunks}
@@ -128,7 +129,7 @@ def main() -> int:
                        log=log, cached_ner_only=args.cached_ner_only)
         chunk = {"scope_id": scope_id, "dataset": dataset, "questions": len(qs), "ingest_s": took,
                  "eval_s": round(time.perf_counter() - t0, 1), "machine_before": load, "machine_after": machine(),
-                 "commit": _commit()}
+                 "commit": commit}
         with rows_file.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps({**chunk, "settings": settings, "rows": new}) + "\n")
         chunks.append(chunk)
