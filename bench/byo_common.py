@@ -124,7 +124,7 @@ def figures(rs: list[dict[str, Any]]) -> dict[str, Any]:
             "turn_hit": _mean([r["turn_hit"] for r in rs]), "recall_all": _mean([r["recall_all"] for r in rs]),
             "mean_set_size": round(sum(r["set_size"] for r in rs) / len(rs), 2) if rs else None,
             "failed": sum(r["status"] != "ok" for r in rs),
-            "ms_p50": round(statistics.median(ms), 1) if ms else None}
+            "ms_p50": round(statistics.median(ms), 1) if ms else None, "ms_total_s": round(sum(ms) / 1000, 1)}
 
 
 def machine() -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Data: load LoCoMo, LongMemEval or generic JSONL into the open store; per-store statistics."""
+"""Data: load LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or generic JSONL into the open store; per-store statistics."""
 
 import shutil
 import tempfile

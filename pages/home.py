@@ -1,4 +1,4 @@
-"""Home: which store is open, what it holds, and where each page leads."""
+"""Home: which store is open, what it holds (benchmarks and imported systems), and where each page leads."""
 
 import pandas as pd
 import streamlit as st
@@ -22,7 +22,7 @@ finished = sum(1 for r in runs if r.get("finished"))
 
 st.subheader("Start here", anchor=False)
 STEPS = [
-    ("Load a benchmark", bool(datasets), "Data page (LoCoMo, LongMemEval or JSONL)", C.ingest_cmd(path)),
+    ("Load a benchmark", bool(datasets), "Data page (LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or JSONL)", C.ingest_cmd(path)),
     ("Watch one question being answered", False, "Demo page (the shutter-release case) or Trace", ""),
     ("Evaluate arms over a dataset", bool(finished), "Evaluate page, or from a shell, then Refresh; compare them on Failures",
      (C.eval_cmds(path, [d["dataset_id"] for d in datasets]) or [""])[0]),  # none before a dataset is loaded
@@ -47,6 +47,12 @@ else:
         st.dataframe(pd.DataFrame([{"dataset": d["dataset_id"], "question type": k, "questions": v}
                                    for d in datasets for k, v in d["by_type"].items()]),
                      hide_index=True, key="home_types")
+systems = R.imported_systems(path)
+if systems:  # other systems' runs (`bfr import-run`): arms of a run, with stored evidence and no live run
+    st.markdown("**Imported systems** (`bfr import-run`): shown beside the arms on Failures and Trace")
+    st.dataframe(pd.DataFrame([{"system": s.arm, "dataset": s.dataset_id, "run": s.run_id, "format": s.fmt,
+                                "questions": s.questions, "file": s.source} for s in systems]),
+                 hide_index=True, key="home_imported")
 stale = R.stale_runs(path)
 st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finished} finished) in this store."
            + (f" {len(stale)} more ran on data since replaced (`bfr ingest --replace`); they are kept but not "
@@ -54,7 +60,7 @@ st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finishe
 
 st.subheader("Pages", anchor=False)
 LINKS = [
-    ("pages/data.py", "Data", ":material/database:", "load LoCoMo, LongMemEval or JSONL; store statistics"),
+    ("pages/data.py", "Data", ":material/database:", "load LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or JSONL; store statistics"),
     ("pages/trace.py", "Trace", ":material/account_tree:",
      "run one question step by step: pool, requirements, FCA context and lattice, selection, rounds"),
     ("pages/demo.py", "Demo", ":material/photo_camera:",

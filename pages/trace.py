@@ -1,7 +1,8 @@
 """Trace: run one arm on one question and reveal its steps one at a time.
 
 Query parameters ``?dataset=&question=&arm=`` (and ``&run=`` for a stored trace of a finished
-eval run) preselect the question, so the Failures page can link here.
+eval run) preselect the question, so the Failures page can link here. An imported system (``bfr
+import-run``) is listed beside the arms; it has no live run, so its stored evidence is shown at once.
 """
 
 import streamlit as st
@@ -28,19 +29,17 @@ if not datasets:
     st.info("This store holds no dataset yet. Load one on the Data page, or from a shell:")
     st.code(C.ingest_cmd(path), language="bash")
     st.stop()
-arms = arm_names()
+live = arm_names()
 
 qp = {k: st.query_params.get(k) for k in ("dataset", "question", "arm", "run")}
-if qp["run"] and qp["arm"] and qp["arm"] not in arms:  # an imported system: only its stored trace
-    arms = [*arms, qp["arm"]]
 if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection once
     ss["trace_qp"] = qp
     if qp["dataset"] in datasets:
         ss["trace_dataset"], ss["trace_scope"] = qp["dataset"], ALL
         if qp["question"]:
             ss["trace_question"] = qp["question"]
-    if qp["arm"] in arms:
-        ss["trace_arm"] = qp["arm"]
+    if qp["arm"]:
+        ss["trace_arm"] = qp["arm"]  # checked against the dataset's arms below
 
 c1, c2, c3 = st.columns([0.18, 0.22, 0.6])
 dataset = c1.selectbox("Dataset", datasets, key="trace_dataset")
@@ -56,9 +55,15 @@ if ss.get("trace_question") not in labels:
     ss["trace_question"] = next(iter(labels))
 qid = c3.selectbox("Question (type to search)", list(labels), format_func=labels.get, key="trace_question")
 
+imported = {}  # arm -> its newest imported run over this dataset
+for system in R.imported_systems(path, dataset):
+    if system.arm not in live:
+        imported.setdefault(system.arm, system)
+arms = [*live, *imported]
 c4, c5, c6, c7 = st.columns([0.25, 0.2, 0.3, 0.25], vertical_alignment="bottom")
-ss.setdefault("trace_arm", "bfr-mv" if "bfr-mv" in arms else arms[0])
-arm = c4.selectbox("Arm", arms, key="trace_arm")
+if ss.get("trace_arm") not in arms:
+    ss["trace_arm"] = "bfr-mv" if "bfr-mv" in arms else arms[0]
+arm = c4.selectbox("Arm", arms, key="trace_arm", format_func=lambda a: f"{a} (imported)" if a in imported else a)
 budget = c5.selectbox("Budget", BUDGETS, key="trace_budget", disabled=arm not in DEFAULT_BUDGET,
                       help=f"default: {DEFAULT_BUDGET.get(arm, 'none (one-shot arm)')}")
 providers = R.provider_options()
@@ -78,14 +83,27 @@ with st.container(border=True):
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))
 
-run_id = qp["run"] if (qp["run"] and (qp["dataset"], qp["question"], qp["arm"]) == (dataset, qid, arm)) else None
-key = (path, dataset, qid, arm, budget, provider, run_id)
-trace, shown = stepper("trace_", key, lambda: (run_id and load_trace(store, run_id, qid, arm)) or pipeline.run(
-    store, dataset, qid, arm, budget=None if budget == "default" else budget, llm=R.pipeline_llm(provider)))
-if trace is None:
-    st.stop()
-if run_id:
-    st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
+linked = qp["run"] if (qp["run"] and (qp["dataset"], qp["arm"]) == (dataset, arm)) else None
+if arm in imported:  # no live run: the evidence its file gave, as stored by `bfr import-run`
+    system = imported[arm]
+    run_id = linked or system.run_id
+    trace = load_trace(store, run_id, qid, arm)
+    about = (f"**{W.esc(arm)}** is an imported system ({W.esc(system.fmt)} file {W.esc(system.source)}, "
+             f"eval run {W.esc(run_id)}): its stored evidence is shown; it cannot be run live here.")
+    if trace is None:
+        st.info(about + " Its file has no evidence for this question.")
+        st.stop()
+    st.caption(about)
+    shown = len(trace.steps)
+else:
+    run_id = linked if qp["question"] == qid else None
+    key = (path, dataset, qid, arm, budget, provider, run_id)
+    trace, shown = stepper("trace_", key, lambda: (run_id and load_trace(store, run_id, qid, arm)) or pipeline.run(
+        store, dataset, qid, arm, budget=None if budget == "default" else budget, llm=R.pipeline_llm(provider)))
+    if trace is None:
+        st.stop()
+    if run_id:
+        st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
 
 view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", recorded=S.recorded_for(store, q.text))
 if shown and q.gold and show_gold:

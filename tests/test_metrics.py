@@ -310,18 +310,27 @@ def test_official_scores_hand_computed():
     # turn level, gold inside the corpus = {a_3}: @1 [c_1] misses; @2 [c_1, a_3] holds it, dcg = 0 + 1 = 1 = ideal
     assert (r["turn_recall_any@1"], r["turn_recall_all@1"], r["turn_ndcg_any@1"]) == (0.0, 0.0, 0.0)
     assert (r["turn_recall_any@2"], r["turn_recall_all@2"], r["turn_ndcg_any@2"]) == (1.0, 1.0, 1.0)
-    # session level, gold sessions {a, b}: @2 -> [c, a]: any 1, all 0; ideal over corpus sessions
-    # [a, a, b, c, c] -> [1, 1, 1, 0, 0], dcg@2 = 2; actual [0, 1] -> 1; ndcg 0.5
+    # session level, relevant = gold inside the corpus = {a_3} -> session {a} (b_2 is no corpus turn,
+    # as in run_retrieval.py): @2 -> [c, a]: any 1, all 1; ideal over corpus sessions
+    # [a, a, b, c, c] -> [1, 1, 0, 0, 0], dcg@2 = 2; actual [0, 1] -> 1; ndcg 0.5
     assert (r["session_recall_any@1"], r["session_ndcg_any@1"]) == (0.0, 0.0)
-    assert (r["session_recall_any@2"], r["session_recall_all@2"], r["session_ndcg_any@2"]) == (1.0, 0.0, 0.5)
+    assert (r["session_recall_any@2"], r["session_recall_all@2"], r["session_ndcg_any@2"]) == (1.0, 1.0, 0.5)
+
+
+def test_noans_id_renames_only_non_gold_turns_of_answer_sessions():
+    gold = {"answer_x_2"}
+    assert [m.noans_id(t, gold) for t in ("answer_x_1", "answer_x_2", "s_answer_y_1", "sharegpt_z_1")] == [
+        "noans_x_1", "answer_x_2", "s_noans_y_1", "sharegpt_z_1"]
+    # a ranked non-gold turn of the answer session is not relevant at session level either
+    r = m.official_scores(["answer_x_1", "answer_x_2"], gold, ["answer_x_1", "answer_x_2", "b_1"], ks=(1,))
+    assert (r["session_recall_any@1"], r["session_ndcg_any@1"]) == (0.0, 0.0)
 
 
 def test_official_scores_undefined_parts_are_none_and_inputs_untouched():
     corpus = ["a_1", "b_1"]
     ranked = ["b_1", "a_1"]
-    r = m.official_scores(ranked, ["a_2"], corpus, ks=(5,))  # gold outside the corpus: turn level undefined
-    assert r["turn_recall_any@5"] is None and r["turn_ndcg_any@5"] is None
-    assert r["session_recall_any@5"] == 1.0  # a_2's session a is ranked (through a_1)
+    r = m.official_scores(ranked, ["a_2"], corpus, ks=(5,))  # gold outside the corpus: nothing to find
+    assert all(v is None for v in r.values())  # run_retrieval.py's correct_docs would be empty
     assert all(v is None for v in m.official_scores(ranked, [], corpus, ks=(5,)).values())
     assert ranked == ["b_1", "a_1"] and corpus == ["a_1", "b_1"]
     with pytest.raises(TypeError):
@@ -332,7 +341,7 @@ def test_session_recalls_match_the_official_turn_to_session_scores():
     from bfr_core.evaluation.metrics import official_scores, session_recalls
 
     corpus = [f"{s}_{i}" for s in ("answer_a_1", "b_2", "c_3", "answer_d_4") for i in (1, 2, 3)]
-    ranked = ["b_2_1", "b_2_2", "answer_a_1_3", "c_3_1", "answer_d_4_2", "b_2_3"]
+    ranked = ["b_2_1", "b_2_2", "answer_a_1_1", "c_3_1", "answer_d_4_1", "b_2_3"]  # no noans turn ranked
     gold = ["answer_a_1_1", "answer_d_4_1"]
     off = official_scores(ranked, gold, corpus, (2, 3))
     for k in (2, 3):

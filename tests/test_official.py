@@ -40,11 +40,20 @@ SESSIONS = ["answer_aa_1", "s_b_2", "answer_cc_3", "s_d_4", "s_e_5", "s_f_6"]
 CORPUS = [f"{s}_{i}" for s in SESSIONS for i in range(1, 5)]
 
 
+ANSWER_TURNS = [t for t in CORPUS if t.startswith("answer")]
+
+
+def _run_retrieval_ids(corpus, gold):
+    """The corpus ids LongMemEval's run_retrieval.py writes: in an answer session, a turn without
+    has_answer becomes noans (written out here from its process_item_flat_index, not from bfr_core)."""
+    return [c.replace("answer", "noans") if "answer" in c and c not in gold else c for c in corpus]
+
+
 def _cases():
     rng = random.Random(5)
     out = []
     for n in range(40):
-        gold = rng.sample(CORPUS, rng.choice([1, 2, 3]))
+        gold = rng.sample(ANSWER_TURNS, rng.choice([1, 2, 3]))  # has_answer turns lie in answer sessions
         ranked = rng.sample(CORPUS, len(CORPUS) if n % 2 == 0 else rng.choice([3, 5, 8, 12]))
         out.append((ranked, gold))
     out.append((CORPUS[:], ["answer_aa_1_1"]))  # gold first
@@ -57,22 +66,41 @@ def test_official_scores_match_the_reference(ref, case):
     ranked, gold = _cases()[case]
     idx = [CORPUS.index(t) for t in ranked]
     ours = official_scores(ranked, gold, CORPUS, (5, 10))
+    corpus_ids = _run_retrieval_ids(CORPUS, gold)
+    correct = list({c for c in corpus_ids if "answer" in c})  # run_retrieval.py's correct_docs
+    assert sorted(correct) == sorted(gold)
     for k in (5, 10):
-        any_, all_, ndcg = ref.evaluate_retrieval(idx, gold, CORPUS, k=k)
+        any_, all_, ndcg = ref.evaluate_retrieval(idx, correct, corpus_ids, k=k)
         assert ours[f"turn_recall_any@{k}"] == any_ and ours[f"turn_recall_all@{k}"] == all_
         assert ours[f"turn_ndcg_any@{k}"] == pytest.approx(ndcg, abs=1e-12)
-        s_any, s_all, s_ndcg = ref.evaluate_retrieval_turn2session(idx, gold, CORPUS, k=k)
+        s_any, s_all, s_ndcg = ref.evaluate_retrieval_turn2session(idx, correct, corpus_ids, k=k)
         assert ours[f"session_recall_any@{k}"] == s_any and ours[f"session_recall_all@{k}"] == s_all
         assert ours[f"session_ndcg_any@{k}"] == pytest.approx(s_ndcg, abs=1e-12)
 
 
+def test_noans_turns_change_session_ndcg_as_in_the_reference(ref):
+    """A non-gold turn of an answer session ranked first: on the release's own ids it names the gold
+    session (the ideal DCG counts every turn of it); run_retrieval.py's noans id makes it a miss."""
+    gold = ["answer_aa_1_3"]
+    ranked = ["answer_aa_1_1", "s_b_2_1", "answer_aa_1_3", *[t for t in CORPUS if t.startswith("s_d")]]
+    idx = [CORPUS.index(t) for t in ranked]
+    corpus_ids = _run_retrieval_ids(CORPUS, gold)
+    ours = official_scores(ranked, gold, CORPUS, (1, 2, 3))
+    naive = ref.evaluate_retrieval_turn2session(idx, gold, CORPUS, k=2)[2]
+    for k in (1, 2, 3):
+        s_any, s_all, s_ndcg = ref.evaluate_retrieval_turn2session(idx, gold, corpus_ids, k=k)
+        assert (ours[f"session_recall_any@{k}"], ours[f"session_recall_all@{k}"]) == (s_any, s_all)
+        assert ours[f"session_ndcg_any@{k}"] == pytest.approx(s_ndcg, abs=1e-12)
+    assert ours["session_recall_any@1"] == 0.0 and ours["session_ndcg_any@2"] != pytest.approx(naive)
+
+
 def test_recall_all_is_stricter_than_recall_any_on_a_hand_made_ranking(ref):
-    ranked = ["answer_aa_1_1", "s_b_2_1", "s_d_4_1", "s_e_5_1", "s_f_6_1", "answer_cc_3_1"]
+    ranked = ["answer_aa_1_3", "s_b_2_1", "s_d_4_1", "s_e_5_1", "s_f_6_1", "answer_cc_3_2"]
     gold = ["answer_aa_1_3", "answer_cc_3_2"]
     ours = official_scores(ranked, gold, CORPUS, (5, 10))
     assert ours["session_recall_any@5"] == 1.0 and ours["session_recall_all@5"] == 0.0
     assert ours["session_recall_all@10"] == 1.0  # the sixth distinct session comes in at k = 10
-    assert ours["turn_recall_any@5"] == 0.0  # no gold turn itself is ranked
+    assert ours["turn_recall_all@5"] == 0.0
 
 
 class _Bow:

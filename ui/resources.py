@@ -232,6 +232,13 @@ def all_runs(path: str) -> list[dict[str, Any]]:
     return list_runs(open_store(path))
 
 
+@st.cache_data(show_spinner=False)
+def imported_systems(path: str, dataset_id: str | None = None) -> list[Any]:
+    from bfr_core.evaluation.imported import imported_systems as systems
+
+    return systems(open_store(path), dataset_id)
+
+
 def runs(path: str) -> list[dict[str, Any]]:
     """The runs computed on the data the store holds now; runs on a replaced version of a dataset
     (``stale_runs``) are never offered beside them."""

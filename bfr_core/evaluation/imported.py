@@ -4,10 +4,10 @@
 Covers: :func:`import_run` (a run file, read by ``runfiles``, mapped onto a dataset's turns and scored
 like any arm: one results row and one trace per question, through ``evaluate.result_row`` and
 ``runs.write_batch``), :func:`export_rows` / :func:`gold_rows` (an existing run's arms and the
-dataset's gold, for ``runfiles.write_*``) and :func:`official_rows` (LongMemEval's official
-session / turn figures over the stored rankings, on the ids ``run_retrieval.py`` uses: a non-answer
-turn of an answer session is ``noans``, so it and its "session" are not relevant there; equal to
-``eval_utils.py``, tested).
+dataset's gold, for ``runfiles.write_*``), :func:`imported_systems` (which arms of which runs were
+imported, for the app: they have stored evidence and no live run) and :func:`official_rows`
+(LongMemEval's official session / turn figures over the stored rankings: ``metrics.official_scores``,
+on the ids ``run_retrieval.py`` uses; equal to ``eval_utils.py``, tested).
 
 Ids. Each submitted id is, in this order: a turn id of the question's scope; a turn's ``local_id``
 there (LoCoMo's ``D3:7``, BEAM's message number) when it names one turn; a session id of the scope,
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bfr_core.errors import BfrError
+from bfr_core.errors import BfrError, some
 from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
-from bfr_core.evaluation.metrics import evaluate_retrieval, evaluate_retrieval_turn2session
+from bfr_core.evaluation.metrics import official_scores
 from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
 from bfr_core.records import Question, Step, Trace, Turn
@@ -53,7 +53,6 @@ from bfr_core.runs import (
 from bfr_core.store import Store
 
 PROVIDER = "imported"
-SHOWN = 5  # ids listed in a mismatch error
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +86,6 @@ class _Resolver:
         if doc in self.local:
             return [self.local[doc]], False
         return self.sessions.get(doc), doc in self.sessions
-
-
-def _listed(items: Sequence[str], total: int) -> str:
-    return ", ".join(items[:SHOWN]) + (f" ... ({total} in all)" if total > SHOWN else "")
 
 
 def resolve(sub: Submitted, resolver: _Resolver, k: int | None) -> tuple[list[str], list[float], list[str], int]:
@@ -135,12 +130,12 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     unknown_q = [qid for qid in subs if qid not in every]
     if unknown_q:
         raise BfrError(f"{path}: {len(unknown_q)} question id(s) not in dataset '{dataset_id}': "
-                       f"{_listed(unknown_q, len(unknown_q))}")
+                       f"{some(unknown_q)}")
     run_qs, run_id, new_run = _run_questions(store, dataset_id, run_id, name, path, k, tag, every)
     missing = [q.question_id for q in run_qs if q.question_id not in subs]
     if missing and not allow_missing:
         raise BfrError(f"{path}: {len(missing)} question(s) of the run are not in the file: "
-                       f"{_listed(missing, len(missing))} (pass --allow-missing to score them as empty sets)")
+                       f"{some(missing)} (pass --allow-missing to score them as empty sets)")
     rows, traces, bad, expanded = [], [], [], 0
     resolvers: dict[str, _Resolver] = {}
     for q in run_qs:
@@ -158,7 +153,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
         traces.append((run_id, q.question_id, name, json.dumps(trace.to_dict())))
     if bad:
         raise BfrError(f"{path}: {len(bad)} id(s) name no turn or session of their question's scope: "
-                       f"{_listed(bad, len(bad))}")
+                       f"{some(bad)}")
     if new_run is not None:
         register_run(store, run_id, dataset_id, [name], "", k or 0, PROVIDER, len(run_qs), new_run,
                      data_sha=str(store.dataset(dataset_id)["source_sha256"]))  # the data version it was scored on
@@ -200,6 +195,36 @@ def _write(store: Store, run_id: str, name: str, rows: list, traces: list, repla
 # -- reading a run back out ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class ImportedSystem:
+    """One imported arm of one run: where its file came from and how many questions it holds."""
+
+    run_id: str
+    dataset_id: str
+    arm: str
+    source: str
+    fmt: str
+    questions: int
+
+
+def imported_systems(store: Store, dataset_id: str | None = None) -> list[ImportedSystem]:
+    """Every arm :func:`import_run` wrote (its traces' provider is ``imported:<format>``), newest run
+    first, then by arm; none on a read-only store no run was ever written to."""
+    import duckdb
+
+    ensure_schema(store)
+    sql = ("SELECT t.run_id, u.dataset_id, t.arm, any_value(t.trace->'$.steps[0].data'->>'source'), "
+           "any_value(t.trace->>'$.provider'), count(*) FROM traces t JOIN runs u USING (run_id) "
+           "WHERE t.trace->>'$.provider' LIKE ? " + ("AND u.dataset_id = ? " if dataset_id else "")
+           + "GROUP BY t.run_id, u.dataset_id, t.arm, u.created ORDER BY u.created DESC, t.run_id, t.arm")
+    try:
+        rows = store.cursor().execute(sql, [f"{PROVIDER}:%", *([dataset_id] if dataset_id else [])]).fetchall()
+    except duckdb.CatalogException:
+        return []
+    return [ImportedSystem(r[0], r[1], r[2], r[3] or "", (r[4] or "").removeprefix(f"{PROVIDER}:"), int(r[5]))
+            for r in rows]
+
+
 def _ranking(trace: dict[str, Any] | None, evidence: Sequence[str]) -> tuple[list[str], list[float] | None]:
     """An arm's ids in order with their scores when its last step carried them (a top-k view)."""
     hits = ((trace or {}).get("steps") or [{}])[-1].get("data", {}).get("hits")
@@ -233,34 +258,10 @@ def gold_rows(store: Store, run_id: str) -> list[tuple[str, list[str]]]:
     return [(q.question_id, list(q.gold)) for q in store.questions(row[0]) if q.question_id in qids]
 
 
-def lme_ids(turns: Sequence[Turn], gold: Sequence[str]) -> dict[str, str]:
-    """Turn id -> the id ``run_retrieval.py`` gives it: a turn of an ``answer`` session that is not a
-    gold turn is renamed ``noans``, so ``eval_utils`` counts it, and its session, as not relevant."""
-    g = set(gold)
-    return {t.turn_id: t.turn_id if "answer" not in t.session_id or t.turn_id in g
-            else t.turn_id.replace("answer", "noans") for t in turns}
-
-
-def lme_scores(ranked: Sequence[str], turns: Sequence[Turn], gold: Sequence[str], ks: Sequence[int]) -> dict[str, float]:
-    """LongMemEval's ``evaluate_retrieval`` (turn) and ``evaluate_retrieval_turn2session`` (session)
-    at each k, on its own ids (:func:`lme_ids`): relevant = ids holding ``answer``, as there."""
-    names = lme_ids(turns, gold)
-    corpus = [names[t.turn_id] for t in turns]
-    ranked_l = [names[t] for t in ranked if t in names]
-    correct = [c for c in corpus if "answer" in c]
-    out: dict[str, float] = {}
-    for k in ks:
-        t = evaluate_retrieval(ranked_l, correct, k, corpus)
-        s = evaluate_retrieval_turn2session(ranked_l, correct, k, corpus)
-        for lvl, r in (("turn", t), ("session", s)):
-            out.update({f"{lvl}_recall_any@{k}": r.recall_any, f"{lvl}_recall_all@{k}": r.recall_all,
-                        f"{lvl}_ndcg_any@{k}": r.ndcg_any})
-    return out
-
-
 def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 10)) -> list[dict[str, Any]]:
-    """Per non-abstention question, LongMemEval's official figures (:func:`lme_scores`) of the arm's
-    stored ranking over the scope's user turns (its corpus), with ``question_id`` and ``qtype``."""
+    """Per non-abstention question, LongMemEval's official figures (``metrics.official_scores``, on
+    ``run_retrieval.py``'s ids) of the arm's stored ranking over the scope's user turns (its
+    corpus), with ``question_id`` and ``qtype``."""
     row = run_row(store, run_id)
     if row is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
@@ -272,6 +273,9 @@ def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 1
         if q.is_abstention:
             continue
         if q.scope_id not in corpora:
-            corpora[q.scope_id] = [t for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
-        out.append({"question_id": qid, "qtype": q.qtype, **lme_scores(ids, corpora[q.scope_id], q.gold, ks)})
+            corpora[q.scope_id] = [t.turn_id for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
+        corpus = corpora[q.scope_id]
+        user = frozenset(corpus)
+        out.append({"question_id": qid, "qtype": q.qtype,
+                    **official_scores([t for t in ids if t in user], q.gold, corpus, ks)})
     return out

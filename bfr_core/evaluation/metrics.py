@@ -42,6 +42,7 @@ __all__ = [
     "ndcg_any",
     "evaluate_retrieval",
     "evaluate_retrieval_turn2session",
+    "noans_id",
     "official_scores",
     "score_question",
     "aggregate",
@@ -239,33 +240,45 @@ def session_recalls(ranked: Sequence[str], gold: Collection[str], k: int, corpus
     return recall_any(ranked_s, gold_s, eff), recall_all(ranked_s, gold_s, eff)
 
 
+def noans_id(turn_id: str, gold: Collection[str]) -> str:
+    """The id LongMemEval's ``run_retrieval.py`` gives a corpus turn: a turn of an answer session
+    (``answer`` in its session id) that is not a gold (``has_answer``) turn is renamed ``noans``
+    (``answer_x_3`` -> ``noans_x_3``), so neither it nor its "session" is relevant there."""
+    if "answer" in strip_turn_id(turn_id) and turn_id not in gold:
+        return turn_id.replace("answer", "noans")
+    return turn_id
+
+
 def official_scores(
     ranked: Sequence[str], gold: Collection[str], corpus: Sequence[str], ks: Sequence[int] = (5, 10)
 ) -> dict[str, float | None]:
     """LongMemEval's official retrieval report for one question, from a turn ranking over ``corpus``.
 
     ``corpus`` is every turn id the ranking could hold (the official convention: user turns only);
-    ``gold`` the has_answer turn ids, which may lie outside the corpus (an assistant turn). Keys,
-    for each k in ``ks``: ``turn_recall_any@k`` / ``turn_recall_all@k`` / ``turn_ndcg_any@k`` over the
-    gold turns inside the corpus (``None`` when none is: the turn-level official scorer has nothing
-    to find), and ``session_recall_any@k`` / ``session_recall_all@k`` / ``session_ndcg_any@k`` from
-    :func:`evaluate_retrieval_turn2session` over every gold turn's session (``None`` without gold).
+    ``gold`` the has_answer turn ids, which may lie outside the corpus (an assistant turn). Both
+    ``ranked`` and ``corpus`` are scored on ``run_retrieval.py``'s ids (:func:`noans_id`), and the
+    relevant turns are the gold turns inside the corpus (its ``correct_docs``: the ids still holding
+    ``answer``). Keys, for each k in ``ks``: ``turn_recall_any@k`` / ``turn_recall_all@k`` /
+    ``turn_ndcg_any@k`` (:func:`evaluate_retrieval`) and ``session_recall_any@k`` /
+    ``session_recall_all@k`` / ``session_ndcg_any@k`` (:func:`evaluate_retrieval_turn2session`), all
+    ``None`` when no gold turn is inside the corpus (the official script scores such a question 0 /
+    1 / 0 and averages it in; we leave it out of the means, which count it in ``n_scored``).
     Pure; abstention questions are the caller's to skip, as the official scorer does.
     """
     if isinstance(ranked, str) or isinstance(corpus, str):
         raise TypeError("ranked and corpus must be sequences of ids, not single strings")
     g = _idset(gold, "gold")
-    inside = g & frozenset(corpus)
+    inside = g & frozenset(corpus)  # their ids are not renamed
+    ranked_l = [noans_id(t, g) for t in ranked]
+    corpus_l = [noans_id(t, g) for t in corpus]
     out: dict[str, float | None] = {}
     for k in ks:
-        t = evaluate_retrieval(ranked, inside, k, corpus) if inside else None
-        s = evaluate_retrieval_turn2session(ranked, g, k, corpus) if g else None
-        out[f"turn_recall_any@{k}"] = t.recall_any if t else None
-        out[f"turn_recall_all@{k}"] = t.recall_all if t else None
-        out[f"turn_ndcg_any@{k}"] = t.ndcg_any if t else None
-        out[f"session_recall_any@{k}"] = s.recall_any if s else None
-        out[f"session_recall_all@{k}"] = s.recall_all if s else None
-        out[f"session_ndcg_any@{k}"] = s.ndcg_any if s else None
+        t = evaluate_retrieval(ranked_l, inside, k, corpus_l) if inside else None
+        s = evaluate_retrieval_turn2session(ranked_l, inside, k, corpus_l) if inside else None
+        for lvl, r in (("turn", t), ("session", s)):
+            out[f"{lvl}_recall_any@{k}"] = r.recall_any if r else None
+            out[f"{lvl}_recall_all@{k}"] = r.recall_all if r else None
+            out[f"{lvl}_ndcg_any@{k}"] = r.ndcg_any if r else None
     return out
 
 

@@ -20,11 +20,11 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bfr_core.errors import InputError
+from bfr_core.errors import InputError, some
 
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
@@ -226,12 +226,6 @@ def duplicates(ids: Iterable[str]) -> list[str]:
     """Ids that occur more than once, in first-seen order."""
     counts = Counter(ids)
     return [i for i, n in counts.items() if n > 1]
-
-
-def some(ids: Sequence[str], limit: int = 5) -> str:
-    """At most ``limit`` ids for a message, and how many more: an error naming 5,000 scopes was 39 KB."""
-    shown = ", ".join(repr(i) for i in ids[:limit])
-    return shown + (f" and {len(ids) - limit:,} more" if len(ids) > limit else "")
 
 
 def require_unique(ids: Iterable[str], what: str, path: str) -> None:

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from bfr_core.dates import ISO_DATE_FORMS, parse_iso_date
-from bfr_core.errors import InputError
-from bfr_core.ingest.common import answer_text, expect, iter_jsonl, sha256_file, some
+from bfr_core.errors import InputError, some
+from bfr_core.ingest.common import answer_text, expect, iter_jsonl, sha256_file
 from bfr_core.ingest.common import field as get
 from bfr_core.progress import Progress
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from bfr_core.errors import InputError
-from bfr_core.ingest.common import some
+from bfr_core.errors import InputError, some
 from bfr_core.records import Bundle, Question, Scope
 
 

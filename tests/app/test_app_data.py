@@ -1,6 +1,7 @@
 """Data page: statistics, ingest from a path and from an upload, clear errors for bad files."""
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import app_test, texts
@@ -163,3 +164,32 @@ def test_stopped_message():
     assert "is in the store" in stopped_message("d", None, {"ingested_at": 2})
     assert "is as it was" in stopped_message("d", old, {"ingested_at": 1})
     assert "replaced the old one" in stopped_message("d", old, {"ingested_at": 2})
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "byo"  # hand-made, no benchmark data
+
+
+def test_ingest_beam_and_locomo_plus_then_listed(app_db):
+    """The new kinds load from a path (kind guessed from the name) and are listed on Data and Home."""
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="data_path").input(str(FIXTURES / "beam")).run()
+    assert at.selectbox(key="data_kind_beam").value == "beam"
+    at.checkbox(key="data_embed").uncheck().run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Loaded **beam**" in s.value and "4 turns" in s.value and "(1 scoreable)" in s.value
+               for s in at.success), texts(at)
+    at.text_input(key="data_path").input(str(FIXTURES / "locomo_plus_mini.json")).run()
+    assert at.selectbox(key="data_kind_locomo-plus").value == "locomo-plus"
+    at.text_input(key="data_locomo").input(str(FIXTURES / "locomo_mini.json")).run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Loaded **locomo\\-plus**" in s.value and "2 questions" in s.value for s in at.success), texts(at)
+    assert at.selectbox(key="data_dataset").options == ["beam", "demo", "locomo-plus"]
+    at.selectbox(key="data_dataset").select("beam").run()
+    assert "kind beam" in texts(at)
+    at.switch_page("pages/home.py").run()
+    home = at.dataframe[0].value
+    assert dict(zip(home["dataset"], home["kind"], strict=True)) == {
+        "demo": "jsonl", "beam": "beam", "locomo-plus": "locomo-plus"}

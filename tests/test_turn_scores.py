@@ -1,0 +1,76 @@
+"""bfr_core.method.turn_scores: what it computes once per scope (session codes, the stating role,
+each session's summed vectors) gives the same rankings and evidence as computing it per question, and
+the one-sort session_max equals the per-session loop it replaced."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from fakes_views import big_rows, make_views
+
+from bfr_core.config import Config, RetrievalConfig
+from bfr_core.method import ours, turn_scores
+from bfr_core.method.budgets import budget_for
+from bfr_core.pipeline import ArmContext
+from bfr_core.records import Query
+
+QUESTIONS = ["What did Caroline say about the camera?", "When did I bake bread with the family?",
+             "Which concert did Bob go to after the marathon?", "How is the puppy from the shelter?",
+             "What recipe did Alice use for the birthday party?"]
+
+
+def _chat_rows() -> list[tuple[str, str, str]]:
+    """big_rows as a user / assistant chat: the assistant's turns three times as long (a stating role)."""
+    return [(sid, "user" if i % 2 == 0 else "assistant", text if i % 2 == 0 else " ".join([text] * 4))
+            for i, (sid, _, text) in enumerate(big_rows(240, 12))]
+
+
+def _evidence(views, text: str) -> list[str]:
+    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6"), "C6")
+    return list(ours.bfr(ctx, Query(f"q-{text[:8]}", "s", text))[-1].evidence)
+
+
+@pytest.mark.parametrize("rows", [big_rows(), _chat_rows()], ids=["three-friends", "user-assistant"])
+def test_scope_caches_change_no_score_and_no_evidence(rows) -> None:
+    cold_scores, cold_evidence = [], []
+    for text in QUESTIONS:  # per question on fresh views, nothing cached: as before the caches
+        turn_scores._BM25.clear()
+        views = make_views(rows)
+        cold_scores.append(turn_scores.score_turns(views, Query("q", "s", text)).final)
+        cold_evidence.append(_evidence(make_views(rows), text))
+    turn_scores._BM25.clear()
+    warm = make_views(rows)  # one views object for every question, in reverse order: caches shared
+    for i in reversed(range(len(QUESTIONS))):
+        assert np.array_equal(turn_scores.score_turns(warm, Query("q", "s", QUESTIONS[i])).final, cold_scores[i])
+        assert _evidence(warm, QUESTIONS[i]) == cold_evidence[i]
+    assert any(k[1] == "stating_role" for k in turn_scores._BM25._data)  # the cache was used
+
+
+def test_cached_scope_arrays_are_read_only() -> None:
+    views = make_views(big_rows())
+    turn_scores.score_turns(views, Query("q", "s", QUESTIONS[0]))
+    session = turn_scores.score_parts(views, Query("q", "s", QUESTIONS[1])).session
+    with pytest.raises(ValueError):
+        session[0] = 5  # shared by every question of the scope
+
+
+def _session_max_loop(s: np.ndarray, session: np.ndarray, top: int) -> np.ndarray:
+    out = np.zeros(len(s))
+    for c in np.unique(session):
+        m = session == c
+        out[m] = np.sort(s[m])[::-1][:top].mean()
+    return out
+
+
+@pytest.mark.parametrize("top", [1, 2, 3, 7])
+def test_session_max_equals_the_per_session_loop(top: int) -> None:
+    rng = random.Random(top)
+    for _ in range(50):
+        n = rng.randint(1, 60)
+        session = np.sort(np.array([rng.randint(0, 8) for _ in range(n)]))
+        session = np.unique(session, return_inverse=True)[1].astype(np.int64)  # codes 0..S-1 in scope order
+        s = np.array([rng.choice([0.0, 1.5, -2.0, rng.gauss(0, 1)]) for _ in range(n)])  # ties included
+        assert np.array_equal(turn_scores.session_max(s, session, top), _session_max_loop(s, session, top))
+    assert turn_scores.session_max(np.zeros(0), np.zeros(0, np.int64), 1).tolist() == []
