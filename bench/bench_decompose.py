@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -115,15 +116,26 @@ def local_llm(store: Store) -> Any:
     return make_llm(LLMConfig(provider="local"), store)
 
 
-def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config) -> dict[str, Any]:
+def _cached(llm: Any, question: str) -> bool:
+    """Whether the model's decompose reply to ``question`` is in its LLM cache already."""
+    req = decomposer.request(question)
+    return llm.cache.get(llm.provider, llm.model, req.temperature, req.sha256()) is not None
+
+
+def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config,
+           datasets: tuple[str, ...] = DATASETS, cached_only: bool = False) -> dict[str, Any]:
     """The seeded sample (``select_questions``' stratified draw over the file's scoreable questions);
     lattices and gold coverage where ``stores`` holds the benchmark."""
     out: dict[str, Any] = {}
-    for ds in DATASETS:
+    for ds in datasets:
         rows = []
         store = stores.get(ds)
         held = {q.question_id for q in store.questions(ds)} if store is not None else set()
-        for q in stratified_sample(scoreable(ds), n, seed):
+        # the model works through the sample in a seeded random order, so a run stopped early (a busy
+        # machine) has decomposed a random part of it; ``--cached-only`` then reports that part
+        order = stratified_sample(scoreable(ds), n, seed)
+        random.Random(seed).shuffle(order)
+        for q in order:
             views = scope_views(store, ds, q.scope_id) if q.question_id in held else None
             off = decompose_rules(q.text)
             row: dict[str, Any] = {"question_id": q.question_id, "qtype": q.qtype, "offline": len(off),
@@ -132,7 +144,7 @@ def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config
                                    "rules_role": len(rules.decompose(q.text))}
             if views is not None:
                 row.update({f"offline_{k}": v for k, v in lattice(views, q, off, config).items()})
-            if llm is not None:
+            if llm is not None and not (cached_only and not _cached(llm, q.text)):
                 start = time.perf_counter()
                 loc, source = decompose_with_source(q.query(), llm)
                 row.update({"local": len(loc), "local_source": source, "local_s": round(time.perf_counter() - start, 2),
@@ -141,6 +153,7 @@ def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config
                     row.update({f"local_{k}": v for k, v in lattice(views, q, loc, config).items()})
             rows.append(row)
             print(f"{ds} {q.question_id}: offline {row['offline']} local {row.get('local')}", file=sys.stderr)
+        rows.sort(key=lambda r: r["question_id"])
         out[ds] = {"questions": len(rows), "summary": summarize(rows), "rows": rows}
     return out
 
@@ -282,6 +295,11 @@ def main() -> None:
     ap.add_argument("--gold", choices=("none", "sample", "full"), default="none")
     ap.add_argument("--before-src", help="a checkout of the code before the change (for --gold)")
     ap.add_argument("--counts-only", action="store_true", help="print the offline counts as JSON and stop")
+    ap.add_argument("--datasets", default=",".join(DATASETS), help="the sample's benchmarks (default: both)")
+    ap.add_argument("--cached-only", action="store_true", help="the model's decompositions only where its "
+                                                              "cache holds them (a sample part of a stopped run)")
+    ap.add_argument("--skip-demo", action="store_true", help="no demo part (e.g. a second process filling the "
+                                                            "local model's cache for one benchmark)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "decompose.json"))
     args = ap.parse_args()
     if args.counts_only:
@@ -308,10 +326,12 @@ def main() -> None:
                                                       "BFR_DATA": str(benchmark_file("locomo").parent)})
         out["offline_before"] = json.loads(got.stdout)
     out["shutter"] = shutter(stores.get("longmemeval"), config)
-    out["demo"] = demo_part(store, llm, config, cache, args.timed)
+    if not args.skip_demo:
+        out["demo"] = demo_part(store, llm, config, cache, args.timed)
     if args.record and llm is not None:
         out["recorded_entries"] = record(store, cache, demo.RECORDED_PATH)
-    out["sample"] = sample(stores, args.n, args.seed, llm, config)
+    out["sample"] = sample(stores, args.n, args.seed, llm, config, tuple(args.datasets.split(",")),
+                           args.cached_only)
     if args.gold != "none":
         n = args.n if args.gold == "sample" else None
         for s in {id(x): x for x in (*opened.values(), cache)}.values():

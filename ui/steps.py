@@ -147,8 +147,9 @@ def model_requirements(rec: Any, *, thin: bool) -> None:
         st.dataframe([{"requirement": r} for r in rec.requirements], hide_index=True)
     if thin:
         st.info("One requirement: the formal context has one column and the lattice little structure. For model "
-                "requirements choose a provider in the sidebar (or the Provider select); the local model installs "
-                "with `scripts/install_local_llm.sh` (no API key)." + local_trace_time(), icon=":material/info:")
+                "requirements choose a model in the Provider select (or the sidebar). The local model needs no API "
+                "key: `bash scripts/install_local_llm.sh`, then `[llm] provider = \"local\"` in `bfr.toml` (the "
+                "README's “Using a model”) and Refresh." + local_trace_time(), icon=":material/info:")
 
 
 def context(s: Step, v: StepView) -> None:
