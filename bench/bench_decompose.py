@@ -169,7 +169,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     local = [r for r in rows if "local" in r]
     if local:
         multi = [r for r in local if r["local"] >= 2]
-        s.update({"local_two_or_more": len(multi),
+        s.update({"local_decomposed": len(local), "local_two_or_more": len(multi),
                   "local_mean": round(statistics.mean(r["local"] for r in local), 2),
                   "local_fell_back_to_rules": sum("offline rules" in r["local_source"] for r in local)})
         for c in COUNTS:  # Stage I's requirements, the same without names and dates, the rules role's
