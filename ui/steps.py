@@ -126,7 +126,8 @@ def local_trace_time() -> str:
         calls = sum(r["calls"] for r in t["llm_calls_by_role"].values())
         return (f" One full trace with it (Run all on {t['arm']}: {calls} model calls, the answer and the judge "
                 f"included) took {t['run_all_s']:.0f} s on the demo's camera-strap question, loading the model "
-                "included, on a shared 2-core machine (`bench/out/trace_local.json`).")
+                f"included, on a shared 2-core machine at load {t['loadavg_after'][0]:.0f} "
+                "(`bench/out/trace_local.json`).")
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
