@@ -180,8 +180,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         s["local_counts"] = dict(sorted(Counter(r["local"] for r in local).items()))
         s["target_offline_two_or_more_where_local_two_or_more_pct"] = s["offline"][
             "two_or_more_where_local_two_or_more_pct"]
-        if all("local_concepts" in r for r in local):
-            s.update({"local_concepts_median": statistics.median(r["local_concepts"] for r in local),
+        if all("local_concepts" in r for r in local):  # both decompositions over the same questions
+            s.update({"offline_concepts_median_on_these": statistics.median(r["offline_concepts"] for r in local),
+                      "offline_gold_turns_covered_pct_on_these": pct(sum(r["offline_gold_covered"] for r in local),
+                                                                     sum(r["offline_gold"] for r in local)),
+                      "local_concepts_median": statistics.median(r["local_concepts"] for r in local),
                       "local_concepts_3_or_more_pct": pct(sum(r["local_concepts"] >= 3 for r in local), len(local)),
                       "local_gold_turns_covered_pct": pct(sum(r["local_gold_covered"] for r in local),
                                                           sum(r["local_gold"] for r in local))})
