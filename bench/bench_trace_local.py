@@ -3,9 +3,10 @@
 The demo's analogue of LongMemEval's shutter-release question (``q1``: "How many days did it take for
 my new camera strap to arrive after I ordered it?") on the Trace page, driven by AppTest as a visitor
 would: provider ``local`` (named in a temporary ``BFR_CONFIG``, as the README's "Using a model" says),
-the page's default arm (``--arm``, default bfr-mv), **Run all**: the arm's pipeline (decompose, select,
-each round's tool choices) and then the answer and the judge, all through the local model. Timed:
-the click's page run, and the model's first load apart (it happens once per app process).
+the page's default arm (``--arm``, default bfr-mv), **Run all**: the arm's pipeline with its model
+calls (the decomposition, Stage I's selection) and then the answer (for q1 the time-span step) and
+the judge, all through the local model; ``llm_calls_by_role`` lists the calls. Timed: the click's
+page run, and apart, one load of the model (paid once per app process, inside each run's time).
 
 Two states of the store's LLM cache, each in a process of its own (so each pays the model load, as a
 first trace after starting the app does):
