@@ -1,6 +1,7 @@
 """App speed: start to first rendered page, and Failures-page filtering at LoCoMo scale.
 
     .venv/bin/python bench/bench_app.py            # writes bench/out/app.json
+    .venv/bin/python bench/bench_app.py --fresh-clone [--src DIR]   # section 4 only
 
 1. Start: spawn ``streamlit run app.py`` against a copy of the demo store and time until headless
    Chromium shows the Home page's last section ("Pages"). Median of 3 starts; the store exists
@@ -11,6 +12,13 @@
    a filter change (the number a user feels, minus the browser's drawing).
 3. Store opening (``--store-opening`` runs only this, into the existing JSON): a fresh clone's demo
    store built as the app builds it and Home's first run on it, against the build with vectors.
+4. Fresh clone (``--fresh-clone [--src DIR]``, only this, into the existing JSON under ``fresh_clone``):
+   ``git clone`` of this repository (or ``--src``) into ``/tmp/fresh-app``, then the README's first
+   command, ``bash scripts/app.sh`` (its set-up of ``.venv`` from pip's cache and local wheels, then
+   ``streamlit run``), until headless Chromium shows Home's "Pages" section on the default demo
+   store, which the first visit builds ("Opening the store..."). Timed: clone, set-up (until the
+   script's process becomes streamlit), server start (until healthy), store opening to a usable Home
+   (first visit to "Pages"). The app is stopped and ``/tmp/fresh-app`` removed afterwards.
 Targets: start <= 5 s, filtering <= 0.5 s, store opening to a usable Home <= 10 s.
 """
 
@@ -20,10 +28,13 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,6 +98,70 @@ def time_store_opening(tmp: Path) -> dict:
             "store_opening_to_usable_home_s": round(build_s + home_s, 3), "target_s": 10.0,
             "ok": build_s + home_s <= 10.0, "before_build_with_vectors_and_names_s": round(old_s, 3),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+FRESH = Path("/tmp/fresh-app")
+
+
+def _is_streamlit(pid: int) -> bool:
+    """Whether ``pid`` runs streamlit now (scripts/app.sh ``exec``s it after its set-up)."""
+    try:
+        return b"streamlit" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def time_fresh_clone(src: Path, log: Path) -> dict:
+    """The README's first command on a fresh clone of ``src``, to a usable Home page (section 4)."""
+    shutil.rmtree(FRESH, ignore_errors=True)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("BFR_", "STREAMLIT_", "VIRTUAL_ENV")) and k != "PYTHONPATH"}
+    t0 = time.perf_counter()
+    subprocess.run(["git", "clone", "-q", str(src), str(FRESH)], check=True, env=env)
+    clone_s = time.perf_counter() - t0
+    commit = subprocess.run(["git", "-C", str(FRESH), "rev-parse", "--short", "HEAD"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    port = bc.free_port()
+    url = f"http://127.0.0.1:{port}"
+    with log.open("w") as out:
+        t1 = time.perf_counter()
+        proc = subprocess.Popen(["bash", "scripts/app.sh", "--server.headless", "true", "--server.port", str(port),
+                                 "--browser.gatherUsageStats", "false"], cwd=FRESH, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            setup_s = healthy_s = None
+            while healthy_s is None:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"scripts/app.sh exited with {proc.returncode} (log: {log})")
+                if setup_s is None and _is_streamlit(proc.pid):
+                    setup_s = time.perf_counter() - t1
+                try:
+                    with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                        if r.read().strip() == b"ok":
+                            healthy_s = time.perf_counter() - t1
+                except OSError:
+                    time.sleep(0.2)
+            with bc.browser() as page:
+                t2 = time.perf_counter()
+                page.goto(url + "/")
+                page.get_by_text("Pages", exact=True).first.wait_for(timeout=600_000)
+                home_s = time.perf_counter() - t2
+                shown = bc.main_text(page)
+                errors = bc.exceptions(page)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    shutil.rmtree(FRESH, ignore_errors=True)
+    total = clone_s + healthy_s + home_s
+    return {"src_commit": commit, "command": "bash scripts/app.sh", "clone_s": round(clone_s, 1),
+            "setup_s": round(setup_s or healthy_s, 1), "server_start_s": round(healthy_s - (setup_s or healthy_s), 1),
+            "store_opening_to_usable_home_s": round(home_s, 1), "clone_to_usable_home_s": round(total, 1),
+            "home_shows_demo": "demo" in shown, "page_exceptions": errors, "target_store_opening_s": 10.0,
+            "ok": home_s <= 10.0 and not errors, "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
 
 
 def synthetic_store(path: Path) -> str:
@@ -185,6 +260,16 @@ def time_failures(db: Path, run_id: str) -> dict:
 def main() -> int:
     out = ROOT / "bench" / "out" / "app.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if "--fresh-clone" in sys.argv[1:]:  # only section 4, into the existing JSON
+        argv = sys.argv[1:]
+        src = Path(argv[argv.index("--src") + 1]) if "--src" in argv else ROOT
+        load = [round(x, 2) for x in os.getloadavg()]
+        fresh = {"loadavg_start": load, **time_fresh_clone(src, ROOT / "bench" / "out" / "cache" / "fresh_clone.log")}
+        result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+        result["fresh_clone"] = fresh
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(json.dumps(fresh, indent=2))
+        return 0
     if "--store-opening" in sys.argv[1:]:  # only section 3, into the existing JSON
         with tempfile.TemporaryDirectory(prefix="bfr-bench-app-") as tmp:
             opening = time_store_opening(Path(tmp))

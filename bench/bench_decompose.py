@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -64,6 +65,11 @@ DATASETS = ("locomo", "longmemeval")
 SHUTTER = "b3c15d39"
 GOLD_ARMS = ("fca-ms", "bfr-mv", "bfr")  # the paper's Stage I arms, and ours (its cover reads the same requirements)
 TRACE_ARMS = ("fca-ms", "bfr-mv")  # timed with the local model on the demo
+# Stage I's offline requirements that no question form gives: the question's names (up to two) and its
+# date constraint. The model's decomposition has no such addition, so the counts are compared with
+# and without them (``offline`` / ``offline_content``).
+NOT_FORMS = ("entity", "constraint")
+COUNTS = ("offline", "offline_content", "rules_role")
 
 
 def pct(part: int, whole: int) -> float | None:
@@ -110,22 +116,35 @@ def local_llm(store: Store) -> Any:
     return make_llm(LLMConfig(provider="local"), store)
 
 
-def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config) -> dict[str, Any]:
+def _cached(llm: Any, question: str) -> bool:
+    """Whether the model's decompose reply to ``question`` is in its LLM cache already."""
+    req = decomposer.request(question)
+    return llm.cache.get(llm.provider, llm.model, req.temperature, req.sha256()) is not None
+
+
+def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config,
+           datasets: tuple[str, ...] = DATASETS, cached_only: bool = False) -> dict[str, Any]:
     """The seeded sample (``select_questions``' stratified draw over the file's scoreable questions);
     lattices and gold coverage where ``stores`` holds the benchmark."""
     out: dict[str, Any] = {}
-    for ds in DATASETS:
+    for ds in datasets:
         rows = []
         store = stores.get(ds)
         held = {q.question_id for q in store.questions(ds)} if store is not None else set()
-        for q in stratified_sample(scoreable(ds), n, seed):
+        # the model works through the sample in a seeded random order, so a run stopped early (a busy
+        # machine) has decomposed a random part of it; ``--cached-only`` then reports that part
+        order = stratified_sample(scoreable(ds), n, seed)
+        random.Random(seed).shuffle(order)
+        for q in order:
             views = scope_views(store, ds, q.scope_id) if q.question_id in held else None
             off = decompose_rules(q.text)
             row: dict[str, Any] = {"question_id": q.question_id, "qtype": q.qtype, "offline": len(off),
-                                   "offline_kinds": [r.kind for r in off]}
+                                   "offline_kinds": [r.kind for r in off],
+                                   "offline_content": sum(r.kind not in NOT_FORMS for r in off),
+                                   "rules_role": len(rules.decompose(q.text))}
             if views is not None:
                 row.update({f"offline_{k}": v for k, v in lattice(views, q, off, config).items()})
-            if llm is not None:
+            if llm is not None and not (cached_only and not _cached(llm, q.text)):
                 start = time.perf_counter()
                 loc, source = decompose_with_source(q.query(), llm)
                 row.update({"local": len(loc), "local_source": source, "local_s": round(time.perf_counter() - start, 2),
@@ -134,6 +153,7 @@ def sample(stores: dict[str, Store], n: int, seed: int, llm: Any, config: Config
                     row.update({f"local_{k}": v for k, v in lattice(views, q, loc, config).items()})
             rows.append(row)
             print(f"{ds} {q.question_id}: offline {row['offline']} local {row.get('local')}", file=sys.stderr)
+        rows.sort(key=lambda r: r["question_id"])
         out[ds] = {"questions": len(rows), "summary": summarize(rows), "rows": rows}
     return out
 
@@ -149,17 +169,23 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     local = [r for r in rows if "local" in r]
     if local:
         multi = [r for r in local if r["local"] >= 2]
-        s.update({
-            "local_two_or_more": len(multi),
-            "target_offline_two_or_more_where_local_two_or_more_pct": pct(sum(r["offline"] >= 2 for r in multi),
-                                                                         len(multi)),
-            "count_match_pct": pct(sum(r["offline"] == r["local"] for r in local), len(local)),
-            "offline_mean": round(statistics.mean(r["offline"] for r in local), 2),
-            "local_mean": round(statistics.mean(r["local"] for r in local), 2),
-            "local_fell_back_to_rules": sum("offline rules" in r["local_source"] for r in local),
-        })
-        if all("local_concepts" in r for r in local):
-            s.update({"local_concepts_median": statistics.median(r["local_concepts"] for r in local),
+        s.update({"local_decomposed": len(local), "local_two_or_more": len(multi),
+                  "local_mean": round(statistics.mean(r["local"] for r in local), 2),
+                  "local_fell_back_to_rules": sum("offline rules" in r["local_source"] for r in local)})
+        for c in COUNTS:  # Stage I's requirements, the same without names and dates, the rules role's
+            s[c] = {"two_or_more_where_local_two_or_more_pct": pct(sum(r[c] >= 2 for r in multi), len(multi)),
+                    "count_match_pct": pct(sum(r[c] == r["local"] for r in local), len(local)),
+                    "mean": round(statistics.mean(r[c] for r in local), 2),
+                    "counts": dict(sorted(Counter(r[c] for r in local).items()))}
+        s["local_counts"] = dict(sorted(Counter(r["local"] for r in local).items()))
+        s["target_offline_two_or_more_where_local_two_or_more_pct"] = s["offline"][
+            "two_or_more_where_local_two_or_more_pct"]
+        if all("local_concepts" in r for r in local):  # both decompositions over the same questions
+            s.update({"offline_concepts_median_on_these": statistics.median(r["offline_concepts"] for r in local),
+                      "offline_gold_turns_covered_pct_on_these": pct(sum(r["offline_gold_covered"] for r in local),
+                                                                     sum(r["offline_gold"] for r in local)),
+                      "local_concepts_median": statistics.median(r["local_concepts"] for r in local),
+                      "local_concepts_3_or_more_pct": pct(sum(r["local_concepts"] >= 3 for r in local), len(local)),
                       "local_gold_turns_covered_pct": pct(sum(r["local_gold_covered"] for r in local),
                                                           sum(r["local_gold"] for r in local))})
     return s
@@ -191,7 +217,9 @@ def demo_part(store: Store, llm: Any, config: Config, cache: Store, timed: int) 
     out: dict[str, Any] = {"rows": rows, "two_gold_questions": len(two),
                            "two_gold_with_2plus_reqs_and_3plus_concepts": sum(
                                len(r["offline"]) >= 2 and r["offline_concepts"] >= 3 for r in two)}
-    if llm is not None:
+    if llm is not None:  # the same with the model's (recorded) requirements
+        out["two_gold_with_2plus_local_reqs_and_3plus_concepts"] = sum(
+            len(r["local"]) >= 2 and r["local_concepts"] >= 3 for r in two)
         for arm in TRACE_ARMS:
             times = [r[f"local_trace_s_{arm}"] for r in rows if f"local_trace_s_{arm}" in r]
             if times:
@@ -270,6 +298,11 @@ def main() -> None:
     ap.add_argument("--gold", choices=("none", "sample", "full"), default="none")
     ap.add_argument("--before-src", help="a checkout of the code before the change (for --gold)")
     ap.add_argument("--counts-only", action="store_true", help="print the offline counts as JSON and stop")
+    ap.add_argument("--datasets", default=",".join(DATASETS), help="the sample's benchmarks (default: both)")
+    ap.add_argument("--cached-only", action="store_true", help="the model's decompositions only where its "
+                                                              "cache holds them (a sample part of a stopped run)")
+    ap.add_argument("--skip-demo", action="store_true", help="no demo part (e.g. a second process filling the "
+                                                            "local model's cache for one benchmark)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "decompose.json"))
     args = ap.parse_args()
     if args.counts_only:
@@ -296,10 +329,12 @@ def main() -> None:
                                                       "BFR_DATA": str(benchmark_file("locomo").parent)})
         out["offline_before"] = json.loads(got.stdout)
     out["shutter"] = shutter(stores.get("longmemeval"), config)
-    out["demo"] = demo_part(store, llm, config, cache, args.timed)
+    if not args.skip_demo:
+        out["demo"] = demo_part(store, llm, config, cache, args.timed)
     if args.record and llm is not None:
         out["recorded_entries"] = record(store, cache, demo.RECORDED_PATH)
-    out["sample"] = sample(stores, args.n, args.seed, llm, config)
+    out["sample"] = sample(stores, args.n, args.seed, llm, config, tuple(args.datasets.split(",")),
+                           args.cached_only)
     if args.gold != "none":
         n = args.n if args.gold == "sample" else None
         for s in {id(x): x for x in (*opened.values(), cache)}.values():

@@ -15,7 +15,9 @@ Writes ``bench/out/method.json`` with
 timing; the question-vector LRU is cleared before each arm so every arm pays for encoding its
 question.
 
-Run: ``.venv/bin/python bench/bench_method.py [--db X] [--limit N] [--skip-grid] [--skip-lme]``.
+Run: ``.venv/bin/python bench/bench_method.py [--db X] [--limit N] [--skip-grid] [--skip-lme] [--arms A,B]
+[--out FILE]``; ``BFR_BENCH_SRC=DIR`` measures the bfr_core of another checkout (a before / after pair of
+one arm: ``--arms mragent-flat --skip-grid --skip-lme --out ...``, targets then only for the arms run).
 Does not cover: answer-level scores (F1, Judge, LLM-Suff@Set) - they need an LLM (``bfr eval``).
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("BFR_BENCH_SRC") or str(ROOT))  # the code measured
 
 from bfr_core.evaluation import metrics  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
@@ -58,10 +61,11 @@ PAPER = {
 }
 
 
-def open_store(path: Path) -> Store:
+def open_store(path: Path, kinds: Sequence[str] = tuple(SOURCES)) -> Store:
     """The bench's own store (built on first use); read-write so NER and embeddings get cached."""
     store = Store(path)
-    for kind, src in SOURCES.items():
+    for kind in kinds:
+        src = SOURCES[kind]
         if src.exists() and store.dataset(kind) is None:
             from bfr_core.ingest import ingest
 
@@ -80,7 +84,8 @@ def warm(store: Store, dataset: str, scope_ids: Sequence[str]) -> None:
         idf(views)
 
 
-def run_arms(store: Store, dataset: str, limit: int | None) -> tuple[dict[str, Any], dict[str, list]]:
+def run_arms(store: Store, dataset: str, limit: int | None,
+             arms: Sequence[str] = ARMS) -> tuple[dict[str, Any], dict[str, list]]:
     from bfr_core.retrieval.scope import scope_views
     from bfr_core.retrieval.views import dense
 
@@ -88,7 +93,7 @@ def run_arms(store: Store, dataset: str, limit: int | None) -> tuple[dict[str, A
     warm(store, dataset, [q.scope_id for q in qs])
     out: dict[str, Any] = {}
     per_q: dict[str, list] = {}
-    for arm in ARMS:
+    for arm in arms:
         dense.clear_query_cache()
         rows, lat = [], []
         for q in qs:
@@ -132,12 +137,16 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-lme", action="store_true")
+    ap.add_argument("--arms", default=",".join(ARMS), help="comma-separated arms (default: all seven)")
+    ap.add_argument("--out", default=str(OUT / "method.json"))
     args = ap.parse_args()
+    arms = tuple(a for a in args.arms.split(",") if a)
     t_start = time.time()
-    store = open_store(Path(args.db))
+    store = open_store(Path(args.db), ("locomo",) if args.skip_lme else tuple(SOURCES))
     result: dict[str, Any] = {"machine": {"python": platform.python_version(), "platform": platform.platform()},
-                              "paper": PAPER}
-    loc, _ = run_arms(store, "locomo", args.limit)
+                              "src": os.environ.get("BFR_BENCH_SRC") or str(ROOT), "arms": arms,
+                              "loadavg_start": list(os.getloadavg()), "paper": PAPER}
+    loc, _ = run_arms(store, "locomo", args.limit, arms)
     result["locomo"] = loc
     if not args.skip_grid:
         from bfr_core.evaluation.sweep import sweep
@@ -149,18 +158,20 @@ def main() -> int:
             print(f"grid {p['arm']:9} {p['budget']} calls {p['calls']} ({p['paper_calls']}) size {p['size']} "
                   f"({p['paper_size']}) GH {p['gold_hit']}", flush=True)
     if not args.skip_lme and store.dataset("longmemeval"):
-        lme, per_q = run_arms(store, "longmemeval", None)
+        lme, per_q = run_arms(store, "longmemeval", None, arms)
         result["longmemeval_dev50"] = {a: {k: v[k] for k in ("n", "turn_hit", "recall_all", "mean_calls",
                                                               "mean_size", "p50_ms")} for a, v in lme.items()}
         qid, order, arrival = SHUTTER
         result["b3c15d39"] = {
             arm: {"order": order in r["evidence"], "arrival": arrival in r["evidence"]}
             for arm, rows in per_q.items() for r in rows if r["qid"] == qid}
-    result["targets"] = targets(result)
+    if set(ARMS) <= set(arms):
+        result["targets"] = targets(result)
     result["elapsed_s"] = round(time.time() - t_start, 1)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "method.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result["targets"], indent=2))
+    result["loadavg_end"] = list(os.getloadavg())
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result.get("targets"), indent=2))
     return 0
 
 

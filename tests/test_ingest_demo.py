@@ -20,6 +20,7 @@ from bfr_core.ingest.demo import (
     write_demo,
 )
 from bfr_core.ingest.jsonl import load_jsonl
+from bfr_core.store import Store
 from bfr_core.text import tokenize
 
 
@@ -101,7 +102,7 @@ def test_recorded_decompositions_load_once_and_are_found(tmp_path: Path) -> None
         _entry(q1, {"requirements": ["date the strap was ordered", "date the strap arrived"]}),
         _entry(q6, {"requirements": ["oil for searing"]}, provider="rules", model="rules-v3"),
     ]}))
-    store = ensure_demo_store(tmp_path / "app.duckdb", embed=False)
+    store = Store(tmp_path / "app.duckdb")  # no shipped recording in it (ensure_demo_store loads that)
     assert load_recorded(store, path) == 2
     assert load_recorded(store, path) == 0  # already there
     got = decomposer.recorded(store, q1)
@@ -109,6 +110,18 @@ def test_recorded_decompositions_load_once_and_are_found(tmp_path: Path) -> None
                                       "2026-12-02")
     assert decomposer.recorded(store, q6) is None  # the offline rules' reply is not a model's
     assert decomposer.recorded(store, "What is my cat's name?") is None
+    store.close()
+
+
+def test_the_demo_store_holds_the_shipped_model_decompositions(tmp_path: Path) -> None:
+    """data/demo_llm_cache.json: a model's (not the rules') decomposition of every demo question,
+    loaded by ensure_demo_store and found by its question text."""
+    from bfr_core.roles import decomposer
+
+    store = ensure_demo_store(tmp_path / "app.duckdb", embed=False)
+    for _qid, _qtype, question, *_ in QUESTIONS:
+        got = decomposer.recorded(store, question)
+        assert got is not None and got.requirements and not got.model.startswith("rules:"), question
     store.close()
 
 

@@ -116,14 +116,18 @@ def recorded_for(store: Any, question: str) -> Any:
 
 
 def local_trace_time() -> str:
-    """The measured time of one fca-ms trace with the local model, as a phrase citing its JSON ("" if
-    unmeasured): timed demo traces (``bench/bench_decompose.py --local``), else the mean time of the two
-    calls such a trace makes (decompose, select) in ``bench/bench_llm_local.py``'s run."""
+    """The measured time of one full trace with the local model, as a phrase citing its JSON ("" if
+    unmeasured): Run all on the Trace page with every call made (``bench/bench_trace_local.py``), else
+    the mean time of the two calls an fca-ms trace makes (decompose, select) in
+    ``bench/bench_llm_local.py``'s run."""
     out = Path(__file__).resolve().parents[1] / "bench" / "out"
     try:
-        t = json.loads((out / "decompose.json").read_text("utf-8"))["demo"]["local_trace_s_fca-ms"]
-        return (f" One fca-ms trace with it took {t['p50']:.0f} s (median of {t['n']} demo questions on a "
-                "shared 2-core machine, `bench/out/decompose.json`).")
+        t = json.loads((out / "trace_local.json").read_text("utf-8"))["runs"]["cold"]
+        calls = sum(r["calls"] for r in t["llm_calls_by_role"].values())
+        return (f" One full trace with it (Run all on {t['arm']}: {calls} model calls, the answer and the judge "
+                f"included) took {t['run_all_s']:.0f} s on the demo's camera-strap question, loading the model "
+                f"included, on a shared 2-core machine at load {t['loadavg_after'][0]:.0f} "
+                "(`bench/out/trace_local.json`).")
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
@@ -144,8 +148,9 @@ def model_requirements(rec: Any, *, thin: bool) -> None:
         st.dataframe([{"requirement": r} for r in rec.requirements], hide_index=True)
     if thin:
         st.info("One requirement: the formal context has one column and the lattice little structure. For model "
-                "requirements choose a provider in the sidebar (or the Provider select); the local model installs "
-                "with `scripts/install_local_llm.sh` (no API key)." + local_trace_time(), icon=":material/info:")
+                "requirements choose a model in the Provider select (or the sidebar). The local model needs no API "
+                "key: `bash scripts/install_local_llm.sh`, then `[llm] provider = \"local\"` in `bfr.toml` (the "
+                "README's “Using a model”) and Refresh." + local_trace_time(), icon=":material/info:")
 
 
 def context(s: Step, v: StepView) -> None:

@@ -205,6 +205,15 @@ def texts(at) -> str:
     return "\n".join(parts)
 
 
+def shipped_recording(question_id: str) -> str:
+    """"recorded from MODEL on DATE" for the demo question's entry of data/demo_llm_cache.json."""
+    from bfr_core.ingest.demo import RECORDED_PATH
+
+    entries = json.loads(RECORDED_PATH.read_text("utf-8"))["entries"]
+    e = next(e for e in entries if e["question_id"] == question_id)
+    return f"recorded from {e['provider']}:{e['model']} on {e['created'][:10]}"
+
+
 @pytest.fixture()
 def browser_app(tmp_path):
     """Hook for browser tests of the live app (e.g. an eval started while it is open): the demo store

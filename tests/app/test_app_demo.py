@@ -1,6 +1,6 @@
 """Demo page: every statement about the case is computed from the store; the gallery opens Trace."""
 
-from conftest import app_test, texts
+from conftest import app_test, shipped_recording, texts
 
 from bfr_core.evaluation import cases as CS
 
@@ -76,3 +76,12 @@ def test_next_step_on_the_demo(app_db):
     at = _demo(app_db)
     at.button(key="demo_next").click().run()
     assert [h.value for h in at.subheader][0].startswith("1.")
+
+
+def test_offline_steps_show_the_shipped_recorded_requirements(app_db):
+    """Demo page, BFR-MV step by step under the offline rules: the local model's recorded requirements
+    for the case's question (data/demo_llm_cache.json), with where and when they came from."""
+    at = _demo(app_db)
+    at.button(key="demo_all").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert shipped_recording("q1") in texts(at).replace("\\", "")

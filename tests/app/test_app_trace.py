@@ -1,6 +1,6 @@
 """Trace page: a step advances the trace, Run all reveals everything, query params preselect."""
 
-from conftest import app_test, texts
+from conftest import app_test, shipped_recording, texts
 
 
 def _trace_page(at_query=None):
@@ -93,3 +93,14 @@ def test_selecting_a_final_row_opens_its_session(app_db):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(m.value.startswith("Session **") for m in at.markdown)
+
+
+def test_offline_trace_shows_the_shipped_recorded_requirements(app_db):
+    """The demo store loads data/demo_llm_cache.json: under the offline rules the Trace page shows
+    the requirements the local model gave for the question, with where and when they came from."""
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    at.button(key="trace_all").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert shipped_recording("q1") in texts(at).replace("\\", "")
+    assert any("requirement" in d.value.columns and len(d.value) >= 2 for d in at.dataframe)

@@ -122,5 +122,5 @@ def test_offline_requirements_show_the_recorded_model_ones_and_the_way_to_a_mode
     recorded = body.replace("\\", "")  # markdown escapes
     assert "recorded from local:tiny on 2026-12-02" in recorded
     assert "scripts/install_local_llm.sh" in body and "Provider" in body
-    assert "fca-ms trace with it" in body and "bench/out/" in body  # the measured time, with its JSON
+    assert "trace with it" in body and "bench/out/" in body  # the measured time, with its JSON
     assert at.dataframe[0].value["requirement"].tolist() == ["date the strap was ordered", "date it arrived"]
