@@ -408,8 +408,9 @@ def _part(enc: Embedder) -> str:
 @contextmanager
 def _torch_threads(n: int | None):
     """torch's intra-op threads set to ``n`` inside (``None``: unchanged). One thread per concurrent
-    encode call: two calls of one thread each kept both cores busy and used ~5x less CPU than one
-    call of two threads on a loaded machine (padding-free batches are small), vectors bit-identical."""
+    encode call: padding-free batches are small, so one call of two threads left a core idle
+    (1.5 of 2 busy, bench/out/ingest.json at 43466e8) and spun under load; each vector stays within
+    1e-6 of the one-call path (tests/test_embed.py)."""
     if n is None:
         yield
         return
