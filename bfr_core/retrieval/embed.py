@@ -487,11 +487,12 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
                 chunks = [chunks[i] for i in spread(len(chunks))]
             pace.begin(part)
             remote = executor is not None and part == "minilm"
-            with _torch_threads(1 if part == "minilm" and WORKERS > 1 and not remote else None):
+            threads = 1 if part == "minilm" and WORKERS > 1 and not remote else None
+            with _torch_threads(threads):
                 encoded = (zip(chunks, executor.map(  # type: ignore[attr-defined]
                     encode_texts, ((task.encoder_id, [task.texts[i] for i in idx]) for idx in chunks)), strict=True)
                     if remote else _encode_chunks(pool, enc, task, chunks, WORKERS if part == "minilm" else 1,
-                                                  progress, lambda s=task.stage: report(s)))
+                                                  threads, progress, lambda s=task.stage: report(s)))
                 for idx, vecs in encoded:
                     hashes = tuple(task.hashes[i] for i in idx)
                     store_vectors(store, task.store_id, hashes, vecs)
@@ -522,11 +523,24 @@ def _await(futures: list, progress: Progress | None, report: Callable[[], tuple[
             progress(*report())
 
 
+def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) -> np.ndarray:
+    """:func:`encode_alone` in a pool thread with ``threads`` torch threads: torch's thread count is
+    per thread under OpenMP, so a pool thread that ran torch before (loading MiniLM) kept the old
+    count and ran two threads beside the other worker (LoCoMo's MiniLM took 2x the CPU)."""
+    if threads is not None:
+        import torch
+
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    return encode_alone(enc, texts)
+
+
 def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]], in_flight: int,
-                   progress: Progress | None, report: Callable[[], tuple[int, int, str]]):
-    """Yield ``(chunk, vectors)`` in the order chunks finish, ``in_flight`` encode calls at a time,
-    reporting at least every second. On any exception (a Cancel raised by ``progress``) the chunks
-    not started are dropped and the running ones waited for before it propagates."""
+                   threads: int | None, progress: Progress | None, report: Callable[[], tuple[int, int, str]]):
+    """Yield ``(chunk, vectors)`` in the order chunks finish, ``in_flight`` encode calls at a time
+    (``threads`` torch threads each), reporting at least every second. On any exception (a Cancel
+    raised by ``progress``) the chunks not started are dropped and the running ones waited for
+    before it propagates."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     todo = list(chunks)
@@ -535,7 +549,7 @@ def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]
         while todo or running:
             while todo and len(running) < in_flight:
                 idx = todo.pop(0)
-                running[pool.submit(encode_alone, enc, [task.texts[i] for i in idx])] = idx
+                running[pool.submit(_encode_in_thread, enc, [task.texts[i] for i in idx], threads)] = idx
             done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for f in sorted(done, key=lambda f: running[f][0]):
                 idx = running.pop(f)
