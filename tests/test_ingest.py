@@ -1,5 +1,5 @@
 """bfr_core.ingest.ingest: encoded before written, taken back when interrupted (the app's Cancel),
-finished by a rerun after a kill, with a bar whose ETA follows cost."""
+finished by a rerun after a kill, with a bar whose count tracks time."""
 
 import os
 import subprocess
