@@ -323,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, kind, path in inputs:
             rows.append(bench_input(name, kind, path, code, Path(tmp), args)
                         | ({"built": built} if name == "full_s_sized" else {}))
+            write_out(args, measured, start_load, rows)  # after each input: a long run killed keeps the rest
+    return 0
+
+
+def write_out(args: argparse.Namespace, measured: str, start_load: list[float], rows: list[dict[str, Any]]) -> None:
     out = {
         "benchmark": "ingest", "commit": measured,
         "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
@@ -331,12 +336,12 @@ def main(argv: list[str] | None = None) -> int:
         "loadavg_start": start_load, "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "targets": {"dev50_cold_s": 120, "locomo_cold_s": 30, "warm_s": 5, "overhead_ratio": 1.5,
                     "full_s_cold_s": 900, "peak_rss_mb": 6144, "eta_error_pct": 30},
+        "eta_within_target": {r["input"]: [e["within_30pct"] for e in r.get("cold", {}).get("eta", [])] for r in rows},
         "results": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ one; ``None`` means silent), :class:`RunStatus` (a long LLM run's counters: unit
 and failed, tokens, spend, and an ETA from the rate so far) with its one-line rendering, and
 :func:`tqdm_progress`. A run's status travels as the ``label`` argument (its :meth:`RunStatus.line`),
 so every existing callback shows it unchanged. Also: :func:`eta_seconds` / :func:`fmt_eta` (the app's
-ETA), :func:`restarts` (where one bar ends and the next begins), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
+ETA), :func:`restarts` (where one bar ends and the next begins), :class:`Pace` (one bar over a
+job's parts that tracks time: rates measured online), :class:`Recorder` (a callback that keeps every update, for benches and tests) and :func:`ticking`
 (keeps a bar alive during one long step, counting its sub-steps on a :class:`StepMeter`). Does not cover: computing the counters (the callers), drawing
 (the app's ``ui.widgets``, tqdm here).
 """
@@ -101,6 +102,74 @@ def fmt_eta(seconds: float | None) -> str:
         return ""
     s = int(round(seconds))
     return f"about {s // 60} min {s % 60:02d} s left" if s >= 60 else f"about {s} s left"
+
+
+class Pace:
+    """One bar over a job of several parts whose count tracks time, not units (issue 29).
+
+    Each part has a size in its own unit (characters, MiniLM tokens, a model load) and a prior cost
+    in seconds per unit. A part's rate is re-estimated from its own completed work (seconds spent
+    in it over units done); a part not measured yet costs its prior times the speed measured so far
+    (measured seconds over what the priors predicted for that work), so the priors only set the
+    parts' relative weights. :meth:`count` is ``SCALE * elapsed / (elapsed + seconds left)``, never
+    going back, so ``eta_seconds(elapsed, count, SCALE)`` (the app's and the bench's ETA) and tqdm's
+    are the estimate. Parts may overlap (a model loading while another part runs); time spent in a
+    part runs from :meth:`begin` to :meth:`end`."""
+
+    SCALE = 10_000
+
+    def __init__(self, sizes: dict[str, float], priors: dict[str, float],
+                 clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        self.sizes = {k: float(v) for k, v in sizes.items() if v > 0}
+        self.priors = priors
+        self.clock = clock or time.perf_counter
+        self.start = self.clock()
+        self.units = dict.fromkeys(self.sizes, 0.0)
+        self.spent = dict.fromkeys(self.sizes, 0.0)
+        self.since: dict[str, float] = {}
+        self.shown = 0
+
+    def begin(self, part: str) -> None:
+        if part in self.sizes and part not in self.since:
+            self.since[part] = self.clock()
+
+    def end(self, part: str) -> None:
+        if part in self.since:
+            self.spent[part] += self.clock() - self.since.pop(part)
+        if part in self.sizes:
+            self.units[part] = self.sizes[part]
+
+    def add(self, part: str, units: float) -> None:
+        if part in self.sizes:
+            self.units[part] = min(self.units[part] + units, self.sizes[part])
+
+    def _spent(self, part: str, now: float) -> float:
+        return self.spent[part] + (now - self.since[part] if part in self.since else 0.0)
+
+    def seconds_left(self) -> float:
+        now = self.clock()
+        measured = [p for p in self.sizes if self.units[p] > 0 and self._spent(p, now) > 0]
+        predicted = sum(self.priors[p] * self.units[p] for p in measured)
+        speed = sum(self._spent(p, now) for p in measured) / predicted if predicted > 0 else 1.0
+        left = 0.0
+        for part, size in self.sizes.items():
+            done = self.units[part]
+            if part in measured:
+                left += (size - done) * self._spent(part, now) / done
+            else:  # not measured: the prior at the speed so far, less the time it has already run
+                left += max(size * self.priors[part] * speed - self._spent(part, now), 0.0)
+        return left
+
+    def count(self) -> int:
+        """Where the bar stands, of :attr:`SCALE`: the elapsed share of the estimated whole."""
+        elapsed = self.clock() - self.start
+        left = self.seconds_left()
+        whole = elapsed + left
+        frac = elapsed / whole if whole > 0 else 1.0
+        self.shown = max(self.shown, min(int(self.SCALE * frac), self.SCALE - 1))
+        return self.shown
 
 
 class Recorder:

@@ -200,7 +200,7 @@ def test_embed_hook_is_called_when_module_exists(tmp_path: Path, monkeypatch: py
     fake.ensure_embeddings = lambda store, dataset_id, progress=None: calls.append((dataset_id, progress))
     # the bundle's texts are encoded before the write (plan, then run), then the warm check
     fake.plan_encoding = lambda store, texts, questions: [("plan", len(texts))]
-    fake.run_encoding = lambda store, tasks, progress, written: calls.append(("run", tasks))
+    fake.run_encoding = lambda store, tasks, progress, written, executor=None: calls.append(("run", tasks))
     monkeypatch.setitem(sys.modules, "bfr_core.retrieval.embed", fake)
     store = Store(tmp_path / "e.duckdb")
     report = ingest(store, "jsonl", DEMO_PATH, name="d1")
@@ -208,3 +208,10 @@ def test_embed_hook_is_called_when_module_exists(tmp_path: Path, monkeypatch: py
     report = ingest(store, "jsonl", DEMO_PATH, name="d2", embed=False)
     assert len(calls) == 2 and report.notes[-1] == "embeddings: skipped (--no-embed)"
     store.close()
+
+
+def test_ray_address_without_the_ray_executor_is_a_one_line_error(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "x.duckdb"
+    code = main(["ingest", "jsonl", str(DEMO_PATH), "--db", str(db), "--quiet", "--ray-address", "auto"])
+    assert code == 2 and "--ray-address needs --executor ray" in capsys.readouterr().err
+    assert not db.exists()

@@ -309,3 +309,46 @@ def test_turn_vectors_do_not_depend_on_the_batch_and_stay_close_to_the_padded_pa
     padded = short.encode(texts)
     keep = [i for i in range(len(texts)) if i != 4]
     assert (np.einsum("ij,ij->i", got[keep], padded[keep]) > 0.999).all()
+
+
+def test_capped_token_counts_are_exact_within_the_cap_and_above_it_otherwise():
+    """token_counts(texts, cap) tokenises long texts only up to a whitespace: same verdict as the
+    full count for every text, exact counts for those within the cap (a word of no whitespace is
+    counted whole, as a cut word may give more pieces than the whole one)."""
+    rng = np.random.default_rng(7)
+    words = ["the", "hiking", "trail", "Portland's", "unbelievably", "3.5km", "naïve", "!", "recommendation"]
+    texts = [" ".join(rng.choice(words, n)) for n in (1, 5, 20, 40, 60, 200, 900)]
+    texts += ["x" * 5000, "supercalifragilistic" * 100 + " end", "a\nb\tc " * 400, ""]
+    full = token_counts(texts)
+    for cap in (8, 16, 64, 160):
+        capped = token_counts(texts, cap)
+        assert ((capped <= cap) == (full <= cap)).all()
+        assert (capped[full <= cap] == full[full <= cap]).all()
+
+
+def test_spread_is_a_permutation_whose_prefixes_cover_the_range():
+    order = embed.spread(10)
+    assert sorted(order) == list(range(10)) and order[:2] == [0, 8] and embed.spread(1) == [0]
+    assert max(order[:4]) >= 6 and min(order[:4]) == 0  # the first few already span the range
+
+
+def test_run_encoding_in_parallel_writes_the_vectors_encoded_one_by_one(monkeypatch):
+    """Ingest's MiniLM chunks run WORKERS at a time, one torch thread each, in spread order: every
+    vector equals the one ``encode_alone`` gives the text alone (bit for bit in bf16, and within the
+    last fp32 bits), and every chunk written is in ``written``."""
+    inner = TransformerEmbedder(32, bf16=True)
+    short = ShortOnlyEmbedder(inner, 32)
+    texts = tuple(f"{w} turn number {i} about {'hiking ' * (i % 7)}" for i, w in enumerate(TEXTS * 30))
+    hashes = tuple(text_hash(t) for t in texts)
+    task = embed.EncodeTask("short", inner.model_id, "encoding short turns (MiniLM)", hashes, texts)
+    monkeypatch.setattr(embed, "get_model", lambda mid: short if mid == "short" else inner)
+    monkeypatch.setattr(embed, "PROGRESS_STEP", 8)
+    monkeypatch.setattr(embed, "WORKERS", 2)
+    store = Store()
+    rec = []
+    written = embed.run_encoding(store, [task], lambda d, t, label: rec.append((d, t)))
+    assert sorted(h for _, hs in written for h in hs) == sorted(hashes)
+    got = vectors_for(store, "short", list(hashes))
+    alone = np.stack([embed.encode_alone(inner, [t])[0] for t in texts[:12]])
+    assert np.abs(got[:12] - alone).max() < 1e-6
+    assert rec[-1] == (rec[-1][1], rec[-1][1]) and [d for d, _ in rec] == sorted(d for d, _ in rec)

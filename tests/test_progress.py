@@ -103,3 +103,46 @@ def test_ticking_with_a_meter_ends_full():
     rec = Recorder()
     ticking(lambda: [meter.advance() for _ in range(3)], rec, "x", every=0.01, meter=meter)
     assert rec.updates[-1][1:] == (3, 3, "x")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_pace_measures_each_part_and_weighs_the_rest_by_the_speed_so_far():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    # priors say part a costs 1 s a unit and b 2 s a unit; the machine runs at half that speed
+    pace = Pace({"a": 10, "b": 5, "empty": 0}, {"a": 1.0, "b": 2.0, "empty": 9.0}, clock=clock)
+    assert pace.seconds_left() == pytest.approx(20.0)  # nothing measured: the priors as they are
+    pace.begin("a")
+    clock.now = 8.0
+    pace.add("a", 4)  # 2 s a unit measured: speed 2x the prior's
+    assert pace.seconds_left() == pytest.approx(6 * 2.0 + 5 * 2.0 * 2)
+    count = pace.count()
+    assert eta_seconds(8.0, count, Pace.SCALE) == pytest.approx(32.0, rel=1e-3)  # the ETA is the estimate
+    pace.end("a")
+    pace.begin("b")
+    clock.now = 18.0
+    pace.add("b", 2)  # b measured on its own: 5 s a unit, the prior no longer counts; a is done
+    assert pace.seconds_left() == pytest.approx(3 * 5.0)
+
+
+def test_pace_counts_never_go_back_and_stop_short_of_full():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    pace = Pace({"load": 1}, {"load": 10.0}, clock=clock)
+    pace.begin("load")
+    clock.now = 5.0
+    first = pace.count()
+    assert first == Pace.SCALE // 2  # an unmeasured part runs down its prior as it goes
+    clock.now = 30.0  # longer than its prior: nothing left by the estimate, yet never "done"
+    assert pace.count() == Pace.SCALE - 1
+    pace.end("load")
+    assert pace.seconds_left() == 0.0 and pace.count() == Pace.SCALE - 1

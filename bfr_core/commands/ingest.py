@@ -1,4 +1,5 @@
-"""``bfr ingest {locomo,longmemeval,jsonl,beam,locomo-plus} PATH --db DB [--name NAME] [--replace] [--no-embed]``.
+"""``bfr ingest {locomo,longmemeval,jsonl,beam,locomo-plus} PATH --db DB [--name NAME] [--replace] [--no-embed]
+[--executor ray [--ray-address ADDR]]``.
 
 ``beam`` reads a folder (one conversation, a tier, or the root); ``locomo-plus`` stitches into the
 LoCoMo file named by ``--locomo`` (``--locomo-questions`` adds LoCoMo's own questions).
@@ -33,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip computing dense embeddings after the write")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--locomo", default=None, help="locomo-plus: the locomo10.json to stitch into")
+    parser.add_argument("--executor", default="local", choices=("local", "ray"),
+                        help="where MiniLM encodes: this machine's cores (default) or a Ray cluster")
+    parser.add_argument("--ray-address", default=None,
+                        help="Ray cluster to join (e.g. ray://head:10001 or auto; default: start a local one)")
     parser.add_argument("--locomo-questions", action="store_true",
                         help="locomo-plus: also ask LoCoMo's own questions in the stitched conversations")
 
@@ -82,13 +87,18 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         options = {"locomo": args.locomo, "locomo_questions": args.locomo_questions}
         if args.locomo:
             check_file(Path(args.locomo))
+    executor = None
+    if args.executor == "ray" or args.ray_address:
+        from bfr_core.evaluation.executors import make_executor
+
+        executor = make_executor("ray" if args.executor == "ray" else "thread", 1, args.ray_address)
     progress = None if args.quiet else staged_progress()
     started = time.perf_counter()
     with removed_if_failed(args.db):  # a failed ingest into a new path leaves no file or folder
         store = Store(args.db)
         try:
             report = ingest(store, args.kind, args.path, name=args.name, replace=args.replace,
-                            embed=args.embed, progress=progress, options=options)
+                            embed=args.embed, progress=progress, options=options, executor=executor)
         finally:
             store.close()
     print(format_report(report, args.db, time.perf_counter() - started), file=out or sys.stdout)

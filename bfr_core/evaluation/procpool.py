@@ -14,8 +14,10 @@ not cache (requirements, names) are encoded in the worker with the same encoder,
 text the vector it gets alone (``embed.encode_queries``), so results do not depend on which process
 ran a scope (checked by ``bench/bench_offline.py`` on dev50 and LoCoMo).
 
-Does not cover: writing back NER a worker parsed (a store ingested before ``entity.ensure_entities``
-existed parses those texts again in the next run; re-ingest or run ``ensure_entities`` once), runs with an LLM (a client with its cache and call log stays in the parent; those
+NER a worker parsed (texts the store's cache lacked) goes back with its rows and the parent caches it
+(``entity.store_entities``), so the next run parses nothing again.
+
+Does not cover: runs with an LLM (a client with its cache and call log stays in the parent; those
 run in the parent's loop), thread executors and remote executors (``evaluation/executors.py``, in
 progress on another branch: this module is the process step it can call).
 """
@@ -32,14 +34,15 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bfr_core.config import Budget, Config
 from bfr_core.records import Question, Scope, Turn
-from bfr_core.store import Store
+from bfr_core.retrieval.views.entity import store_entities
+from bfr_core.store import Store, text_hash
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,15 @@ class _KnownNer:
     """NER from the payload (the store's cache); any text it lacks is parsed in the worker."""
 
     known: dict[str, list[tuple[str, str]]]
+    parsed: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # handed back to the parent
 
     def __call__(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
         from bfr_core.retrieval.views.entity import run_ner
 
-        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
-        extra = dict(zip(missing, run_ner(missing), strict=True)) if missing else {}
-        return [self.known[t] if t in self.known else extra[t] for t in texts]
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known and t not in self.parsed]
+        if missing:
+            self.parsed.update(zip(missing, run_ner(missing), strict=True))
+        return [self.known[t] if t in self.known else self.parsed[t] for t in texts]
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -120,8 +125,9 @@ def scope_payload(store: Store, dataset_id: str, scope_id: str, jobs: Sequence[t
 
 
 def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, config: Config | None,
-              k: int, spec_budget: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """A worker: the scope's views from ``payload``, then every job; (result rows, trace rows)."""
+              k: int, spec_budget: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], dict[str, Any]]:
+    """A worker: the scope's views from ``payload``, then every job; (result rows, trace rows, NER the
+    worker parsed: text -> spans, for the parent to cache)."""
     import json
 
     from bfr_core.errors import BfrError
@@ -136,9 +142,9 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     short = get_model(spec.short) if spec.short and payload.short_vectors is not None else None
     for model_id, text, vec in payload.query_vectors:
         _remember((model_id, text), np.array(vec, copy=True))
+    ner = _KnownNer(dict(payload.ents))
     views = build_views(payload.scope, payload.turns, payload.vectors, model, None,
-                        short_vectors=payload.short_vectors, short_model=short,
-                        ner=_KnownNer(dict(payload.ents)))
+                        short_vectors=payload.short_vectors, short_model=short, ner=ner)
     rows, traces = [], []
     for q, arm in payload.jobs:
         try:
@@ -150,7 +156,7 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
             continue
         rows.append(result_row(run_id, q, trace, None))
         traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
-    return rows, traces
+    return rows, traces, ner.parsed
 
 
 def scopes_in_processes(
@@ -171,5 +177,7 @@ def scopes_in_processes(
                 payload = scope_payload(store, dataset_id, scope_id, jobs)
                 pending.append((scope_id, pool.submit(run_scope, payload, run_id, budget, config, k, spec_budget)))
             scope_id, fut = pending.pop(0)
-            rows, traces = fut.result()
+            rows, traces, parsed = fut.result()
+            if parsed:  # the parent is the store's one writer: the next run reads these instead of parsing
+                store_entities(store, [text_hash(t) for t in parsed], list(parsed.values()))
             yield scope_id, rows, traces

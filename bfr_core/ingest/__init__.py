@@ -119,16 +119,17 @@ def _entities(store: Store, dataset_id: str, meter: StepMeter | None = None) -> 
     return f"entities: {parsed:,} text(s) parsed and cached (bfr_core.retrieval.views.entity.ensure_entities)"
 
 
-def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, written: list) -> None:
+def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, written: list,
+                  executor: object | None = None) -> None:
     """Encode and cache the bundle's texts before it is written; every cached chunk is appended to
-    ``written`` at once, for a rollback."""
+    ``written`` at once, for a rollback. ``executor``: where MiniLM's chunks run (``run_encoding``)."""
     from bfr_core.retrieval.embed import plan_encoding, run_encoding  # lazy: the embedding stack
     from bfr_core.retrieval.views.common import index_text
 
     texts = [index_text(t) for t in bundle.turns]
     tasks = ticking(lambda: plan_encoding(store, texts, [q.text for q in bundle.questions]), progress,
                     "checking which texts are already encoded")
-    run_encoding(store, tasks, progress, written)
+    run_encoding(store, tasks, progress, written, executor)
 
 
 def _undo(store: Store, dataset_id: str, written_dataset: bool, vectors: list) -> None:
@@ -143,7 +144,7 @@ def _undo(store: Store, dataset_id: str, written_dataset: bool, vectors: list) -
 def ingest(
     store: Store, kind: str, path: str | Path, *, name: str | None = None, replace: bool = False,
     embed: bool = True, progress: Progress | None = None, entities: bool | None = None,
-    options: dict | None = None,
+    options: dict | None = None, executor: object | None = None,
 ) -> IngestReport:
     """Load ``path`` as ``kind`` into ``store`` as dataset ``name`` (default: see ``default_name``).
 
@@ -155,7 +156,9 @@ def ingest(
     once its write has committed (the old copy is gone by then). Returns the report, with one extra
     note on the embedding step and one on the entity step (``entities``, default off: the entity
     view parses only the turns a cue could match, when first searched; both are caches by text hash).
-    ``options`` go to the loader (``locomo-plus``: ``locomo``, ``locomo_questions``).
+    ``options`` go to the loader (``locomo-plus``: ``locomo``, ``locomo_questions``). ``executor``
+    (``evaluation.executors.make_executor``, e.g. a Ray cluster) runs MiniLM's encoding on its
+    workers; the vectors come back and are written here, by the one store writer.
 
     Run again on the same file (same sha256, no ``replace``) after a kill left its cache stages
     unfinished, it finishes them instead of refusing (:func:`_resume`); ``embed=False`` then has
@@ -180,7 +183,7 @@ def ingest(
     written = False
     try:
         if embed:
-            _encode_first(store, bundle, progress, vectors)
+            _encode_first(store, bundle, progress, vectors, executor)
         try:
             report = ticking(lambda: store.write_bundle(bundle, replace=replace), progress,
                              "writing the dataset to the store")

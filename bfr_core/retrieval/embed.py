@@ -40,10 +40,12 @@ Covers
   encodes nothing); :func:`vectors_for` reads rows back aligned with a list of hashes;
   :func:`vectors_for_texts` is the lazy path (encode what is missing, cache it, return all).
 * Ingest's encoding (:func:`plan_encoding`, :func:`run_encoding`): one progress bar over every
-  model whose count is cost (:func:`text_costs`: MiniLM tokens, the static model and model loading
-  in the same unit), so its ETA holds while texts go shortest first; its label counts texts. Turn
-  vectors come from :func:`encode_alone` (batches of one token count: no padding), so a vector never
-  depends on which other texts were cached already, and a rerun after a kill ends bit-identical.
+  model whose count tracks time (``progress.Pace``: the static model's characters, MiniLM's load and
+  its tokens, each part's rate measured from its own finished chunks), so its ETA holds; its label
+  counts texts. MiniLM runs one encode call per core (one torch thread each) while MiniLM loads
+  beside the static model. Turn vectors come from :func:`encode_alone` (batches of one token count:
+  no padding), so a vector never depends on which other texts were cached already, nor on order or
+  workers, and a rerun after a kill ends bit-identical.
 * Question vectors in the same table: ingest also caches each question text's vector from every
   default model's :func:`query_encoder`, so an eval or the app searching benchmark questions reads
   them back (``views.dense.prime_queries``) instead of loading MiniLM to encode them.
@@ -62,13 +64,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import threading  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from bfr_core.progress import Progress, ticking  # noqa: E402
+from bfr_core.progress import Pace, Progress  # noqa: E402
 from bfr_core.retrieval.encoders import (  # noqa: E402
     CHUNK,
     Embedder,
@@ -95,6 +98,7 @@ __all__ = [
     "ensure_embeddings",
     "encode_alone",
     "encode_queries",
+    "encode_texts",
     "query_encoder",
     "query_vectors",
     "store_vectors",
@@ -215,7 +219,7 @@ def encode_alone(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     if not isinstance(model, ShortOnlyEmbedder):
         return encode_queries(model, texts)
     out = np.zeros((len(texts), model.dim), np.float32)
-    short = np.flatnonzero(token_counts(texts) <= model.max_tokens)
+    short = np.flatnonzero(token_counts(texts, model.max_tokens) <= model.max_tokens)
     if len(short):
         out[short] = encode_queries(model, [texts[i] for i in short])
     return out
@@ -314,13 +318,14 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 
 # -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
 PROGRESS_STEP = 64  # MiniLM texts per encode call while ingesting: one progress update each (~1-4 s here)
-# Progress counts cost, not texts (issue 29: texts go shortest first, so a count of texts made the
-# ETA far too short). One unit = one MiniLM token; measured here (bench/out/ingest.json, ``limit``):
-# the static model costs ~1/300 of that per token (~4 characters), a MiniLM call ~8 tokens per text
-# beyond its tokens, and loading MiniLM ~5 s idle, i.e. ~40,000 units at its dev50 rate.
-STATIC_COST_PER_CHAR = 1 / 1200
-TEXT_COST = 8
-LOAD_COST = 40_000
+TEXT_COST = 8  # a MiniLM text costs ~8 tokens beyond its own (bench/out/ingest.json, ``limit``)
+# The bar's ETA (issue 29) follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's
+# rate is measured from its own completed chunks; these priors (seconds, measured here on a quiet
+# machine: bench/out/ingest.json, ``limit``) only weigh a part against another until it has run.
+PRIOR_S = {"static": 5e-7,  # per character (dev50: 23.6 M characters in 11.6 s)
+           "load": 7.0,  # loading MiniLM (torch and sentence-transformers imports included)
+           "minilm": 1.3e-4}  # per cost unit (:func:`text_costs`; dev50: ~0.8 M units in 105 s)
+WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, one torch thread each
 
 
 @dataclass(frozen=True)
@@ -347,10 +352,11 @@ def stage_name(model_id: str, *, queries: bool = False) -> str:
 
 
 def text_costs(encoder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """The expected cost of encoding each text with ``encoder``, in MiniLM tokens (see :data:`LOAD_COST`)."""
+    """The expected cost of encoding each text with ``encoder``: MiniLM tokens (+ :data:`TEXT_COST`)
+    for a transformer, characters for the static model (a :data:`PRIOR_S` part's unit)."""
     if isinstance(encoder, TransformerEmbedder):
-        return np.minimum(token_counts(list(texts)), encoder.max_seq_length).astype(np.float64) + TEXT_COST
-    return np.fromiter((len(t) * STATIC_COST_PER_CHAR for t in texts), np.float64, len(texts))
+        return np.minimum(token_counts(texts, encoder.max_seq_length), encoder.max_seq_length).astype(np.float64) + TEXT_COST
+    return np.fromiter((len(t) for t in texts), np.float64, len(texts))
 
 
 def _missing(store: Store, model_id: str, texts: Sequence[str]) -> dict[str, str]:
@@ -371,7 +377,7 @@ def plan_encoding(store: Store, turn_texts: Sequence[str], question_texts: Seque
         todo = _missing(store, mid, turn_texts)
         enc: Embedder = model
         if isinstance(model, ShortOnlyEmbedder) and todo:
-            counts = token_counts(list(todo.values()))
+            counts = token_counts(list(todo.values()), model.max_tokens)
             long_t = {h: t for h, t, n in zip(todo, todo.values(), counts, strict=True) if n > model.max_tokens}
             if long_t:
                 tasks.append(EncodeTask(mid, mid, "caching long turns", tuple(long_t), tuple(long_t.values()),
@@ -388,59 +394,170 @@ def plan_encoding(store: Store, turn_texts: Sequence[str], question_texts: Seque
     return tasks
 
 
+def spread(n: int) -> list[int]:
+    """``range(n)`` in bit-reversed order: every prefix samples the whole range evenly, so chunks
+    sorted by size and run in this order make the rate measured so far the rate of the whole."""
+    bits = max(1, (n - 1).bit_length())
+    return sorted(range(n), key=lambda i: int(format(i, f"0{bits}b")[::-1], 2))
+
+
+def _part(enc: Embedder) -> str:
+    return "minilm" if isinstance(enc, TransformerEmbedder) else "static"
+
+
+@contextmanager
+def _torch_threads(n: int | None):
+    """torch's intra-op threads set to ``n`` inside (``None``: unchanged). One thread per concurrent
+    encode call: padding-free batches are small, so one call of two threads left a core idle
+    (1.5 of 2 busy, bench/out/ingest.json at 43466e8) and spun under load; each vector stays within
+    1e-6 of the one-call path (tests/test_embed.py)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def encode_texts(model_id: str, texts: Sequence[str]) -> np.ndarray:
+    """:func:`encode_alone` with the model named ``model_id``: what a remote worker runs per chunk."""
+    return encode_alone(get_model(model_id), texts)
+
+
 def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress | None = None,
-                 written: list[tuple[str, tuple[str, ...]]] | None = None) -> list[tuple[str, tuple[str, ...]]]:
-    """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, 1,024 for
-    the static model; texts shortest first, so a chunk pads little), reporting ``(cost done, cost of
-    all tasks, "stage · texts done of texts in all")`` after each: one bar over every task whose ETA
-    follows cost (:func:`text_costs`, model loading included), whose label counts texts. Every
-    ``(store_id, hashes)`` cached is appended to ``written`` as it is written (so a caller still knows
-    what to take back, :func:`delete_vectors`, when a Cancel interrupts this call); returns that list.
-    Fixed chunks keep vectors independent of load."""
+                 written: list[tuple[str, tuple[str, ...]]] | None = None,
+                 executor: object | None = None) -> list[tuple[str, tuple[str, ...]]]:
+    """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, sorted by
+    token count so each is one or two padding-free batches, run in :func:`spread` order with
+    :data:`WORKERS` in flight; 1,024 for the static model, one at a time), reporting ``(count, SCALE,
+    "stage · texts done of texts in all")`` at least every second: one bar over every task whose
+    count tracks time (:class:`~bfr_core.progress.Pace` over the static model's characters, the
+    MiniLM load and MiniLM's tokens; the load starts at once in a thread, beside the static model).
+    Vectors are written here, in the calling thread only (the one store writer). Every
+    ``(store_id, hashes)`` cached is appended to ``written`` as it is written (so a caller still
+    knows what to take back, :func:`delete_vectors`, when a Cancel interrupts this call); returns
+    that list. Chunks are fixed and each vector is :func:`encode_alone`'s, so vectors never depend
+    on load, order or workers. ``executor`` (an ``evaluation.executors`` Executor, e.g. Ray's) runs
+    MiniLM's chunks (:func:`encode_texts`) on its workers instead; their vectors come back here."""
+    from concurrent.futures import ThreadPoolExecutor
+
     work = [t for t in tasks if not t.zeros]
     encoders = {t.encoder_id: get_model(t.encoder_id) for t in work}
     costs = {id(t): text_costs(encoders[t.encoder_id], t.texts) for t in work}
-    loads = {e for e, enc in encoders.items() if isinstance(enc, TransformerEmbedder) and enc._model is None}
-    total = int(round(sum(c.sum() for c in costs.values()))) + LOAD_COST * len(loads) or 1
+    loads = sorted(e for e, enc in encoders.items()
+                   if isinstance(enc, TransformerEmbedder) and enc._model is None and executor is None)
+    sizes = {"load": float(len(loads)), "static": 0.0, "minilm": 0.0}
+    for t in work:
+        sizes[_part(encoders[t.encoder_id])] += float(costs[id(t)].sum())
+    pace = Pace(sizes, PRIOR_S)
     n_texts = sum(len(t.texts) for t in work)
-    cost = 0.0
     n_done = 0
     written = [] if written is None else written
 
     def report(stage: str) -> tuple[int, int, str]:
-        return min(int(round(cost)), total), total, f"{stage} · {n_done:,} of {n_texts:,} texts"
+        return pace.count(), Pace.SCALE, f"{stage} · {n_done:,} of {n_texts:,} texts"
 
-    for task in tasks:
-        if task.zeros:
-            dim = get_model(task.store_id).dim
-            store_vectors(store, task.store_id, task.hashes, np.zeros((len(task.hashes), dim), np.float32))
-            written.append((task.store_id, task.hashes))
-            continue
-        enc = encoders[task.encoder_id]
-        if task.encoder_id in loads:  # ~5-10 s here: keep the bar moving
-            d, t, _ = report(task.stage)
-            ticking(enc._load, progress, "loading the MiniLM model", done=d, total=t)  # type: ignore[attr-defined]
-            loads.discard(task.encoder_id)
-            cost += LOAD_COST
-        if progress:
-            progress(*report(task.stage))
-        step = PROGRESS_STEP if isinstance(enc, TransformerEmbedder) else CHUNK
-        # by token count for MiniLM (its cost, and each chunk is one or two padding-free batches)
-        size = costs[id(task)] if isinstance(enc, TransformerEmbedder) else [len(t) for t in task.texts]
-        order = sorted(range(len(task.texts)), key=lambda i: (size[i], task.hashes[i]))
-        for start in range(0, len(order), step):
-            idx = order[start:start + step]
-            texts, hashes = tuple(task.texts[i] for i in idx), tuple(task.hashes[i] for i in idx)
-            # a heartbeat while the chunk encodes (the count moves once per chunk): the bar never sits still
-            d, t, label = report(task.stage)
-            vecs = ticking(lambda e=enc, x=texts: encode_alone(e, x), progress, label, done=d, total=t)
-            store_vectors(store, task.store_id, hashes, vecs)
-            written.append((task.store_id, hashes))
-            cost += float(costs[id(task)][idx].sum())
-            n_done += len(texts)
+    with ThreadPoolExecutor(max(WORKERS, 1 + len(loads)), thread_name_prefix="bfr-encode") as pool:
+        loading = {e: pool.submit(encoders[e]._load) for e in loads}  # type: ignore[attr-defined]
+        pace.begin("load")
+        if progress and work:
+            progress(*report(work[0].stage))
+        for task in tasks:
+            if task.zeros:
+                dim = get_model(task.store_id).dim
+                store_vectors(store, task.store_id, task.hashes, np.zeros((len(task.hashes), dim), np.float32))
+                written.append((task.store_id, task.hashes))
+                continue
+            enc = encoders[task.encoder_id]
+            if task.encoder_id in loading:
+                _await([loading.pop(task.encoder_id)], progress, lambda: report("loading the MiniLM model"))
+                if not loading:
+                    pace.end("load")
+            part = _part(enc)
+            step, size = ((PROGRESS_STEP, costs[id(task)]) if part == "minilm"
+                          else (CHUNK, [len(t) for t in task.texts]))
+            order = sorted(range(len(task.texts)), key=lambda i: (size[i], task.hashes[i]))
+            chunks = [order[s:s + step] for s in range(0, len(order), step)]
+            if part == "minilm":
+                chunks = [chunks[i] for i in spread(len(chunks))]
+            pace.begin(part)
+            remote = executor is not None and part == "minilm"
+            threads = 1 if part == "minilm" and WORKERS > 1 and not remote else None
+            with _torch_threads(threads):
+                encoded = (zip(chunks, executor.map(  # type: ignore[attr-defined]
+                    encode_texts, ((task.encoder_id, [task.texts[i] for i in idx]) for idx in chunks)), strict=True)
+                    if remote else _encode_chunks(pool, enc, task, chunks, WORKERS if part == "minilm" else 1,
+                                                  threads, progress, lambda s=task.stage: report(s)))
+                for idx, vecs in encoded:
+                    hashes = tuple(task.hashes[i] for i in idx)
+                    store_vectors(store, task.store_id, hashes, vecs)
+                    written.append((task.store_id, hashes))
+                    pace.add(part, float(costs[id(task)][idx].sum()))
+                    n_done += len(idx)
+                    if remote and progress:
+                        progress(*report(task.stage))
             if progress:
                 progress(*report(task.stage))
+        pace.end("load")
+    if progress and work:  # the bar ends full
+        progress(Pace.SCALE, Pace.SCALE, f"{work[-1].stage} · {n_done:,} of {n_texts:,} texts")
     return written
+
+
+def _await(futures: list, progress: Progress | None, report: Callable[[], tuple[int, int, str]]) -> None:
+    """Wait for ``futures``, calling ``progress(*report())`` every second (a Cancel raises from it);
+    re-raises a future's exception."""
+    from concurrent.futures import wait
+
+    while futures:
+        done, pending = wait(futures, timeout=1.0)
+        for f in done:
+            f.result()
+        futures = list(pending)
+        if progress:
+            progress(*report())
+
+
+def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) -> np.ndarray:
+    """:func:`encode_alone` in a pool thread with ``threads`` torch threads: torch's thread count is
+    per thread under OpenMP, so a pool thread that ran torch before (loading MiniLM) kept the old
+    count and ran two threads beside the other worker (LoCoMo's MiniLM took 2x the CPU)."""
+    if threads is not None:
+        import torch
+
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    return encode_alone(enc, texts)
+
+
+def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]], in_flight: int,
+                   threads: int | None, progress: Progress | None, report: Callable[[], tuple[int, int, str]]):
+    """Yield ``(chunk, vectors)`` in the order chunks finish, ``in_flight`` encode calls at a time
+    (``threads`` torch threads each), reporting at least every second. On any exception (a Cancel
+    raised by ``progress``) the chunks not started are dropped and the running ones waited for
+    before it propagates."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    todo = list(chunks)
+    running: dict = {}
+    try:
+        while todo or running:
+            while todo and len(running) < in_flight:
+                idx = todo.pop(0)
+                running[pool.submit(_encode_in_thread, enc, [task.texts[i] for i in idx], threads)] = idx
+            done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
+            for f in sorted(done, key=lambda f: running[f][0]):
+                idx = running.pop(f)
+                yield idx, f.result()
+            if progress:
+                progress(*report())
+    finally:
+        wait(running)
 
 
 def delete_vectors(store: Store, written: Sequence[tuple[str, Sequence[str]]]) -> None:

@@ -86,37 +86,41 @@ class TransformerEmbedder:
         self.model_id = f"{MINILM}{kind}@{self.max_seq_length}"
 
     def _load(self) -> Any:
-        if self._model is None:
-            from sentence_transformers import SentenceTransformer
+        with self._lock:
+            return self._model if self._model is not None else self._build()
 
-            model = SentenceTransformer(str(_minilm_path()), device="cpu")
-            model.max_seq_length = self.max_seq_length
-            if self.int8:
-                import torch
+    def _build(self) -> Any:
+        from sentence_transformers import SentenceTransformer
 
-                # Dynamic quantisation: int8 weights for the Linear layers, activations quantised on
-                # the fly. Only the Linear layers; embeddings and LayerNorm stay fp32.
-                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-            self._model = model
-        return self._model
+        model = SentenceTransformer(str(_minilm_path()), device="cpu")
+        model.max_seq_length = self.max_seq_length
+        if self.int8:
+            import torch
+
+            # Dynamic quantisation: int8 weights for the Linear layers, activations quantised on
+            # the fly. Only the Linear layers; embeddings and LayerNorm stay fp32.
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        self._model = model
+        return model
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
             return out
-        with self._lock:
-            model = self._load()
-            # Sorting by length keeps each batch's padding small; results go back in input order.
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-            for start in range(0, len(order), CHUNK):
-                idx = order[start:start + CHUNK]
-                with _autocast(self.bf16):
-                    vecs = model.encode([texts[i] for i in idx], batch_size=self.batch_size,
-                                        normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-                out[idx] = vecs.astype(np.float32, copy=False)
-                if progress:
-                    progress(min(start + CHUNK, len(order)), len(order), f"encoding with {self.model_id}")
+        # Only loading is locked: inference is thread-safe, and ingest runs one encode per core
+        # (``embed.run_encoding``), each with one torch thread.
+        model = self._load()
+        # Sorting by length keeps each batch's padding small; results go back in input order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), CHUNK):
+            idx = order[start:start + CHUNK]
+            with _autocast(self.bf16):
+                vecs = model.encode([texts[i] for i in idx], batch_size=self.batch_size,
+                                    normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+            out[idx] = vecs.astype(np.float32, copy=False)
+            if progress:
+                progress(min(start + CHUNK, len(order)), len(order), f"encoding with {self.model_id}")
         return out
 
 
@@ -279,11 +283,46 @@ def _tokenizer() -> Any:
     return tok
 
 
-def token_counts(texts: Sequence[str]) -> np.ndarray:
-    """MiniLM word-piece tokens per text, [CLS] and [SEP] included (what a token cap counts)."""
+# Characters per token cap tokenised before a text is known to be over the cap (see token_counts):
+# LongMemEval's long turns average ~4.5 characters a token, so 8 a token decides almost all of them.
+CAP_CHARS_PER_TOKEN = 8
+
+
+def _counts(texts: Sequence[str]) -> np.ndarray:
+    return np.fromiter((len(e.ids) for e in _tokenizer().encode_batch(list(texts))), np.int64, len(texts))
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a whitespace (whole when it fits or has no
+    whitespace there: a word cut in two may give more pieces than the whole word, e.g. [UNK])."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit + 1]
+    at = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[:at] if at > 0 else text
+
+
+def token_counts(texts: Sequence[str], cap: int | None = None) -> np.ndarray:
+    """MiniLM word-piece tokens per text, [CLS] and [SEP] included (what a token cap counts).
+
+    With ``cap``: exact for every text of at most ``cap`` tokens, and some number above ``cap`` for
+    the others, which are tokenised only up to a whitespace near ``cap * CAP_CHARS_PER_TOKEN``
+    characters. Exact because the tokenizer splits at whitespace before it cuts words into pieces
+    (normalising character by character), so a prefix cut at whitespace has a prefix of the text's
+    tokens: over the cap there means over the cap in full; a cut text found within the cap is
+    counted again in full. Planning dev50's ingest, mostly this count, took 15.8 of its 133 s cold
+    (bench/out/ingest_dev50.json at 43466e8)."""
+    texts = list(texts)
     if not texts:
         return np.zeros(0, np.int64)
-    return np.fromiter((len(e.ids) for e in _tokenizer().encode_batch(list(texts))), np.int64, len(texts))
+    if cap is None:
+        return _counts(texts)
+    limit = cap * CAP_CHARS_PER_TOKEN
+    counts = _counts([_cut(t, limit) for t in texts])
+    again = [i for i, (t, n) in enumerate(zip(texts, counts, strict=True)) if n <= cap and len(t) > limit]
+    if again:
+        counts[again] = _counts([texts[i] for i in again])
+    return counts
 
 
 @dataclass
@@ -307,7 +346,7 @@ class ShortOnlyEmbedder:
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
-        short = np.flatnonzero(token_counts(texts) <= self.max_tokens)
+        short = np.flatnonzero(token_counts(texts, self.max_tokens) <= self.max_tokens)
         if len(short):
             out[short] = self.inner.encode([texts[i] for i in short], progress=progress)
         return out

@@ -127,18 +127,27 @@ def cached_ner(store: Store | None, texts: Sequence[str], processes: int = 1,
     if todo:
         ents = run_ner(list(todo.values()), processes, advance)
         found.update(zip(todo, ents, strict=True))
-        if store is not None and not store.read_only:
-            rows = pa.table({
-                "model": [NER_MODEL] * len(todo), "text_hash": list(todo),
-                "labels": pa.array([[lab for lab, _ in e] for e in ents], pa.list_(pa.string())),
-                "spans": pa.array([[s for _, s in e] for e in ents], pa.list_(pa.string())),
-            })
-            with _WRITE_LOCK:
-                cur = store.cursor()
-                cur.register("new_ents", rows)
-                cur.execute("INSERT OR IGNORE INTO entities SELECT model, text_hash, labels, spans FROM new_ents")
-                cur.unregister("new_ents")
+        if store is not None:
+            store_entities(store, list(todo), ents)
     return [found[h] for h in hashes]
+
+
+def store_entities(store: Store, hashes: Sequence[str], ents: Sequence[Ents]) -> None:
+    """Cache NER output (``ents`` aligned with the text ``hashes``); kept rows win, read-only stores
+    are skipped. Also how ``bfr eval --processes N`` keeps what its workers parsed."""
+    if store.read_only or not hashes:
+        return
+    store.ensure(ENTITIES_DDL)
+    rows = pa.table({
+        "model": [NER_MODEL] * len(hashes), "text_hash": list(hashes),
+        "labels": pa.array([[lab for lab, _ in e] for e in ents], pa.list_(pa.string())),
+        "spans": pa.array([[s for _, s in e] for e in ents], pa.list_(pa.string())),
+    })
+    with _WRITE_LOCK:
+        cur = store.cursor()
+        cur.register("new_ents", rows)
+        cur.execute("INSERT OR IGNORE INTO entities SELECT model, text_hash, labels, spans FROM new_ents")
+        cur.unregister("new_ents")
 
 
 def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
