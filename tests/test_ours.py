@@ -346,3 +346,29 @@ def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
     p.write_text("[retrieval]\nk = 3\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"no \[ours\] table"):
         turn_scores.load_settings(p)
+
+
+def test_remark_regime_is_recorded_in_the_pool_trace_and_lets_dense_lead():
+    views = make_views(SHUTTER_ROWS)
+    remark = Query("q", "s", "Alice finally got the shutter thing working after the wait.")
+    gated = replace(turn_scores.DEFAULT, remark="form", remark_shift=1.0, prf=0)
+    pool = ours.run(_ctx(views, "C6"), remark, gated)[0].data
+    assert pool["regime"] == "remark"
+    assert pool["signals"]["form"] == "remark" and set(pool["signals"]) == {"form", "bm25_top_z", "term_share",
+                                                                             "agreement"}
+    sc = turn_scores.score_turns(views, remark, gated)
+    dense = np.asarray(views.dense.scores(remark.text), dtype=np.float64)
+    assert turn_scores.ranking(sc.final).tolist() == turn_scores.ranking(dense).tolist()  # shift 1.0: dense alone
+    assert sc.remark is not None and "remark" in sc.parts(0)
+    asked = Query("q", "s", "When did the remote shutter release arrive?")
+    assert ours.run(_ctx(views, "C6"), asked, gated)[0].data["regime"] == "words"
+    off = ours.run(_ctx(views, "C6"), remark, replace(gated, remark="off"))[0].data
+    assert off["regime"] == "words" and off["signals"]["form"] == "remark"  # observed even when the gate is off
+
+
+def test_rocchio_moves_the_query_toward_its_feedback_turns():
+    vecs = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    q = np.array([2.0, 0.0])
+    moved = turn_scores.rocchio_vector(vecs, q, np.array([1, 2]), beta=0.75)  # the zero row is ignored
+    assert np.allclose(moved, [1.0, 0.75])
+    assert np.allclose(turn_scores.rocchio_vector(vecs, q, np.array([2])), [1.0, 0.0])  # no feedback: the unit query

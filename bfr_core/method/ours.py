@@ -99,7 +99,8 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) ->
     pool_ids = [views.turns[i].turn_id for i in pool_idx]
     steps = [Step("pool", f"Pool: top {len(pool_ids)} by context-aware hybrid score", (), 0, {
         "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
-        "topic_weight": sc.topic_weight,
+        "topic_weight": sc.topic_weight, "regime": sc.regime,
+        "signals": sc.trust.to_dict() if sc.trust is not None else None,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
     })]
