@@ -180,7 +180,7 @@ WEDDING_ROWS = [
 def test_session_relevance_lifts_the_answer_in_the_relevant_session():
     views = make_views(WEDDING_ROWS)
     q = Query("q", "s", "What dress did I wear to my sister's wedding?")
-    plain = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, doc_dense=0.0)
+    plain = turn_scores.OursSettings()  # the z-fusion start: no session term
     with_session = replace(plain, session=1.5)
     answer, lone = 3, 5  # the blue dress (session about the wedding) vs the dress-code turn
     a = turn_scores.score_turns(views, q, plain)
