@@ -30,12 +30,11 @@ static ones. An advice-request detector that gave the topic a larger weight on r
 removed (issue 25): its wording had been written after reading dev50's failing preference
 questions, so it behaved as a question-type detector fitted to dev50. The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
 shorter than the other's (a user beside an assistant) states the facts; it never fires on LoCoMo's
-two friends. Four pieces the selection leaves off: the session relevance (``session``: z of the mean
-text score of a session's best turns, which lets the answer turn of a relevant session outrank a
-lone lexical match), the dense
-view's MiniLM merge (``dense_view``: MiniLM z-merged into the turn score on short turns), both mixed
-on LoCoMo and one dev50 question worse in the ablation; the session's stemmed BM25 over its joined
-text (``doc_bm25``); and a session-recency term (``recency``).
+two friends. What the shipped setting (``ours.toml``, chosen 2026-12-02 over LoCoMo, dev50 and LoCoMo-Plus dev)
+uses: z-fusion with dense weight 1.5 on the dense view (MiniLM merged on short turns), speaker 6,
+dates 3, context 0.6 / 0.4, session relevance 1.0 (its best turn), role 1.0 and the remark gate
+"form" (the dense view alone on remarks); it leaves off the session topic and the session BM25
+(``doc_dense``, ``doc_bm25``), recency and Rocchio feedback (``prf``).
 
 How the numbers are chosen (bench/bench_ours_selection.py -> bench/out/ours_selection.json): every
 number of the ranking is either a coordinate of its grid (the BM25 variant, the fusion, w_dense,
