@@ -301,17 +301,17 @@ def test_session_doc_off_is_absent_from_the_trace_and_needs_its_parts():
         turn_scores.combine(parts, replace(off, doc_bm25=1.0))
 
 
-def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
+def test_session_doc_dense_when_on_is_in_the_pool_trace():
     views = make_views(TOPIC_ROWS)
-    sc = turn_scores.score_turns(views, TOPIC_Q)
-    assert turn_scores.DEFAULT.doc_dense > 0 and sc.session_doc is not None
+    d = replace(turn_scores.DEFAULT, doc_dense=0.5, doc_bm25=0.5)  # off in the shipped setting; an ablation turns it on
+    sc = turn_scores.score_turns(views, TOPIC_Q, d)
+    assert sc.session_doc is not None
     codes = turn_scores._session_codes(views.turns)
     cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
     doc_bm = turn_scores.session_bm25(views).scores(TOPIC_Q.text)[codes]
-    d = turn_scores.DEFAULT
     assert np.allclose(sc.session_doc, d.doc_dense * turn_scores.zscore(cos) + d.doc_bm25 * turn_scores.zscore(doc_bm))
-    assert steps_topic(views) == turn_scores.DEFAULT.doc_dense
-    steps = ours.bfr(_ctx(views, "C6"), TOPIC_Q)
+    steps = ours.run(_ctx(views, "C6"), TOPIC_Q, d)
+    assert steps[0].data["topic_weight"] == d.doc_dense
     cands = steps[0].data["candidates"]
     assert all({"text", "session", "session_doc"} <= set(c) for c in cands)
 
@@ -327,11 +327,6 @@ def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     assert b.session_doc is not None and b.session_doc[kyoto] > b.session_doc[lobby]
     assert b.final[kyoto] > b.final[lobby]
     assert b.parts(kyoto)["session_doc"] == round(float(b.session_doc[kyoto]), 4)
-
-
-def steps_topic(views) -> float:
-    """The topic weight the pool step of the arm reports."""
-    return ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data["topic_weight"]
 
 
 def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
