@@ -82,6 +82,14 @@ ABLATIONS: dict[str, turn_scores.OursSettings] = {
                                                                           session_top=2),
     "+ dense view (MiniLM merged on short turns, not static alone)": replace(turn_scores.DEFAULT, dense_view=True),
     "- stating-role prior (fires on user/assistant stores only)": replace(turn_scores.DEFAULT, role=0.0),
+    **({"- remark regime (words always lead; fires on remarks only)": replace(turn_scores.DEFAULT, remark="off")}
+       if turn_scores.DEFAULT.remark != "off" else
+       {"+ remark regime (form gate: the dense view alone on remarks)": replace(turn_scores.DEFAULT, remark="form")}),
+    **({"- Rocchio feedback in the remark regime": replace(turn_scores.DEFAULT, prf=0)} if turn_scores.DEFAULT.prf else
+       {"+ Rocchio feedback from the top 10 in the remark regime": replace(turn_scores.DEFAULT, prf=10,
+                                                                           remark=turn_scores.DEFAULT.remark
+                                                                           if turn_scores.DEFAULT.remark != "off"
+                                                                           else "form")}),
 }
 
 
@@ -339,7 +347,7 @@ def ablation(store: Store, dataset: str = "locomo") -> dict:
     qs = questions(store, dataset)
     views = Views(store, dataset)
     # LongMemEval's issue-16 measures: Turn Hit over every question, recall_all over those with gold
-    keys = ("turn_hit", "recall_all") if dataset == "longmemeval" else ("gold_hit", "cer")
+    keys = ("gold_hit", "cer") if dataset == "locomo" else ("turn_hit", "recall_all")
     out: dict[str, dict] = {}
     for size, (ground, budget) in ((40, SIZE_PLAN[40]), (10, SIZE_PLAN[10])):
         rows = {}
@@ -438,6 +446,9 @@ def main() -> None:
         if not args.skip_lme:
             abl["questions"]["longmemeval"] = len(questions(store, "longmemeval"))
             abl["results_longmemeval"] = ablation(store, "longmemeval")
+        if store.dataset("locomo-plus") is not None:  # bench_ours_selection.py ingests LoCoMo-Plus's dev half
+            abl["questions"]["locomo-plus"] = len(questions(store, "locomo-plus"))
+            abl["results_locomo_plus"] = ablation(store, "locomo-plus")
         (OUT / "ours_ablation.json").write_text(json.dumps(abl, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {OUT / 'ours_ablation.json'}", file=sys.stderr)
 

