@@ -133,6 +133,19 @@ def test_pace_measures_each_part_and_weighs_the_rest_by_the_speed_so_far():
     assert pace.seconds_left() == pytest.approx(3 * 5.0)
 
 
+def test_pace_trusts_a_parts_own_rate_only_after_a_share_of_it_is_done():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    pace = Pace({"a": 100}, {"a": 1.0}, clock=clock)
+    pace.begin("a")
+    clock.now = 50.0
+    pace.add("a", 1)  # one slow first unit (1 % of the part): its 50 s a unit is not the part's rate
+    assert pace.seconds_left() == pytest.approx(100 * 1.0 - 50.0)  # the prior, less the time run
+    pace.add("a", 19)  # 20 % done in 50 s: now its own rate, 2.5 s a unit
+    assert pace.seconds_left() == pytest.approx(80 * 2.5)
+
+
 def test_pace_counts_never_go_back_and_stop_short_of_full():
     from bfr_core.progress import Pace
 
