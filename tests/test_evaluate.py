@@ -66,7 +66,7 @@ def test_a_bfr_run_at_other_weights_is_a_new_run_not_a_resume(db, monkeypatch):
     without_bfr = ev.bind_data(store, ev.RunSpec("demo", ("mem0",))).run_id
     first = ev.evaluate(store, spec)
     assert spec.run_id == first  # same weights: the same run, resumed
-    monkeypatch.setattr(turn_scores, "DEFAULT", replace(turn_scores.DEFAULT, doc_dense=0.0))
+    monkeypatch.setattr(turn_scores, "DEFAULT", replace(turn_scores.DEFAULT, speaker=turn_scores.DEFAULT.speaker + 1.0))
     assert spec.run_id != first and ev.bind_data(store, ev.RunSpec("demo", ("mem0",))).run_id == without_bfr
     second = ev.evaluate(store, spec)
     assert second != first
