@@ -140,9 +140,14 @@ class Pace:
         if part in self.sizes and part not in self.since:
             self.since[part] = self.clock()
 
-    def end(self, part: str) -> None:
+    def stop(self, part: str) -> None:
+        """Stop ``part``'s clock (it may :meth:`begin` again, e.g. for its next task)."""
         if part in self.since:
             self.spent[part] += self.clock() - self.since.pop(part)
+
+    def end(self, part: str) -> None:
+        """Stop ``part``'s clock and count it done."""
+        self.stop(part)
         if part in self.sizes:
             self.units[part] = self.sizes[part]
 

@@ -146,6 +146,23 @@ def test_pace_trusts_a_parts_own_rate_only_after_a_share_of_it_is_done():
     assert pace.seconds_left() == pytest.approx(80 * 2.5)
 
 
+def test_a_stopped_parts_clock_stops_and_it_may_begin_again():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    pace = Pace({"a": 10, "b": 10}, {"a": 1.0, "b": 1.0}, clock=clock)
+    pace.begin("a")
+    clock.now = 5.0
+    pace.add("a", 5)
+    pace.stop("a")
+    clock.now = 50.0  # a's 5 s stay 5 s while it waits: its rate, 1 s a unit, sets b's speed too
+    assert pace.seconds_left() == pytest.approx(5 * 1.0 + 10 * 1.0)
+    pace.begin("a")
+    clock.now = 60.0
+    pace.add("a", 5)  # 10 more seconds for the rest of a
+    assert pace.spent["a"] == 5.0 and pace.seconds_left() == pytest.approx(10 * 1.5)
+
+
 def test_pace_counts_never_go_back_and_stop_short_of_full():
     from bfr_core.progress import Pace
 

@@ -501,6 +501,7 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
                     n_done += len(idx)
                     if remote and progress:
                         progress(*report(task.stage))
+            pace.stop(part)  # its time ends with its task: a finished part's clock must not keep running
             if progress:
                 progress(*report(task.stage))
         pace.end("load")
