@@ -36,16 +36,16 @@ def _evidence(views, text: str) -> list[str]:
 def test_scope_caches_change_no_score_and_no_evidence(rows) -> None:
     cold_scores, cold_evidence = [], []
     for text in QUESTIONS:  # per question on fresh views, nothing cached: as before the caches
-        turn_scores._BM25.clear()
+        turn_scores._SCOPE.clear()
         views = make_views(rows)
         cold_scores.append(turn_scores.score_turns(views, Query("q", "s", text)).final)
         cold_evidence.append(_evidence(make_views(rows), text))
-    turn_scores._BM25.clear()
+    turn_scores._SCOPE.clear()
     warm = make_views(rows)  # one views object for every question, in reverse order: caches shared
     for i in reversed(range(len(QUESTIONS))):
         assert np.array_equal(turn_scores.score_turns(warm, Query("q", "s", QUESTIONS[i])).final, cold_scores[i])
         assert _evidence(warm, QUESTIONS[i]) == cold_evidence[i]
-    assert any(k[1] == "stating_role" for k in turn_scores._BM25._data)  # the cache was used
+    assert any(k[1] == "stating_role" for k in turn_scores._SCOPE._data)  # the cache was used
 
 
 def test_cached_scope_arrays_are_read_only() -> None:

@@ -83,21 +83,20 @@ DEFAULT = load_settings()  # the shipped setting (bench_ours_selection's choice 
 
 
 # ----------------------------------------------------------------------------------------------
-# Stemmed BM25 over a scope, cached per views object (the shared view is built unstemmed)
+# Per views object: the stemmed BM25 views (the shared view is built unstemmed) and facts of the scope alone
 # ----------------------------------------------------------------------------------------------
 
 # (views, what it made) by (id(views), kind): holding the views keeps id() from being reused while cached.
-_BM25: LockedLRU[tuple[Any, Any]] = LockedLRU(128)
+_SCOPE: LockedLRU[tuple[Any, Any]] = LockedLRU(128)
 
 
 def _cached(views: Any, kind: tuple, make: Any) -> Any:
     """``make()`` once per views object and ``kind`` (a BM25 view, or a fact of the scope alone)."""
     key = (id(views), *kind)
-    hit = _BM25.get(key)
+    hit = _SCOPE.get(key)
     if hit is not None and hit[0] is views:
         return hit[1]
-    return _BM25.put(key, (views, make()))[1]
-
+    return _SCOPE.put(key, (views, make()))[1]
 
 
 def stemmed_bm25(views: Any, with_speaker: bool = False) -> BM25View:
