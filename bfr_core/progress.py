@@ -109,9 +109,10 @@ class Pace:
 
     Each part has a size in its own unit (characters, MiniLM tokens, a model load) and a prior cost
     in seconds per unit. A part's rate is re-estimated from its own completed work (seconds spent
-    in it over units done) once :attr:`TRUSTED` of it is done; a part not measured yet costs its prior times the speed measured so far
-    (measured seconds over what the priors predicted for that work), so the priors only set the
-    parts' relative weights. :meth:`count` is ``SCALE * elapsed / (elapsed + seconds left)``, never
+    in it over units done) once :attr:`TRUSTED` of it is done; a part not measured yet costs its prior
+    times the speed measured so far (measured seconds over what the priors predicted for that work,
+    over the parts that have run :attr:`SPEED_MIN_S` or more), so the priors only set the parts'
+    relative weights. :meth:`count` is ``SCALE * elapsed / (elapsed + seconds left)``, never
     going back, so ``eta_seconds(elapsed, count, SCALE)`` (the app's and the bench's ETA) and tqdm's
     are the estimate. Parts may overlap (a model loading while another part runs); time spent in a
     part runs from :meth:`begin` to :meth:`end`."""
@@ -122,6 +123,11 @@ class Pace:
     # other worker still busy, put the ETA at 25 % of a LoCoMo ingest at 796 s for 29 s left,
     # bench/out/ingest.json at 1111b67); before that it runs down its prior at the speed measured so far.
     TRUSTED = 0.1
+    # A part sets the speed of the parts not measured yet only after this many seconds: a short part's
+    # rate is its fixed costs (LoCoMo's static vectors took 3.3 s for 0.97 M characters beside the
+    # MiniLM import, 6.7 times their per-character prior, which then put MiniLM's ETA at 1.6 times
+    # the truth, bench/out/ingest_eta.json at 1d13e85).
+    SPEED_MIN_S = 5.0
 
     def __init__(self, sizes: dict[str, float], priors: dict[str, float],
                  clock: Callable[[], float] | None = None) -> None:
@@ -161,8 +167,9 @@ class Pace:
     def seconds_left(self) -> float:
         now = self.clock()
         measured = [p for p in self.sizes if self.units[p] >= self.TRUSTED * self.sizes[p] and self._spent(p, now) > 0]
-        predicted = sum(self.priors[p] * self.units[p] for p in measured)
-        speed = sum(self._spent(p, now) for p in measured) / predicted if predicted > 0 else 1.0
+        timed = [p for p in measured if self._spent(p, now) >= self.SPEED_MIN_S]
+        predicted = sum(self.priors[p] * self.units[p] for p in timed)
+        speed = sum(self._spent(p, now) for p in timed) / predicted if predicted > 0 else 1.0
         left = 0.0
         for part, size in self.sizes.items():
             done = self.units[part]

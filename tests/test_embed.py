@@ -326,6 +326,21 @@ def test_capped_token_counts_are_exact_within_the_cap_and_above_it_otherwise():
         assert (capped[full <= cap] == full[full <= cap]).all()
 
 
+def test_words_at_least_never_exceeds_the_word_pieces():
+    """The bound that spares long texts the tokenizer: never above the full count, on the cases that
+    could break it (control characters joining runs, underscores and punctuation splitting them,
+    non-ASCII text, which gets no bound), and above the cap it decides the verdict alone."""
+    texts = ["abc\x00def ghi", "snake_case_word", "a-b-c!d?e", "Don't stop", "  ", "x" * 300,
+             "caf\u00e9 na\u00efve words here", "tab\tnew\nline\rcarriage", "1,000,000 and 3.5km",
+             "abc\x7fdef\x1b[0m"]
+    full = token_counts(texts)
+    bounds = [encoders.words_at_least(t) + 2 for t in texts]
+    assert all(b <= f for b, f in zip(bounds, full, strict=True))
+    assert bounds[1] == 3 + 2 and bounds[6] == 2  # three runs; non-ASCII: no bound
+    long = " ".join(["word"] * 300)
+    assert token_counts([long], 160)[0] == 302 and token_counts([long])[0] == 302
+
+
 def test_spread_is_a_permutation_whose_prefixes_cover_the_range():
     order = embed.spread(10)
     assert sorted(order) == list(range(10)) and order[:2] == [0, 8] and embed.spread(1) == [0]

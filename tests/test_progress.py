@@ -146,6 +146,23 @@ def test_pace_trusts_a_parts_own_rate_only_after_a_share_of_it_is_done():
     assert pace.seconds_left() == pytest.approx(80 * 2.5)
 
 
+def test_a_part_sets_the_others_speed_only_after_it_has_run_a_while():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    pace = Pace({"short": 10, "long": 100}, {"short": 0.05, "long": 1.0}, clock=clock)
+    pace.begin("short")
+    clock.now = 3.0
+    pace.add("short", 10)  # 6x its prior, but 3 s: fixed costs, not the machine's speed
+    pace.end("short")
+    assert pace.seconds_left() == pytest.approx(100 * 1.0)
+    pace2 = Pace({"short": 100, "long": 100}, {"short": 0.05, "long": 1.0}, clock=clock)
+    pace2.begin("short")
+    clock.now = 3.0 + Pace.SPEED_MIN_S * 2
+    pace2.add("short", 100)  # 10 s for a 5 s prior: the machine runs at half speed
+    assert pace2.seconds_left() == pytest.approx(100 * 1.0 * 2)
+
+
 def test_a_stopped_parts_clock_stops_and_it_may_begin_again():
     from bfr_core.progress import Pace
 
