@@ -99,15 +99,16 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 
 
-def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) -> tuple[list[Step], list[str]]:
-    """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0."""
+def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> tuple[list[Step], list[str]]:
+    """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
+    (``cover`` False: E0 in score order, the ablation of bench/bench_ours.py)."""
     views, rc = ctx.views, ctx.config.retrieval
     order = ranking(sc.final)
     pool_idx = [int(i) for i in order[: rc.pool]]
     pool_ids = [views.turns[i].turn_id for i in pool_idx]
     steps = [Step("pool", f"Pool: top {len(pool_ids)} by context-aware hybrid score", (), 0, {
         "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
-        "topic_weight": sc.topic_weight, "regime": sc.regime,
+        "regime": sc.regime,
         "signals": sc.trust.to_dict() if sc.trust is not None else None,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
@@ -118,7 +119,7 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) ->
     selected: list[str] = []
     # the cover matches the question's requirement words; in the remark regime those words were judged to
     # carry little (word_trust), so E0 is the score order there
-    if s.cover and pool_idx and reqs and sc.regime != "remark":
+    if cover and pool_idx and reqs and sc.regime != "remark":
         selected = _cover_steps(ctx, reqs, pool_idx, pool_ids, steps)
     b = rc.ground
     e0 = list(dict.fromkeys(selected[:b] + pool_ids))[:b]
@@ -151,7 +152,7 @@ def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool
 # ----------------------------------------------------------------------------------------------
 
 
-def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s: OursSettings) -> list[Step]:
+def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores) -> list[Step]:
     """Budgeted rounds (Algorithm 2's counters and stopping rule); one call per round."""
     b, views = ctx.budget, ctx.views
     ids = tuple(t.turn_id for t in views.turns)
@@ -189,11 +190,15 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s
 
 
 def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm with explicit settings (the ablations in bench/bench_ours.py call this)."""
-    sc = score_turns(ctx.views, query, settings)
-    steps, e0 = stage_one(ctx, query, sc, settings)
+    """The arm with explicit settings."""
+    return run_scored(ctx, query, score_turns(ctx.views, query, settings))
+
+
+def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> list[Step]:
+    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`)."""
+    steps, e0 = stage_one(ctx, query, sc, cover)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
-        steps += complete(ctx, query, e0, sc, settings)
+        steps += complete(ctx, query, e0, sc)
     return steps
 
 
