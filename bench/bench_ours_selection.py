@@ -112,7 +112,6 @@ FIXED: dict[str, str] = {
         "after they happen, so a window extends forward; not in the grid (they change the date parts, computed "
         "once). Not re-derived here: whether these were first picked by looking at benchmark results is not "
         "recorded",
-    "RRF c = 60": "Cormack et al. (2009)",
     "BM25 k1 = 1.5, b = 0.75": "the usual Okapi defaults (retrieval.views.bm25)",
     "word_trust.AGREE_K = 10": "the lexical/dense agreement is the overlap of their top 10: the smallest evidence-set "
                                "size the workbench reports",
