@@ -1,13 +1,13 @@
 """Benchmark of our arm ``bfr``: quality-versus-size curve, ablation, LongMemEval dev50, latency.
 
 Everything runs through the real pipeline (store -> ``retrieval.scope.scope_views`` -> ``pipeline.run_query``,
-or ``ours.run`` with explicit settings for the ablation), on a store it builds once under
+or ``ours_variants.run_variant`` for the ablation: bfr's pipeline over a variant's ranking), on a store it builds once under
 ``bench/out/cache/`` (or ``--db``). Writes
 
 * ``bench/out/ours.json`` - on LoCoMo (1,536 scoreable questions, ``curve``) and LongMemEval dev50
   (``curve_longmemeval``): Gold Hit / Turn Hit / CER (= recall_all) / ER by evidence-set size
   (5, 10, 20, 30, 40) for ``bfr`` (development figures: its setting was chosen on these questions),
-  the plain fusion (stemmed BM25 + the dense view, RRF top-k) and the z-fusion (``ZFUSION_SETTINGS``),
+  the plain fusion (stemmed BM25 + the dense view, RRF top-k) and the z-fusion (``ZFUSION``),
   ``bfr-mv`` at its grid points, each by question type (``by_type``); ``--baselines`` adds BM25,
   dense and hybrid-view top-k. ``longmemeval_dev50``: the 40-turn table, the b3c15d39 check and
   warm latency; ``latency``: LoCoMo warm latency.
@@ -42,11 +42,14 @@ import numpy as np  # noqa: E402
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
-from bfr_core.method import ours, turn_scores  # noqa: E402
+from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
 from bfr_core.pipeline import ArmContext, run_query  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from ours_variants import Variant, rank_fusion, run_variant, score_variant  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 DATA = data_dir()
@@ -62,34 +65,33 @@ SIZE_PLAN: dict[int, tuple[int, str | Budget]] = {
 }
 
 # The ablation: each component removed (or, for the pieces the shipped setting leaves off, added) in turn;
-# settings differ from turn_scores.DEFAULT in one piece.
-ABLATIONS: dict[str, turn_scores.OursSettings] = {
-    "full": turn_scores.DEFAULT,
-    "- stemming (the shared, unstemmed BM25 view)": replace(turn_scores.DEFAULT, stemmed=False),
-    "+ speaker prefix in BM25 (as the shared views)": replace(turn_scores.DEFAULT, bm25_speaker=True),
-    "- z-score fusion (RRF instead)": replace(turn_scores.DEFAULT, fusion="rrf"),
-    "- dense": replace(turn_scores.DEFAULT, w_dense=0.0),
-    "- BM25": replace(turn_scores.DEFAULT, w_bm25=0.0),
-    "- speaker prior": replace(turn_scores.DEFAULT, speaker=0.0),
-    "- date prior": replace(turn_scores.DEFAULT, dates=0.0),
-    "- context +-1": replace(turn_scores.DEFAULT, near1=0.0),
-    "- context +-2": replace(turn_scores.DEFAULT, near2=0.0),
-    "- context (both)": replace(turn_scores.DEFAULT, near1=0.0, near2=0.0),
-    "- Stage I cover (E0 = score order)": replace(turn_scores.DEFAULT, cover=False),
-    "- session topic (mean-vector cosine)": replace(turn_scores.DEFAULT, doc_dense=0.0),
-    "session topic from the static vectors (not MiniLM)": replace(turn_scores.DEFAULT, doc_view="static"),
-    "+ session relevance (0.5, its 2 best turns; shipped before)": replace(turn_scores.DEFAULT, session=0.5,
-                                                                          session_top=2),
-    "+ dense view (MiniLM merged on short turns, not static alone)": replace(turn_scores.DEFAULT, dense_view=True),
-    "- stating-role prior (fires on user/assistant stores only)": replace(turn_scores.DEFAULT, role=0.0),
-    **({"- remark regime (words always lead; fires on remarks only)": replace(turn_scores.DEFAULT, remark="off")}
-       if turn_scores.DEFAULT.remark != "off" else
-       {"+ remark regime (form gate: the dense view alone on remarks)": replace(turn_scores.DEFAULT, remark="form")}),
-    **({"- Rocchio feedback in the remark regime": replace(turn_scores.DEFAULT, prf=0)} if turn_scores.DEFAULT.prf else
-       {"+ Rocchio feedback from the top 10 in the remark regime": replace(turn_scores.DEFAULT, prf=10,
-                                                                           remark=turn_scores.DEFAULT.remark
-                                                                           if turn_scores.DEFAULT.remark != "off"
-                                                                           else "form")}),
+# each variant differs from the shipped ranking (ours_variants.Variant()) in one piece.
+SHIPPED = turn_scores.DEFAULT
+ABLATIONS: dict[str, Variant] = {
+    "full": Variant(),
+    "- stemming (the shared, unstemmed BM25 view)": Variant(bm25="plain"),
+    "+ speaker prefix in BM25 (as the shared views)": Variant(bm25="stemmed+speaker"),
+    "- z-score fusion (RRF instead)": Variant(fusion="rrf"),
+    "- dense": Variant(replace(SHIPPED, w_dense=0.0)),
+    "- BM25": Variant(w_bm25=0.0),
+    "- dense view (the static vectors alone)": Variant(dense_view=False),
+    "- speaker prior": Variant(replace(SHIPPED, speaker=0.0)),
+    "- date prior": Variant(replace(SHIPPED, dates=0.0)),
+    "- context +-1": Variant(replace(SHIPPED, near1=0.0)),
+    "- context +-2": Variant(replace(SHIPPED, near2=0.0)),
+    "- context (both)": Variant(replace(SHIPPED, near1=0.0, near2=0.0)),
+    "- Stage I cover (E0 = score order)": Variant(cover=False),
+    "- session relevance": Variant(replace(SHIPPED, session=0.0)),
+    "+ session relevance from its 2 best turns (not its best)": Variant(replace(SHIPPED, session_top=2)),
+    "+ session topic (1.0, MiniLM vectors)": Variant(doc_dense=1.0, doc_view="short"),
+    "+ session BM25 (0.5)": Variant(doc_bm25=0.5),
+    "+ recency (0.3)": Variant(recency=0.3),
+    "- stating-role prior (fires on user/assistant stores only)": Variant(replace(SHIPPED, role=0.0)),
+    **({"- remark regime (words always lead; fires on remarks only)": Variant(replace(SHIPPED, remark="off"))}
+       if SHIPPED.remark != "off" else
+       {"+ remark regime (form gate: the dense view alone on remarks)": Variant(replace(SHIPPED, remark="form"))}),
+    "+ Rocchio feedback from the top 10 in the remark regime": Variant(
+        replace(SHIPPED, remark=SHIPPED.remark if SHIPPED.remark != "off" else "form"), prf=10),
 }
 
 
@@ -166,37 +168,34 @@ def plain_fusion_runner(views: Views, k: int) -> Runner:
         t0 = time.perf_counter()
         v = views(q.scope_id, q.text)
         bm = turn_scores.stemmed_bm25(v).scores(q.text)
-        fused = turn_scores.rank_fusion([np.asarray(bm, dtype=np.float64), np.asarray(v.dense.scores(q.text), np.float64)],
-                                 [1.0, 1.0])
+        fused = rank_fusion([np.asarray(bm, dtype=np.float64), np.asarray(v.dense.scores(q.text), np.float64)], [1.0, 1.0])
         ids = [v.turns[int(i)].turn_id for i in turn_scores.ranking(fused)[:k]]
         return ids, 1, (time.perf_counter() - t0) * 1000
     return run
 
 
 # The strongest simple baseline: bfr's own text score alone (z(stemmed BM25) + z(static dense cosine)),
-# no priors, no context, no session terms; top-k of that ranking (bench_ours_selection's START).
-ZFUSION_SETTINGS = replace(turn_scores.DEFAULT, w_bm25=1.0, w_dense=1.0, stemmed=True, bm25_speaker=False, fusion="z",
-                           dense_view=False, speaker=0.0, dates=0.0, role=0.0, near1=0.0, near2=0.0, session=0.0,
-                           recency=0.0, doc_bm25=0.0, doc_dense=0.0)
+# no priors, no context, no session terms, the remark gate off; top-k of that ranking (bench_ours_selection's START).
+ZFUSION = Variant(turn_scores.OursSettings(), dense_view=False)
 
 
 def zfusion_runner(views: Views, k: int) -> Runner:
-    """z-fusion top-k: :data:`ZFUSION_SETTINGS`' ranking cut at k."""
+    """z-fusion top-k: :data:`ZFUSION`'s ranking cut at k."""
     def run(q: Question) -> tuple[Sequence[str], int, float]:
         t0 = time.perf_counter()
         v = views(q.scope_id, q.text)
-        order = turn_scores.ranking(turn_scores.score_turns(v, q.query(), ZFUSION_SETTINGS).final)[:k]
+        order = turn_scores.ranking(score_variant(v, q.query(), ZFUSION).final)[:k]
         return [v.turns[int(i)].turn_id for i in order], 1, (time.perf_counter() - t0) * 1000
     return run
 
 
-def settings_runner(views: Views, settings: turn_scores.OursSettings, budget: str | Budget, ground: int) -> Runner:
+def variant_runner(views: Views, variant: Variant, budget: str | Budget, ground: int) -> Runner:
     b = budget_for("bfr", budget) if isinstance(budget, str) else budget
     config = Config(retrieval=RetrievalConfig(ground=ground))
 
     def run(q: Question) -> tuple[Sequence[str], int, float]:
         t0 = time.perf_counter()
-        steps = ours.run(ArmContext(views(q.scope_id, q.text), config, b, str(budget)), q.query(), settings)
+        steps = run_variant(ArmContext(views(q.scope_id, q.text), config, b, str(budget)), q.query(), variant)
         return steps[-1].evidence, steps[-1].calls, (time.perf_counter() - t0) * 1000
     return run
 
@@ -351,8 +350,8 @@ def ablation(store: Store, dataset: str = "locomo") -> dict:
     out: dict[str, dict] = {}
     for size, (ground, budget) in ((40, SIZE_PLAN[40]), (10, SIZE_PLAN[10])):
         rows = {}
-        for name, st in ABLATIONS.items():
-            r = score(qs, settings_runner(views, st, budget, ground))
+        for name, variant in ABLATIONS.items():
+            r = score(qs, variant_runner(views, variant, budget, ground))
             rows[name] = {k: r[k] for k in (*keys, "er", "set_size", "by_type")}
             print(f"  ablation {dataset} @{size} {name}: {r[keys[0]]}/{r[keys[1]]}", file=sys.stderr)
         full = rows["full"]

@@ -3,17 +3,22 @@
 Three benchmarks: LoCoMo, LongMemEval dev50 and the LoCoMo-Plus dev half (``locomo_plus_dev.json``
 stitched into LoCoMo's chats; the trigger is the question, the cue's turns the gold).
 
-Ranking-only: each question's score parts (``turn_scores.score_parts``, plus the three BM25
-variants with their word-trust signals, both session-topic vector sets and the Rocchio feedback
-arrays) are computed once (and cached to ``bench/out/cache/selection_cases.pkl``, ``--reuse-cases``); a setting re-weights them
-(``turn_scores.combine``) and is scored by the top-k of its ranking alone (no Stage I cover; the
+Ranking-only: each question's score parts (``turn_scores.score_parts``, plus what the variants the
+shipped setting leaves off read: the three BM25 indexes with their word-trust signals, the static
+cosine, recency, the session BM25 and both session-topic vector sets; ``ours_variants.variant_parts``)
+are computed once (and cached to ``bench/out/cache/selection_cases.pkl``, ``--reuse-cases``); a grid
+point re-weights them (``ours_variants.combine``, which composes ``turn_scores``' own functions) and
+is scored by the top-k of its ranking alone (no Stage I cover; the
 shipped arm's pipeline figures are in ``ours.json``, and they are **development** figures). Every
 figure goes through ``bfr_core.evaluation.metrics`` (``turn_hit``, ``complete_evidence_recall``,
 ``session_recalls``).
 
 Every number that decides the ranking is either a coordinate of :data:`GRID` (chosen inside the
 protocol) or listed in :data:`FIXED` with the argument that fixes it without looking at either
-benchmark's questions. The grid grows multiplicatively (17 coordinates), so each choice is a
+benchmark's questions. Two coordinates searched until b47aa4f, the fusion (z or RRF) and Rocchio
+feedback in the remark regime, are dropped (:data:`DROPPED`): no search ever moved to them, so every
+choice and figure of ``ours_selection.json`` is what the 15 left give. The grid grows
+multiplicatively (15 coordinates), so each choice is a
 coordinate-wise search (:func:`search`): start at the z-fusion baseline (:data:`START`: stemmed
 BM25 + static dense, z-scores, no priors, no context, the remark gate off), then for each coordinate in turn take the
 value with the best objective holding the others, for at most :data:`PASSES` passes over the
@@ -50,11 +55,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 from bench_ours import OUT, Views, open_store, questions
+from ours_variants import DOC_VIEWS, INDEXES, Variant, VariantParts, combine, variant_parts
 
 from bfr_core.evaluation.metrics import complete_evidence_recall, session_recalls, strip_turn_id, turn_hit
 from bfr_core.evaluation.stats import wilson_interval
@@ -62,11 +68,11 @@ from bfr_core.method import turn_scores, word_trust
 from bfr_core.store import Store
 
 # Every chosen number of the ranking: coordinate -> values (the first is START's). "bm25": which
-# lexical scores ("stemmed" bare text, "plain" = the shared unstemmed view, "stemmed+speaker" =
-# "Speaker: text" indexed); "near": (near1, near2) together.
+# lexical scores (ours_variants.INDEXES: "stemmed" bare text, "plain" = the shared unstemmed view,
+# "stemmed+speaker" = "Speaker: text" indexed); "near": (near1, near2) together. The coordinates the
+# shipped setting leaves off are bench/ours_variants.py's (Variant), the others OursSettings'.
 GRID: dict[str, tuple] = {
-    "bm25": ("stemmed", "plain", "stemmed+speaker"),
-    "fusion": ("z", "rrf"),
+    "bm25": INDEXES,
     "w_dense": (1.0, 0.5, 1.5),
     "dense_view": (False, True),
     "speaker": (0.0, 2.0, 4.0, 6.0, 8.0),
@@ -78,17 +84,25 @@ GRID: dict[str, tuple] = {
     "recency": (0.0, 0.3),
     "doc_bm25": (0.0, 0.5),
     "doc_dense": (0.0, 0.5, 0.75, 1.0),
-    "doc_view": ("static", "short"),
+    "doc_view": DOC_VIEWS,
     "remark": word_trust.GATES,  # which signals put a question in the remark regime ("off" first)
     "remark_shift": (1.0, 0.5, 0.75),  # in that regime: the dense part's share of the score
-    "prf": (0, 3, 10),  # in that regime: Rocchio feedback from the dense view's top-m turns (0 = off)
 }
 START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
+# Coordinates searched until b47aa4f and dropped at issue 25: the search never moved to any of their
+# other values (no step of any search path in ours_selection.json at b47aa4f: 5 folds, 3 leave-one-
+# benchmark-out directions, all folds), so they stay at their start and every choice is unchanged.
+DROPPED: dict[str, str] = {
+    "fusion": "('z', 'rrf'): searched at b47aa4f, every search kept 'z'; fixed to z-score fusion (the RRF "
+              "variant stays in bench_ours.py's ablation through ours_variants.Variant)",
+    "prf": "(0, 3, 10): Rocchio feedback in the remark regime, searched at b47aa4f, every search kept 0; dropped "
+           "(its variant stays in bench_ours.py's ablation through ours_variants.Variant)",
+}
 # Numbers of the ranking outside the grid, each with the argument that fixes it (no benchmark question read).
 FIXED: dict[str, str] = {
-    "w_bm25 = 1.0": "the unit: the text score is a sum of z-scores, every other weight is measured in BM25 z units "
+    "turn_scores.W_BM25 = 1.0": "the unit: the text score is a sum of z-scores, every other weight is measured in BM25 z units "
                     "(only w_dense's ratio to it is a choice, and it is in the grid)",
-    "role_ratio = 3.0": "what 'an assistant answering at length' means: one speaker's median turn 3x the other's; "
+    "turn_scores.ROLE_RATIO = 3.0": "what 'an assistant answering at length' means: one speaker's median turn 3x the other's; "
                         "read from the store's turn lengths, never fires on two speakers who write alike",
     "cover = True, pool 50, prefilter 20, ground 10": "the paper's Stage I and its operating point, as for every "
                                                       "paper arm (config.RetrievalConfig)",
@@ -98,7 +112,6 @@ FIXED: dict[str, str] = {
         "after they happen, so a window extends forward; not in the grid (they change the date parts, computed "
         "once). Not re-derived here: whether these were first picked by looking at benchmark results is not "
         "recorded",
-    "RRF c = 60": "Cormack et al. (2009)",
     "BM25 k1 = 1.5, b = 0.75": "the usual Okapi defaults (retrieval.views.bm25)",
     "word_trust.AGREE_K = 10": "the lexical/dense agreement is the overlap of their top 10: the smallest evidence-set "
                                "size the workbench reports",
@@ -106,8 +119,6 @@ FIXED: dict[str, str] = {
     "word_trust form rules (lexicon.WH_WORDS, AUXILIARIES + SUBJECT_WORDS, REQUEST_VERBS)": "English interrogative "
         "grammar (a wh-opening, subject-auxiliary inversion, '?') and imperative directive verbs, written from the "
         "general rule and checked on hand-written sentences (tests/test_word_trust.py), no benchmark question read",
-    "turn_scores.ROCCHIO_BETA = 0.75": "Rocchio's usual feedback weight beside the query's 1.0 (SMART; Manning et "
-                                       "al., ch. 9)",
     "no Stage I cover in the remark regime": "the cover matches the question's requirement words, which that "
                                               "regime judged to carry little (outside the ranking this protocol scores)",
     "remark regime's dense part at weight w_bm25 + w_dense": "the text score's total weight, so remark_shift 1.0 is "
@@ -121,30 +132,30 @@ TRUNCATE = 300  # the ranking's head scored: 10 distinct sessions always appear 
 FOLDS = 5
 BENCHMARKS = ("locomo", "longmemeval", "locomo-plus")
 PLUS = "locomo-plus"  # LoCoMo-Plus's dev half stitched into LoCoMo's chats: its objective is hit@10 and hit@40
-# score_parts computes the session-document parts only when their weights are set: on, for the grid.
-PARTS_SETTINGS = replace(turn_scores.DEFAULT, doc_bm25=1.0, doc_dense=1.0, doc_view="static", stemmed=True,
-                         bm25_speaker=False)
 # The dense reference ranking: the store's dense view alone (amem's ranking, top-k)
-DENSE_ONLY = replace(turn_scores.OursSettings(), w_bm25=0.0, dense_view=True)
+DENSE_ONLY = Variant(turn_scores.OursSettings(), w_bm25=0.0, dense_view=True)
+# What rank_cases computes beside score_parts: every variant the grid names
+PARTS = {"indexes": INDEXES, "doc_views": DOC_VIEWS, "static": True, "recency": True, "doc_bm25": True}
 # Columns of a per-question row (0/1 each); "gold" marks questions with gold turns (CER and session
 # recall are over those; hit is over every question, unannotated ones counting as misses).
 COLS = ("gold", *(f"hit@{k}" for k in RANK_KS), *(f"cer@{k}" for k in RANK_KS),
         *(f"s{m}@{k}" for k in SESSION_KS for m in ("any", "all")))
 
 
-def settings_of(knobs: dict) -> turn_scores.OursSettings:
-    """The OursSettings a grid point names (every other field as PARTS_SETTINGS, which only computes)."""
+def variant_of(knobs: dict) -> Variant:
+    """The ranking a grid point names (the session topic's vectors at the start's when its weight is 0: unused)."""
     k = dict(knobs)
     near1, near2 = k.pop("near")
-    bm25 = k.pop("bm25")
-    return replace(turn_scores.DEFAULT, **k, near1=near1, near2=near2, stemmed=bm25 != "plain",
-                   bm25_speaker=bm25 == "stemmed+speaker")
+    extra = {c: k.pop(c) for c in ("bm25", "dense_view", "recency", "doc_bm25", "doc_dense", "doc_view")}
+    if not extra["doc_dense"]:
+        extra["doc_view"] = START["doc_view"]
+    return Variant(turn_scores.OursSettings(**k, near1=near1, near2=near2), **extra)
 
 
 @dataclass(frozen=True)
 class RankCase:
     """One question's ranking inputs: id, scope, gold, the corpus's turn ids and their sessions, and its
-    score parts per (BM25 variant, topic vectors), built once."""
+    score parts with every variant the grid names, built once."""
 
     question_id: str
     scope_id: str
@@ -153,16 +164,7 @@ class RankCase:
     gold: frozenset[str]
     ids: tuple[str, ...]
     sessions: dict[str, str]  # turn -> session, gold turns outside the corpus included (by LongMemEval's id rule)
-    parts: dict[tuple[str, str, int], turn_scores.ScoreParts]  # (GRID "bm25", "doc_view", "prf" values) -> parts
-
-
-def part_variants(parts: turn_scores.ScoreParts, bm25: dict[str, np.ndarray], topic: dict[str, np.ndarray | None],
-                  prf: dict[int, np.ndarray | None], trust: dict[str, word_trust.WordTrust]
-                  ) -> dict[tuple[str, str, int], turn_scores.ScoreParts]:
-    """``parts`` with each BM25 variant (and its signals), topic array and feedback array (replace() once here,
-    not once per setting)."""
-    return {(b, t, m): replace(parts, bm25=bm25[b], doc_dense=topic[t], dense_prf=prf[m], trust=trust[b])
-            for b in GRID["bm25"] for t in GRID["doc_view"] for m in GRID["prf"]}
+    parts: VariantParts
 
 
 def group_of(store: Store, dataset: str, scope_id: str) -> str:
@@ -188,34 +190,23 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
             if q.is_abstention or q.question_id.endswith("_abs"):
                 continue
             v = users.setdefault(q.scope_id, user_views(v))
-        parts = turn_scores.score_parts(v, q.query(), PARTS_SETTINGS)
-        bm25 = {"stemmed": parts.bm25,
-                "plain": np.asarray(v.bm25_scores(q.text), dtype=np.float64),
-                "stemmed+speaker": np.asarray(turn_scores.stemmed_bm25(v, True).scores(q.text), dtype=np.float64)}
-        topic = {"static": parts.doc_dense,
-                 "short": turn_scores.session_topic(v, q.text, parts.session, "short") if len(v.turns) else
-                 parts.doc_dense}
-        prf = {m: turn_scores.rocchio_scores(v.dense, q.text, m) if m and len(v.turns) else None
-               for m in GRID["prf"]}
-        share = parts.trust.term_share if parts.trust else 1.0
-        trust = {b: word_trust.word_trust(q.text, x, parts.dense, share) for b, x in bm25.items()}
+        parts = variant_parts(v, q.query(), **PARTS)
         sessions = {t.turn_id: t.session_id for t in v.turns}
         # a gold turn outside the corpus (an assistant turn under the official convention): its session by id
         sessions.update({g: strip_turn_id(g) for g in q.gold if g not in sessions})
         out.append(RankCase(q.question_id, q.scope_id, group_of(store, dataset, q.scope_id), q.qtype,
                             frozenset(q.gold), tuple(t.turn_id for t in v.turns), sessions,
-                            part_variants(parts, bm25, topic, prf, trust)))
+                            parts))
     return out
 
 
-def case_row(c: RankCase, knobs: dict, st: turn_scores.OursSettings | None = None) -> np.ndarray:
-    """One question's 0/1 row over :data:`COLS` under grid point ``knobs`` (its settings ``st``, computed
-    once per point by the caller) through evaluation.metrics."""
+def case_row(c: RankCase, variant: Variant) -> np.ndarray:
+    """One question's 0/1 row over :data:`COLS` under ``variant`` (a grid point's :func:`variant_of`,
+    computed once per point by the caller) through evaluation.metrics."""
     row = np.zeros(len(COLS), dtype=np.int8)
     if not c.gold:
         return row
-    parts = c.parts[knobs["bm25"], knobs["doc_view"], knobs["prf"]]
-    order = turn_scores.ranking(turn_scores.combine(parts, st or settings_of(knobs)).final)[:TRUNCATE]
+    order = turn_scores.ranking(combine(c.parts, variant).final)[:TRUNCATE]
     ranked = [c.ids[int(i)] for i in order]
     row[0] = 1
     for j, k in enumerate(RANK_KS):
@@ -265,9 +256,9 @@ def objective(r: dict[str, float], benchmark: str = "") -> float:
 
 
 def _key(knobs: dict) -> tuple:
-    """The grid point's identity; with the remark gate off its two regime knobs do nothing, so they key as START's."""
+    """The grid point's identity; with the remark gate off its shift does nothing, so it keys as START's."""
     if knobs["remark"] == "off":
-        knobs = {**knobs, "remark_shift": START["remark_shift"], "prf": START["prf"]}
+        knobs = {**knobs, "remark_shift": START["remark_shift"]}
     return tuple(knobs[k] for k in GRID)
 
 
@@ -276,8 +267,8 @@ _CASES: dict[str, list[RankCase]] = {}  # a worker process's copy (inherited thr
 
 def _rows_part(job: tuple[dict, str, int, int]) -> np.ndarray:
     knobs, d, lo, hi = job
-    st = settings_of(knobs)
-    return np.array([case_row(c, knobs, st) for c in _CASES[d][lo:hi]], dtype=np.int8).reshape(-1, len(COLS))
+    v = variant_of(knobs)
+    return np.array([case_row(c, v) for c in _CASES[d][lo:hi]], dtype=np.int8).reshape(-1, len(COLS))
 
 
 class Grid:
@@ -300,8 +291,8 @@ class Grid:
 
     def _compute(self, knobs: dict) -> dict[str, np.ndarray]:
         if self._pool is None:
-            st = settings_of(knobs)
-            return {d: np.array([case_row(c, knobs, st) for c in cs], dtype=np.int8).reshape(-1, len(COLS))
+            v = variant_of(knobs)
+            return {d: np.array([case_row(c, v) for c in cs], dtype=np.int8).reshape(-1, len(COLS))
                     for d, cs in self.cases.items()}
         jobs = []
         for d, cs in self.cases.items():
@@ -474,6 +465,7 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
     out: dict[str, object] = {
         "grid": {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in GRID.items()},
         "start (z-fusion baseline)": _json_knobs(START),
+        "searched and dropped (issue 25, at b47aa4f)": DROPPED,
         "fixed by argument (not in the grid)": FIXED,
         "search": f"coordinate-wise from the start, at most {PASSES} passes over the coordinates in grid order, "
                   "ties keep the current value; it sees only the questions of the folds it is given",
@@ -495,19 +487,17 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
     chosen, path = search(grid, None, only=tuple(present))
     out["chosen on all folds (shipped)"] = {
         "knobs": _json_knobs(chosen), "search path": _json_path(path),
-        "settings": {k: v for k, v in asdict(settings_of(chosen)).items()},
+        "settings": asdict(variant_of(chosen)),
         "figures (development: chosen on these questions)": grid.quality(chosen, only=tuple(present))}
     out["z-fusion baseline (no weight chosen: held out everywhere)"] = {
         **grid.quality(START, only=tuple(present)),
         "by type": {d: by_type_table(grid.cases[d], grid.rows(START)[d]) for d in present}}
-    dense = {d: np.array([case_row(c, START, DENSE_ONLY) for c in grid.cases[d]], dtype=np.int8).reshape(-1, len(COLS))
+    dense = {d: np.array([case_row(c, DENSE_ONLY) for c in grid.cases[d]], dtype=np.int8).reshape(-1, len(COLS))
              for d in present}
     out["dense top-k, the store's dense view (no weight chosen: held out everywhere)"] = {
         **{d: summarize(r) for d, r in dense.items()},
         "by type": {d: by_type_table(grid.cases[d], r) for d, r in dense.items()}}
-    default = next((k for k in grid._rows if settings_of(dict(zip(GRID, k, strict=True))) == turn_scores.DEFAULT),
-                   None)
-    out["turn_scores.DEFAULT is the chosen setting"] = default is not None and default == _key(chosen)
+    out["turn_scores.DEFAULT is the chosen setting"] = variant_of(chosen) == Variant()
     out["grid points evaluated"] = grid.evaluated
     return out
 
@@ -525,18 +515,24 @@ def open_all(path: Path) -> Store:
     return store
 
 
+CASES_FORMAT = 2  # 2: RankCase.parts is one ours_variants.VariantParts (issue 25); a pickle of another format is rebuilt
+
+
 def cached_cases(store: Store, path: Path, reuse: bool) -> dict[str, list[RankCase]]:
     """:func:`selection`'s cases, read from ``path`` (a pickle under bench/out/cache) with ``reuse``, else built
     and written there (the score parts take minutes; the grid reads only them)."""
     import pickle
 
     if reuse and path.exists():
-        return pickle.loads(path.read_bytes())
+        saved = pickle.loads(path.read_bytes())
+        if isinstance(saved, dict) and saved.get("format") == CASES_FORMAT:
+            return saved["cases"]
+        print(f"{path}: cases of another format, rebuilt", file=sys.stderr)
     present = [d for d in BENCHMARKS if store.dataset(d) is not None]
     cases = {d: rank_cases(store, d) for d in present}
     if "longmemeval" in present:
         cases[OFFICIAL] = rank_cases(store, "longmemeval", official=True)
-    path.write_bytes(pickle.dumps(cases))
+    path.write_bytes(pickle.dumps({"format": CASES_FORMAT, "cases": cases}))
     return cases
 
 

@@ -4,11 +4,13 @@ the one-sort session_max equals the per-session loop it replaced."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
-from fakes_views import big_rows, make_views
+from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.method import ours, turn_scores
@@ -74,3 +76,41 @@ def test_session_max_equals_the_per_session_loop(top: int) -> None:
         s = np.array([rng.choice([0.0, 1.5, -2.0, rng.gauss(0, 1)]) for _ in range(n)])  # ties included
         assert np.array_equal(turn_scores.session_max(s, session, top), _session_max_loop(s, session, top))
     assert turn_scores.session_max(np.zeros(0), np.zeros(0, np.int64), 1).tolist() == []
+
+
+# -- the shipped setting's output, pinned (issue 25: the dead settings left OursSettings, nothing moved) ---------
+
+GOLDEN = Path(__file__).parent / "fixtures" / "ours_shipped_b47aa4f.json"
+GOLDEN_QUESTIONS = [*QUESTIONS, "Alice finally got the shutter thing working after the wait.",
+                    "When did the remote shutter release arrive?", "Tell me about the lake.",
+                    "What did Bob do two weeks ago?"]
+
+
+def shipped_outputs() -> dict[str, dict[str, dict]]:
+    """bfr at the shipped setting on three fake stores: evidence at 40 and 10 turns and the ranking of every turn."""
+    out: dict[str, dict[str, dict]] = {}
+    for name, rows in (("three-friends", big_rows()), ("user-assistant", _chat_rows()), ("shutter", SHUTTER_ROWS)):
+        views = make_views(rows)
+        out[name] = {}
+        for text in GOLDEN_QUESTIONS:
+            q = Query(f"q-{text[:8]}", "s", text)
+            final = turn_scores.score_turns(views, q).final
+            at10 = ours.bfr(ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C0"),
+                                       "C0"), q)[-1].evidence
+            out[name][text] = {"evidence@40": _evidence(views, text), "evidence@10": list(at10),
+                               "ranking": turn_scores.ranking(final).tolist()}
+    return out
+
+
+def test_shipped_output_is_the_one_pinned_before_the_dead_settings_left() -> None:
+    """The fixture was written by :func:`shipped_outputs` at b47aa4f (22 settings fields); a change that
+    moves bfr's output on purpose rewrites it and says so."""
+    pinned = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    now = shipped_outputs()
+    assert now.keys() == pinned.keys()
+    for name, per in pinned.items():
+        for text, want in per.items():
+            got = now[name][text]
+            assert got["evidence@40"] == want["evidence@40"], (name, text)
+            assert got["evidence@10"] == want["evidence@10"], (name, text)
+            assert got["ranking"] == want["ranking"], (name, text)

@@ -5,43 +5,44 @@ already beats BFR-MV at ~40 turns). This arm keeps the paper's shape - a Stage I
 FCA context, lattice, prefilter, minimum cover and grounding, then budgeted completion rounds with
 the exclusion rule - but ranks every turn by one score that knows about conversations:
 
-    text(i)    = z(BM25 over stemmed bare text)(i) + z(dense cosine)(i)          z-score fusion
+    text(i)    = z(BM25 over stemmed bare text)(i) + W_DENSE * z(dense view)(i)     z-score fusion
     prior(i)   = text(i) + SPEAKER * [the one speaker the question names spoke i]
                          + DATES * [i's session is dated in a window the question names]
                          + ROLE * [the stating role spoke i]        (user/assistant stores only, below)
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
                  (neighbours within the same session only)
-                 + TOPIC * z(cos(question, mean MiniLM vector of i's session))       session topic
+                 + SESSION * z(mean text score of the SESSION_TOP best turns of i's session)
 
-Where the question's words carry little (``method.word_trust``: a remark rather than a question or a
-request, optionally also when the lexical and dense top 10 share no turn or no BM25 score stands out),
-the **remark regime** scales every part above by (1 - REMARK_SHIFT) and adds REMARK_SHIFT times the
-z-scored dense view (MiniLM on short turns, static otherwise), optionally after Rocchio feedback from
-its own top turns (``prf``); the Stage I cover, which matches the question's requirement words, is
-skipped there (E0 = score order). The gate, the shift and the feedback are grid coordinates whose
-start is off; the pool step records the regime and its signals.
+The dense view is the store's: the static base vectors z-merged with MiniLM on the turns within
+MiniLM's token cap. Where the question's words carry little (``method.word_trust``: a remark rather
+than a question or a request, optionally also when the lexical and dense top 10 share no turn or no
+BM25 score stands out: the gate REMARK), the **remark regime** scales every part above by
+(1 - REMARK_SHIFT) and adds REMARK_SHIFT times the z-scored dense view; the Stage I cover, which
+matches the question's requirement words, is skipped there (E0 = score order). The pool step
+records the regime and its signals.
 
-The dense cosine is the static base vectors' (``dense_view`` off). The session topic scores a
-session as one document: a recommendation question ("suggest accessories for my photography
-setup") matches a session's overall subject better than any one of its turns. It reads the dense
-view's MiniLM vectors (turns over MiniLM's token cap drop out of the mean; a scope without them
-falls back to the static vectors): every cross-validation fold and LoCoMo alone chose them over the
-static ones. An advice-request detector that gave the topic a larger weight on requests was
-removed (issue 25): its wording had been written after reading dev50's failing preference
-questions, so it behaved as a question-type detector fitted to dev50. The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
+The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
 shorter than the other's (a user beside an assistant) states the facts; it never fires on LoCoMo's
-two friends. What the shipped setting (``ours.toml``, chosen 2026-12-02 over LoCoMo, dev50 and LoCoMo-Plus dev)
-uses: z-fusion with dense weight 1.5 on the dense view (MiniLM merged on short turns), speaker 6,
-dates 3, context 0.6 / 0.4, session relevance 1.0 (its best turn), role 1.0 and the remark gate
-"form" (the dense view alone on remarks); it leaves off the session topic and the session BM25
-(``doc_dense``, ``doc_bm25``), recency and Rocchio feedback (``prf``).
+two friends. An advice-request detector that gave a session-topic term a larger weight on requests
+was removed (issue 25): its wording had been written after reading dev50's failing preference
+questions, so it behaved as a question-type detector fitted to dev50.
+
+The capitals above are ``turn_scores.OursSettings``, the shipped values ``ours.toml`` ``[ours]``
+(chosen 2026-12-02 over LoCoMo, dev50 and LoCoMo-Plus dev): w_dense 1.5, speaker 6, dates 3,
+context 0.6 / 0.4, session relevance 1.0 from its best turn, role 1.0, the remark gate "form" with
+shift 1.0 (the dense view alone on remarks). The settings hold only what that ranking uses (issue
+25): the variants the selection searched and the shipped setting leaves off (the unstemmed or
+"Speaker: text" BM25, the static vectors alone, recency, a session BM25 and a session-topic term
+and its vectors) are bench/ours_variants.py's, composed from ``turn_scores``' functions.
 
 How the numbers are chosen (bench/bench_ours_selection.py -> bench/out/ours_selection.json): every
-number of the ranking is either a coordinate of its grid (the BM25 variant, the fusion, w_dense,
-the dense view, speaker, dates, role, near1/near2, session, session_top, recency, doc_bm25,
-doc_dense, doc_view, remark, remark_shift, prf), chosen by a coordinate-wise search from the z-fusion baseline, or fixed by an
-argument that reads no benchmark question (its ``FIXED``: w_bm25 is the unit, role_ratio, the
-paper's Stage I sizes, the date slacks, RRF c, BM25 k1/b). The held-out figures come from
+number of the ranking is either a coordinate of its grid (the BM25 index, w_dense, the dense view,
+speaker, dates, role, near1/near2, session, session_top, recency, doc_bm25, doc_dense, doc_view,
+remark, remark_shift), chosen by a coordinate-wise search from the z-fusion baseline, or fixed by
+an argument that reads no benchmark question (its ``FIXED``: ``turn_scores.W_BM25`` is the unit,
+``turn_scores.ROLE_RATIO``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b);
+z-score fusion (against RRF) and Rocchio feedback were searched until b47aa4f and dropped, never
+chosen (its ``DROPPED``). The held-out figures come from
 conversation-level 5-fold cross-validation over LoCoMo's 10 chats, dev50's 50 haystacks and the
 LoCoMo-Plus dev half (each item in the fold of the chat it is stitched into) at once
 (each fold's setting searched on the other folds) and from the three leave-one-benchmark-out
@@ -99,15 +100,16 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 
 
-def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) -> tuple[list[Step], list[str]]:
-    """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0."""
+def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> tuple[list[Step], list[str]]:
+    """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
+    (``cover`` False: E0 in score order, the ablation of bench/bench_ours.py)."""
     views, rc = ctx.views, ctx.config.retrieval
     order = ranking(sc.final)
     pool_idx = [int(i) for i in order[: rc.pool]]
     pool_ids = [views.turns[i].turn_id for i in pool_idx]
     steps = [Step("pool", f"Pool: top {len(pool_ids)} by context-aware hybrid score", (), 0, {
         "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
-        "topic_weight": sc.topic_weight, "regime": sc.regime,
+        "regime": sc.regime,
         "signals": sc.trust.to_dict() if sc.trust is not None else None,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
@@ -118,7 +120,7 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, s: OursSettings) ->
     selected: list[str] = []
     # the cover matches the question's requirement words; in the remark regime those words were judged to
     # carry little (word_trust), so E0 is the score order there
-    if s.cover and pool_idx and reqs and sc.regime != "remark":
+    if cover and pool_idx and reqs and sc.regime != "remark":
         selected = _cover_steps(ctx, reqs, pool_idx, pool_ids, steps)
     b = rc.ground
     e0 = list(dict.fromkeys(selected[:b] + pool_ids))[:b]
@@ -151,7 +153,7 @@ def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool
 # ----------------------------------------------------------------------------------------------
 
 
-def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s: OursSettings) -> list[Step]:
+def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores) -> list[Step]:
     """Budgeted rounds (Algorithm 2's counters and stopping rule); one call per round."""
     b, views = ctx.budget, ctx.views
     ids = tuple(t.turn_id for t in views.turns)
@@ -189,11 +191,15 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores, s
 
 
 def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm with explicit settings (the ablations in bench/bench_ours.py call this)."""
-    sc = score_turns(ctx.views, query, settings)
-    steps, e0 = stage_one(ctx, query, sc, settings)
+    """The arm with explicit settings."""
+    return run_scored(ctx, query, score_turns(ctx.views, query, settings))
+
+
+def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> list[Step]:
+    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`)."""
+    steps, e0 = stage_one(ctx, query, sc, cover)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
-        steps += complete(ctx, query, e0, sc, settings)
+        steps += complete(ctx, query, e0, sc)
     return steps
 
 

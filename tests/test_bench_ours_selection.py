@@ -1,0 +1,66 @@
+"""bench/bench_ours_selection.py: its grid covers every number of OursSettings, the shipped setting is the
+one its JSON says was chosen, and the protocol runs end to end (on fake conversations, in seconds)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+from fakes_views import SHUTTER_ROWS, make_views
+
+from bfr_core.method import turn_scores
+from bfr_core.records import Query
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+import bench_ours_selection as S  # noqa: E402
+import ours_variants as V  # noqa: E402
+
+
+def test_the_grid_covers_every_setting_and_drops_only_what_no_search_chose():
+    named = set(S.GRID) - {"near"} | {"near1", "near2"}
+    assert {f.name for f in fields(turn_scores.OursSettings)} <= named
+    assert set(S.DROPPED).isdisjoint(S.GRID)
+    assert S.variant_of(S.START) == V.Variant(turn_scores.OursSettings(), dense_view=False)  # the z-fusion baseline
+
+
+def test_the_shipped_setting_is_the_search_on_every_conversation():
+    """ours.toml is what bench/out/ours_selection.json chose; every dropped coordinate sat at its start in every
+    search of that run."""
+    sel = json.loads((BENCH / "out" / "ours_selection.json").read_text(encoding="utf-8"))
+    chosen = sel["chosen on all folds (shipped)"]["knobs"]
+    knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in chosen.items() if k in S.GRID}
+    assert S.variant_of(knobs) == V.Variant()
+    searches = [f["search path"] for f in sel["cross_validation"]["per_fold"]] + [
+        v["search path"] for k, v in sel.items() if k.startswith(("tune on", "chosen on"))]
+    assert len(searches) == 9
+    assert not any(step[0] in S.DROPPED for path in searches for step in path)
+
+
+def _cases(scopes: list[str]) -> list[S.RankCase]:
+    out = []
+    for scope in scopes:
+        views = make_views(SHUTTER_ROWS, scope=scope)
+        for j, text in enumerate(("When did the remote shutter release arrive?", "What lens does Alice take?")):
+            gold = frozenset({views.turns[9 - 7 * j].turn_id})
+            out.append(S.RankCase(f"{scope}-{j}", scope, scope, "t", gold, tuple(t.turn_id for t in views.turns),
+                                  {t.turn_id: t.session_id for t in views.turns},
+                                  V.variant_parts(views, Query(f"{scope}-{j}", scope, text), **S.PARTS)))
+    return out
+
+
+def test_the_protocol_runs_end_to_end_on_fake_conversations():
+    locomo, lme = _cases([f"c{i}" for i in range(5)]), _cases([f"h{i}" for i in range(5)])
+    out = S.protocol({"locomo": locomo, "longmemeval": lme, S.OFFICIAL: lme})
+    cv = out["cross_validation"]
+    assert len(cv["per_fold"]) == S.FOLDS
+    held = cv["held out (cross-validated, held-out folds pooled)"]
+    assert set(held) == {"locomo", "longmemeval"} and 0 <= held["locomo"]["hit@10"] <= 100
+    assert out["searched and dropped (issue 25, at b47aa4f)"] == S.DROPPED
+    assert set(out["chosen on all folds (shipped)"]["knobs"]) == set(S.GRID)
+    assert isinstance(out["turn_scores.DEFAULT is the chosen setting"], bool)
+    row = S.case_row(locomo[0], V.Variant())
+    assert row.dtype == np.int8 and row[0] == 1
