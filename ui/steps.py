@@ -92,8 +92,6 @@ def pool_priors(d: dict) -> list[str]:
         out.append(f"speaker prior on {d['named_speaker']}")
     if d.get("date_windows"):
         out.append("date prior on sessions dated " + ", ".join(f"{lo} to {hi}" for lo, hi in d["date_windows"]))
-    if d.get("advice_request"):
-        out.append(f"advice request: session topic weight {d.get('topic_weight', '?')}")
     if d.get("regime"):
         out.append(describe(d["regime"], d.get("signals")))
     return out

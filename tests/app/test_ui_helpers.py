@@ -85,11 +85,9 @@ def test_one_display_form_for_turn_ids():
 
 def test_pool_priors_say_what_the_arm_read_from_the_question():
     assert pool_priors({"view": "hybrid", "candidates": []}) == []  # another arm's pool: nothing to say
-    assert pool_priors({"named_speaker": "", "date_windows": [], "advice_request": False, "topic_weight": 1.0}) == []
-    said = pool_priors({"named_speaker": "Melanie", "date_windows": [["2023-03-13", "2023-03-17"]],
-                        "advice_request": True, "topic_weight": 3.0})
-    assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17",
-                    "advice request: session topic weight 3.0"]
+    assert pool_priors({"named_speaker": "", "date_windows": []}) == []
+    said = pool_priors({"named_speaker": "Melanie", "date_windows": [["2023-03-13", "2023-03-17"]]})
+    assert said == ["speaker prior on Melanie", "date prior on sessions dated 2023-03-13 to 2023-03-17"]
     line = pool_priors({"regime": "remark", "signals": {"form": "remark", "bm25_top_z": 1.2, "term_share": 0.4,
                                                         "agreement": 0.0}})
     assert line == ["regime: remark (form remark, BM25 top z 1.2, terms found 0.4, lexical/dense top-10 agreement 0.0)"]
