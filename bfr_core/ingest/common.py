@@ -26,6 +26,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -149,10 +150,11 @@ def load_json(path: str | Path) -> Any:
 
 # Deepest nesting :class:`JsonArray` builds (json.loads stops near 1,000 with a RecursionError; a
 # LongMemEval item is 4 levels deep). ijson's own ``items`` was not used: it builds a prefix string per
-# level for every event, so 200,000 nested brackets took more than the machine's 23 GB (killed).
+# level for every event, so 200,000 nested brackets grew to 24 GB and was killed (out of memory).
 MAX_DEPTH = 500
 _BOM = b"\xef\xbb\xbf"
 _LONE_SURROGATE_BYTES = re.compile(_LONE_SURROGATE.pattern.encode())
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # the full pattern alone: 0.95 s over dev50 re-escaped, this 0.02 s
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
@@ -171,44 +173,58 @@ class _Stored:
 
 class _Text:
     """The JSON text handed to the parser: gunzipped, BOM dropped, scanned for lone surrogate escapes
-    (ijson's C parser turns one into ``?`` silently; the whole-file reader refuses it)."""
+    (ijson's C parser turns one into ``?`` silently; the whole-file reader refuses it). Gunzipped text
+    past :data:`MAX_INPUT_BYTES` is refused (a gzip bomb: a small upload, unbounded work); a plain
+    file's size is its own bound, so it has none."""
 
-    def __init__(self, path: str, source: Any) -> None:
-        self.path, self.source = path, source
-        self.start = self.done = 0  # the last chunk read: text bytes [start, done)
+    def __init__(self, path: str, source: Any, gz: bool) -> None:
+        self.path, self.source, self.gz = path, source, gz
+        self.start = self.done = 0  # the last chunk handed on: text bytes [start, done)
         self.blank = True  # only whitespace so far
-        self._tail, self._base = b"", 0  # the surrogate scan's carried bytes and their offset
+        self._fresh = True  # nothing read yet (a BOM may come)
+        self._behind = b""  # the last 6 bytes handed on (the scan's look-behind)
+        self._held = b""  # bytes read but not handed on: the scan has not judged them yet
 
     def read(self, n: int = -1) -> bytes:
-        chunk = self.source.read(n)
-        if self.done == 0:
-            while len(chunk) < len(_BOM) and (more := self.source.read(n)):
-                chunk += more
-            chunk = chunk.removeprefix(_BOM)
-        self.start, self.done = self.done, self.done + len(chunk)
-        self.blank = self.blank and not chunk.strip()
-        self._scan(chunk, end=not chunk)
-        return chunk
+        if n == 0:  # ijson's probe for bytes or text
+            return b""
+        while True:
+            chunk = self.source.read(n)
+            if self._fresh:
+                while len(chunk) < len(_BOM) and (more := self.source.read(n)):
+                    chunk += more
+                chunk, self._fresh = chunk.removeprefix(_BOM), False
+            out = self._judged(chunk)
+            if out or not chunk:  # b"" only at the end of the text: the parser takes it for the end
+                break
+        self.start, self.done = self.done, self.done + len(out)
+        if self.gz and self.done > MAX_INPUT_BYTES:
+            raise InputError(self.path, f"gzip data expands past the {MAX_INPUT_BYTES:,}-byte input limit")
+        self.blank = self.blank and not out.strip()
+        return out
 
-    def _scan(self, chunk: bytes, end: bool) -> None:
-        """InputError at the first lone surrogate escape. The pattern looks 6 bytes either side of a
-        6-byte escape, so a match is judged only with that context (or at the text's ends), and the
-        last 17 bytes are carried to the next chunk: each position is judged exactly once."""
-        buf = self._tail + chunk
-        if b"\\ud" in buf or b"\\uD" in buf:
-            for m in _LONE_SURROGATE_BYTES.finditer(buf):
-                s = m.start()
-                if (s >= 6 or self._base == 0) and (s + 12 <= len(buf) or end):
-                    raise InputError(self.path, f"byte {self._base + s:,} of the JSON text: {m.group().decode()} "
-                                     "is half of a UTF-16 surrogate pair, not a character")
-        keep = min(len(buf), 17)
-        self._base += len(buf) - keep
-        self._tail = buf[len(buf) - keep:]
+    def _judged(self, chunk: bytes) -> bytes:
+        """The bytes the lone-surrogate scan has judged, up to the end of ``chunk`` but the last 11 (or
+        all at the end of the text); InputError at a lone escape. The pattern looks 6 bytes either side of
+        a 6-byte escape, so an escape is judged once the 6 bytes after it have been read."""
+        end = not chunk
+        ctx = self._behind + self._held + chunk
+        ahead = len(ctx) if end else len(ctx) - 11  # escapes starting before this are judged now
+        for c in _SURROGATE_ESCAPE.finditer(ctx, len(self._behind)):  # candidates, then the full pattern
+            if c.start() >= ahead:
+                break
+            if m := _LONE_SURROGATE_BYTES.match(ctx, c.start()):
+                raise InputError(self.path, f"byte {self.done + c.start() - len(self._behind):,} of the JSON text: "
+                                 f"{m.group().decode()} is half of a UTF-16 surrogate pair, not a character")
+        cut = max(ahead, len(self._behind))
+        out, self._held = ctx[len(self._behind):cut], ctx[cut:]
+        self._behind = ctx[max(0, cut - 6):cut]
+        return out
 
 
 def _built(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
     """The items of a top-level array whose ``start_array`` was read, each built from ijson's basic
-    events; RecursionError past :data:`MAX_DEPTH` open containers."""
+    events (numbers as json.loads reads them); RecursionError past :data:`MAX_DEPTH` open containers."""
     stack: list[list[Any]] = []  # open containers, each with its pending key
     for event, value in events:
         if event == "map_key":
@@ -226,6 +242,8 @@ def _built(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
             if len(stack) >= MAX_DEPTH:
                 raise RecursionError
             value = {} if event == "start_map" else []
+        elif type(value) is Decimal:
+            value = float(value)  # what json.loads gives (ijson's use_float overflows on ints past 2**63)
         if stack:
             parent, key = stack[-1]
             if type(parent) is list:
@@ -247,8 +265,8 @@ class JsonArray:
     the byte range of the text being parsed when it is not well-formed JSON (or is nested deeper
     than :data:`MAX_DEPTH`, or a gzip stream is cut). :attr:`done` of :attr:`size` stored bytes
     have been read (progress); :meth:`sha256` is :func:`sha256_file`'s hash, from the same read.
-    Unlike the whole-file reader it has no size limit, and ``NaN`` / ``Infinity`` are refused as JSON
-    (Python's json accepts them)."""
+    Unlike the whole-file reader it has no limit on a plain file's size (gunzipped text keeps the
+    bomb limit), and ``NaN`` / ``Infinity`` are refused as JSON (Python's json accepts them)."""
 
     def __init__(self, path: str | Path, what: str = "item") -> None:
         self.path, self.what = Path(path), what
@@ -261,8 +279,9 @@ class JsonArray:
         gz = self._fh.read(2) == GZIP_MAGIC
         self._fh.seek(0)
         self._stored = _Stored(self._fh)
-        self._text = _Text(str(self.path), gzip.GzipFile(fileobj=self._stored) if gz else self._stored)  # type: ignore[arg-type]
-        self._events = ijson.basic_parse(self._text, use_float=True)
+        source = gzip.GzipFile(fileobj=self._stored) if gz else self._stored  # type: ignore[arg-type]
+        self._text = _Text(str(self.path), source, gz)
+        self._events = ijson.basic_parse(self._text)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -311,8 +330,8 @@ class JsonArray:
         text = exc.args[0] if exc.args else type(exc).__name__
         lines = (text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)).splitlines() or [""]
         near = f" near {lines[1].strip()!r}" if len(lines) > 2 and lines[1].strip() else ""
-        where = f"bytes {t.start:,}-{t.done:,} of the JSON text" if t.done > t.start else f"byte {t.done:,} (its end)"
-        message = f"malformed JSON in {where}: {lines[0].strip()}{near}"
+        where = f"in bytes {t.start:,}-{t.done:,}" if t.done > t.start else f"at byte {t.done:,}, the end"
+        message = f"malformed JSON {where} of the JSON text: {lines[0].strip()}{near}"
         if n is None:
             return InputError(p, message + " (after the top-level array)")
         return InputError(p, message, record=f"{self.what} {n}")
