@@ -6,15 +6,15 @@ temp folder (never in the repository; one at a time, deleted after use): dev50's
 haystacks padded to ``--sessions`` (default 500, M's size) by ``bench_msize.padded`` (filler sessions
 drawn from the other dev50 haystacks), that block written ``rounds`` times with the question ids
 renamed (``r<round>_<id>``). Every round reuses the same sessions, as M's haystacks share theirs, so the
-file grows while its unique content stays fixed: the M-sized file (>= 2.7 GB by default) holds the
-unique sessions of the smallest.
+file grows while its unique content stays fixed: the M-sized file (2.96 GB with the defaults) holds
+the unique sessions of the smallest.
 
 Each parse runs in a fresh process, peak memory = its peak RSS (``VmHWM``, imports included; the peak
 after the imports is recorded too):
 
 * ``new``: ``load_longmemeval`` (streaming, ``common.JsonArray``);
 * ``old``: the whole-file path it replaced, ``load_items(path, load_json(path))`` (the same builder
-  after ``json.loads`` of the whole text); only on files up to ``--old-max-gb`` and when the machine's
+  after ``json.loads`` of the whole text); only on files up to ``--old-max-gib`` and when the machine's
   available memory is at least 8x the file (it needs several times the file size);
 * ``cli``: ``bfr ingest longmemeval PATH --no-embed --quiet`` into a new store in the temp folder:
   the parse, release recognition, validation and the store write, no encoding.
@@ -43,13 +43,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV50 = ROOT.parent / "shared" / "data" / "longmemeval_s_dev50.json.gz"
-GB = 1 << 30
+GIB = 1 << 30
 
 
 # -- child: one parse in a fresh process ----------------------------------------------------------
 def _rss_mb() -> float:
-    """This process's peak RSS (``VmHWM``; ``ru_maxrss`` was not used: a child forked from the parent
-    reported the parent's 246 MB before parsing anything)."""
+    """This process's peak RSS (``VmHWM``; not ``ru_maxrss``, which in a child forked from this bench
+    started at the parent's peak)."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return round(int(line.split()[1]) / 1024, 1)
@@ -130,16 +130,16 @@ def mem_available() -> int:
 
 def measure(name: str, path: Path, tmp: Path, old_max: float, built: dict[str, Any] | None) -> dict[str, Any]:
     size = path.stat().st_size
-    row: dict[str, Any] = {"input": name, "bytes": size, "gb": round(size / GB, 2), **(built or {})}
+    row: dict[str, Any] = {"input": name, "bytes": size, "gib": round(size / GIB, 2), **(built or {})}
     row["new"] = run_child("new", path, tmp)
     print(f"{name}: new {row['new']}", file=sys.stderr)
     avail = mem_available()
-    if size <= old_max * GB and avail >= 8 * size:
+    if size <= old_max * GIB and avail >= 8 * size:
         row["old"] = run_child("old", path, tmp)
         print(f"{name}: old {row['old']}", file=sys.stderr)
     else:
-        row["old"] = {"skipped": f"{size / GB:.2f} GB file; whole-file parse run only up to {old_max} GB and with "
-                                 f"8x the file free ({avail / GB:.1f} GB available)"}
+        row["old"] = {"skipped": f"{size / GIB:.2f} GiB file; whole-file parse run only up to {old_max} GiB and "
+                                 f"with 8x the file free ({avail / GIB:.1f} GiB available)"}
     row["cli"] = run_child("cli", path, tmp)
     (tmp / "cli.duckdb").unlink(missing_ok=True)
     print(f"{name}: cli {row['cli']}", file=sys.stderr)
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", default="1,4,11", help="copies of the padded 50-question block per file")
     ap.add_argument("--sessions", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--old-max-gb", type=float, default=1.2)
+    ap.add_argument("--old-max-gib", type=float, default=1.2)
     ap.add_argument("--tmp", default=None, help="folder for the temp files (default: the system temp folder)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "stream.json"))
     ap.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "TMP"), help=argparse.SUPPRESS)
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = [int(r) for r in args.rounds.split(",")]
     result: dict[str, Any] = {
         "benchmark": "stream", "commit": commit(), "ijson": {"version": ijson.__version__, "backend": ijson.backend},
-        "cpu_count": os.cpu_count(), "mem_available_gb_start": round(mem_available() / GB, 1),
+        "cpu_count": os.cpu_count(), "mem_available_gib_start": round(mem_available() / GIB, 1),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "construction": {"source": DEV50.name, "sessions_per_haystack": args.sessions, "seed": args.seed,
                          "rounds": rounds, "how": "dev50's 50 questions padded by bench_msize.padded, written "
@@ -176,14 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     tmp = Path(tempfile.mkdtemp(prefix="bfr_stream_", dir=args.tmp))
     try:
-        result["rows"].append(measure("dev50 (as shipped, gzip)", DEV50, tmp, args.old_max_gb, None))
+        result["rows"].append(measure("dev50 (as shipped, gzip)", DEV50, tmp, args.old_max_gib, None))
         items = block(args.sessions, args.seed)
         per_round = sum(len(body) for _, body in items)
         for r in rounds:
-            need = per_round * r * 1.02 + 2 * GB
+            need = per_round * r * 1.02 + 2 * GIB
             free = shutil.disk_usage(tmp).free
             if free < need:
-                result["rows"].append({"input": f"{r} round(s)", "skipped": f"{free / GB:.1f} GB free, {need / GB:.1f} needed"})
+                result["rows"].append({"input": f"{r} round(s)", "skipped": f"{free / GIB:.1f} GiB free, {need / GIB:.1f} needed"})
                 continue
             path = tmp / "lme_m_like.json"
             start = time.perf_counter()
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             built = {"rounds": r, "questions": 50 * r, "build_s": round(time.perf_counter() - start, 1)}
             try:
                 result["rows"].append(measure(f"{r} round(s) of dev50 padded to {args.sessions}", path, tmp,
-                                              args.old_max_gb, built))
+                                              args.old_max_gib, built))
             finally:
                 path.unlink(missing_ok=True)
         del items
