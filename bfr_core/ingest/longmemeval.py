@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -153,7 +154,8 @@ class _Builder:
                 1 for sid in session_ids if self.gold[sid] and sid not in answer_sessions
             )
         date_text = get(item, "question_date", str, p, record)
-        scope = Scope(self.dataset_id, qid, tuple(session_ids), ("user", "assistant"),
+        # interned: every haystack naming a session shares one id string (M: ~250,000 entries)
+        scope = Scope(self.dataset_id, qid, tuple(sys.intern(s) for s in session_ids), ("user", "assistant"),
                       tuple(self.date(d) for d in dates))
         question = Question(
             dataset_id=self.dataset_id, question_id=qid, scope_id=qid,
