@@ -199,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=1))
+    for row in result["rows"]:  # one line per file: peak RSS (MB) of each path
+        peaks = {m: row.get(m, {}).get("peak_rss_mb", "-") for m in ("new", "old", "cli")}
+        print(f"{row['input']}: {row.get('bytes', 0):,} bytes, peak RSS MB {peaks}")
     return 0
 
 
