@@ -13,7 +13,8 @@ import pytest
 
 from bfr_core.dates import parse_lme_date
 from bfr_core.errors import InputError
-from bfr_core.ingest.longmemeval import load_longmemeval
+from bfr_core.ingest.common import load_json, sha256_file
+from bfr_core.ingest.longmemeval import load_items, load_longmemeval
 from bfr_core.ingest.sources import data_dir
 from bfr_core.store import Store
 
@@ -80,6 +81,14 @@ def test_dev50_per_scope_dates_survive_the_store(bundle) -> None:
         dated = {t.date for t in store.scope_turns("longmemeval", scope_id) if t.session_id == sid}
         assert dated == {date}
     assert store.scope("longmemeval", places[0][0]).session_dates  # read back too
+
+
+@pytest.mark.slow
+@needs_dev50
+def test_dev50_streaming_equals_the_whole_file_path(bundle) -> None:
+    whole = load_items(DEV50, load_json(DEV50), sha256=sha256_file(DEV50))
+    assert bundle == whole and bundle.extra == whole.extra
+    assert bundle.source_sha256 == "104946f7122eb66f0235630b562ec95b30c414763dd19aad30d17a98d25e0f16"
 
 
 # -- synthetic files ------------------------------------------------------------------------------
@@ -185,3 +194,62 @@ def test_parse_lme_date() -> None:
     assert parse_lme_date("2023/05/20 (Sat) 02:21") == datetime(2023, 5, 20, 2, 21)
     assert parse_lme_date("2023/05/20") == datetime(2023, 5, 20)
     assert parse_lme_date("20 May 2023") is None
+
+
+# -- streaming (the file is never held whole) --------------------------------------------------------
+
+
+def _whole(path: Path):
+    return load_items(path, load_json(path), sha256=sha256_file(path))
+
+
+@pytest.mark.parametrize("name", ["lme.json", "lme.json.gz"])
+def test_streaming_equals_the_whole_file_path(tmp_path: Path, name: str) -> None:
+    data = _data() + [_item(f"n{i}", [SHARED], answer=answer) for i, answer in enumerate([1e5, 2.5, 10**30, -0.0])]
+    data[0]["haystack_sessions"][0] = [dict(reversed(t.items())) for t in data[0]["haystack_sessions"][0]]
+    path = _write(tmp_path, data, name)
+    streamed, whole = load_longmemeval(path), _whole(path)
+    assert streamed == whole and streamed.extra == whole.extra
+    assert [q.answer for q in streamed.questions][1:] == ["3", "100000.0", "2.5", str(10**30), "-0.0"]
+    assert streamed.source_sha256 == sha256_file(path)
+
+
+def test_malformed_mid_file_names_file_and_question(tmp_path: Path) -> None:
+    data = [_item(f"q{i}", [(f"s{i}", "2023/05/20 (Sat) 02:21", _turns("x" * 5000, "y"))]) for i in range(40)]
+    raw = json.dumps(data).encode()
+    at = raw.index(b'"q30"')
+    path = tmp_path / "cut.json"
+    path.write_bytes(raw[:at] + b"{" + raw[at:])
+    with pytest.raises(InputError) as err:
+        load_longmemeval(path)
+    assert err.value.record == "question 30" and str(path) in str(err.value)
+    assert "malformed JSON in bytes" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"question_id": "q"}', b'"text"', b"[]", b"[1, 2]",
+     json.dumps([{"sample_id": "c", "conversation": {}, "qa": []}]).encode(),
+     b'{"type": "question", "id": "q"}\n{"type": "turn"}\n'],
+)
+def test_wrong_shape_gives_the_whole_file_message(tmp_path: Path, raw: bytes) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(raw)
+    with pytest.raises(InputError) as streamed:
+        load_longmemeval(path)
+    with pytest.raises(InputError) as whole:
+        _whole(path)
+    assert str(streamed.value) == str(whole.value) and "\n" not in str(streamed.value)
+
+
+@pytest.mark.parametrize("name", ["lme.json", "lme.json.gz"])
+def test_progress_counts_the_file_bytes_to_its_size(tmp_path: Path, name: str) -> None:
+    data = [_item(f"q{i}", [(f"s{i}", "2023/05/20 (Sat) 02:21", _turns(f"{i} " * 20_000, "y"))]) for i in range(300)]
+    path = _write(tmp_path, data, name)
+    calls: list[tuple[int, int, str]] = []
+    load_longmemeval(path, progress=lambda done, total, label: calls.append((done, total, label)))
+    size = path.stat().st_size
+    assert calls[-1] == (size, size, "q299")
+    assert all(total == size for _, total, _ in calls)
+    assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls) and len({d for d, _, _ in calls}) == len(calls)
+    assert 10 < len(calls) <= 101 and sum(d == size for d, _, _ in calls) == 1

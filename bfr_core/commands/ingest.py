@@ -5,8 +5,9 @@
 LoCoMo file named by ``--locomo`` (``--locomo-questions`` adds LoCoMo's own questions).
 
 Loads one benchmark file into a DuckDB store and prints the report (counts, questions by type,
-notes on repaired or dropped gold ids). Bad input never leaves a partial dataset behind: the file
-is parsed whole before the single write transaction. Errors are ``BfrError`` and are printed by
+notes on repaired or dropped gold ids). Bad input never leaves a partial dataset behind: all of the
+file is parsed (a LongMemEval file streaming, one question at a time) before the single write
+transaction. Errors are ``BfrError`` and are printed by
 ``bfr_core.cli`` as one line (exit 2).
 """
 

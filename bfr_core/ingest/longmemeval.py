@@ -11,27 +11,39 @@ sessions in dev50), so each scope keeps its own dates (``Scope.session_dates``, 
 ``scope_sessions.date`` and used by ``Store.scope_turns``); ``Session.date`` is the first one seen.
 Haystack order is kept as given: it is sorted by day but not always by time within a day.
 
-Not covered: ``answer_session_ids`` beyond a consistency note, streaming parse (LongMemEval-M, 2.7 GB,
-needs its whole JSON in memory).
+Large files: the file is parsed streaming (``common.JsonArray``, ijson's C parser), one question at a
+time; what stays in memory is the records built (each unique session once), not the JSON, so an
+M-sized file parses with memory set by its unique content, not its size (``bench/bench_stream.py``).
+A repeated session is compared with its first copy by a digest of its JSON (keys sorted), so the first
+copy's raw JSON is not kept either. Progress counts the file's bytes read; the sha256 is taken in the
+same read. A top level that is not an array is read whole, only to say what it is.
+
+Not covered: ``answer_session_ids`` beyond a consistency note; JSON ``NaN`` / ``Infinity`` (refused
+as malformed when streaming); a repeat of a session that differs only in number types (``1`` vs
+``1.0``, ``true`` vs ``1``) is refused as different content.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from bfr_core.dates import parse_lme_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.common import (
+    JsonArray,
     answer_text,
     expect,
     load_json,
     looks_like,
     require_unique,
-    sha256_file,
     wrong_format,
 )
 from bfr_core.ingest.common import field as get
@@ -39,6 +51,13 @@ from bfr_core.progress import Progress
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 
 KIND = "longmemeval"
+KEYS = ("question_id", "haystack_sessions", "haystack_session_ids")  # any one marks the format
+SHAPE = "a list of {question_id, haystack_sessions, ...}"
+
+
+def _digest(raw: Any) -> bytes:
+    """A session's JSON, keys sorted, hashed: equal for equal JSON whatever the key order."""
+    return hashlib.blake2b(json.dumps(raw, sort_keys=True).encode("ascii"), digest_size=16).digest()
 
 
 def turn_id(session_id: str, index: int) -> str:
@@ -78,7 +97,7 @@ class _Builder:
         self.path, self.dataset_id = path, dataset_id
         self.sessions: list[Session] = []
         self.turns: list[Turn] = []
-        self.first: dict[str, tuple[str, list[Any]]] = {}  # session id -> (record, raw turns)
+        self.first: dict[str, tuple[str, bytes]] = {}  # session id -> (record, digest of its raw turns)
         self.gold: dict[str, tuple[str, ...]] = {}
         self.first_date: dict[str, str] = {}
         self.redated: set[str] = set()
@@ -98,7 +117,7 @@ class _Builder:
             self.shared.add(sid)
             if date_text != self.first_date[sid]:
                 self.redated.add(sid)
-            if seen[1] is not raw and seen[1] != raw:
+            if seen[1] != _digest(raw):
                 raise InputError(
                     self.path, f"session '{sid}' has different turns here than in {seen[0]} "
                     "(a session id must always name the same content)", record=record, field=prefix,
@@ -106,7 +125,7 @@ class _Builder:
             return
         date = self.date(date_text)
         turns, gold = _session_turns(sid, raw, date, self.path, record, prefix)
-        self.first[sid] = (record, raw)
+        self.first[sid] = (record, _digest(raw))
         self.first_date[sid] = date_text
         self.gold[sid] = gold
         self.sessions.append(Session(sid, date, date_text))
@@ -135,7 +154,8 @@ class _Builder:
                 1 for sid in session_ids if self.gold[sid] and sid not in answer_sessions
             )
         date_text = get(item, "question_date", str, p, record)
-        scope = Scope(self.dataset_id, qid, tuple(session_ids), ("user", "assistant"),
+        # interned: every haystack naming a session shares one id string (M: ~250,000 entries)
+        scope = Scope(self.dataset_id, qid, tuple(sys.intern(s) for s in session_ids), ("user", "assistant"),
                       tuple(self.date(d) for d in dates))
         question = Question(
             dataset_id=self.dataset_id, question_id=qid, scope_id=qid,
@@ -150,35 +170,63 @@ class _Builder:
 def load_longmemeval(
     path: str | Path, *, dataset_id: str | None = None, progress: Progress | None = None
 ) -> Bundle:
-    """Read a LongMemEval file into memory records; raises InputError naming file, record and field."""
+    """Read a LongMemEval file into memory records, streaming; raises InputError naming file, record
+    and field. ``progress`` counts the file's bytes (about 100 calls, the last at the file's size)."""
     p = str(path)
-    data = load_json(path)
-    if not looks_like(data, ("question_id", "haystack_sessions", "haystack_session_ids")):
-        raise wrong_format(p, "LongMemEval", "a list of {question_id, haystack_sessions, ...}", data)
-    builder = _Builder(p, dataset_id or "longmemeval")
+    with JsonArray(path, "question") as src:
+        if not src.is_array():  # read whole only to name what it is (as the whole-file reader always did)
+            raise wrong_format(p, "LongMemEval", SHAPE, load_json(path))
+        items = src.items()
+        first = next(items, None)
+        if first is None or not looks_like([first], KEYS):
+            raise wrong_format(p, "LongMemEval", SHAPE, [] if first is None else [first])
+        parts = _read(p, chain([first], items), dataset_id, _by_bytes(src, progress))
+        sha256 = src.sha256()
+    if progress:
+        progress(src.size, src.size, parts[2][-1].question_id)
+    return _bundle(p, *parts, sha256)
+
+
+def load_items(path: str | Path, data: Any, *, sha256: str, dataset_id: str | None = None) -> Bundle:
+    """The Bundle of a LongMemEval file already parsed whole (``data``: its top-level value): the
+    whole-file path :func:`load_longmemeval` replaced, kept for the bench and the tests that compare
+    the two."""
+    p = str(path)
+    if not looks_like(data, KEYS):
+        raise wrong_format(p, "LongMemEval", SHAPE, data)
+    return _bundle(p, *_read(p, data, dataset_id, lambda _label: None), sha256)
+
+
+def _read(path: str, items: Iterable[Any], dataset_id: str | None, step: Callable[[str], None]
+          ) -> tuple[_Builder, list[Scope], list[Question], Counter[str]]:
+    builder = _Builder(path, dataset_id or "longmemeval")
     scopes, questions, counts = [], [], Counter[str]()
-    step = _every(len(data), progress)
-    for n, item in enumerate(data):
+    for n, item in enumerate(items):
         scope, question = builder.question(n, item, counts)
         scopes.append(scope)
         questions.append(question)
-        step(n + 1, question.question_id)
-    require_unique((q.question_id for q in questions), "question", p)
-    return _bundle(p, builder, scopes, questions, counts)
+        step(question.question_id)
+    require_unique((q.question_id for q in questions), "question", path)
+    return builder, scopes, questions, counts
 
 
-def _every(total: int, progress: Progress | None) -> Callable[[int, str], None]:
-    """Call ``progress`` about 100 times over the run, not once per question."""
-    stride = max(1, total // 100)
+def _by_bytes(src: JsonArray, progress: Progress | None) -> Callable[[str], None]:
+    """Call ``progress(bytes read, file size, label)`` each time another 1 % of the file is read; the
+    call at the file's size is left to the end of the parse (the parser reads ahead)."""
+    stride = max(1, src.size // 100)
+    shown = [-1]
 
-    def step(done: int, label: str) -> None:
-        if progress and (done % stride == 0 or done == total):
-            progress(done, total, label)
+    def step(label: str) -> None:
+        done = src.done
+        if progress and done < src.size and done // stride > shown[0]:
+            shown[0] = done // stride
+            progress(done, src.size, label)
 
     return step
 
 
-def _bundle(path: str, b: _Builder, scopes: list[Scope], questions: list[Question], counts: Counter[str]) -> Bundle:
+def _bundle(path: str, b: _Builder, scopes: list[Scope], questions: list[Question], counts: Counter[str],
+            sha256: str) -> Bundle:
     occurrences = sum(len(s.session_ids) for s in scopes)
     no_gold = [q for q in questions if not q.gold]
     abstention = sum(q.is_abstention for q in questions)
@@ -204,7 +252,7 @@ def _bundle(path: str, b: _Builder, scopes: list[Scope], questions: list[Questio
         notes=tuple(notes), by_type=tuple(sorted(Counter(q.qtype for q in questions).items())),
     )
     return Bundle(
-        dataset_id=b.dataset_id, kind=KIND, source=path, source_sha256=sha256_file(path),
+        dataset_id=b.dataset_id, kind=KIND, source=path, source_sha256=sha256,
         sessions=tuple(b.sessions), turns=tuple(b.turns), scopes=tuple(scopes), questions=tuple(questions),
         report=report, extra={"haystack_entries": occurrences, "shared_sessions": len(b.shared),
                               "redated_sessions": len(b.redated)},
