@@ -146,14 +146,15 @@ class Pace:
         if part in self.sizes and part not in self.since:
             self.since[part] = self.clock()
 
-    def stop(self, part: str) -> None:
-        """Stop ``part``'s clock (it may :meth:`begin` again, e.g. for its next task)."""
+    def stop(self, part: str, at: float | None = None) -> None:
+        """Stop ``part``'s clock, now or ``at`` (a time of :attr:`clock` already past: when a task run
+        elsewhere ended); it may :meth:`begin` again, e.g. for its next task."""
         if part in self.since:
-            self.spent[part] += self.clock() - self.since.pop(part)
+            self.spent[part] += (self.clock() if at is None else at) - self.since.pop(part)
 
-    def end(self, part: str) -> None:
-        """Stop ``part``'s clock and count it done."""
-        self.stop(part)
+    def end(self, part: str, at: float | None = None) -> None:
+        """Stop ``part``'s clock (now or ``at``) and count it done."""
+        self.stop(part, at)
         if part in self.sizes:
             self.units[part] = self.sizes[part]
 

@@ -146,6 +146,17 @@ def test_pace_trusts_a_parts_own_rate_only_after_a_share_of_it_is_done():
     assert pace.seconds_left() == pytest.approx(80 * 2.5)
 
 
+def test_a_part_may_end_at_a_time_already_past():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    pace = Pace({"load": 1, "b": 10}, {"load": 5.0, "b": 1.0}, clock=clock)
+    pace.begin("load")
+    clock.now = 30.0  # seen only now, but the load ended at 5 s: 5 s spent, at its prior's speed
+    pace.end("load", at=5.0)
+    assert pace.spent["load"] == 5.0 and pace.seconds_left() == pytest.approx(10 * 1.0)
+
+
 def test_a_part_sets_the_others_speed_only_after_it_has_run_a_while():
     from bfr_core.progress import Pace
 
