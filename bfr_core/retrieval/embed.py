@@ -93,6 +93,7 @@ __all__ = [
     "delete_vectors",
     "plan_encoding",
     "run_encoding",
+    "model_family",
     "stage_name",
     "cached_vectors",
     "ensure_embeddings",
@@ -261,7 +262,8 @@ def _ensure_one(store: Store, dataset_id: str, model: Embedder, progress: Progre
         vecs = encode_alone(model, [r[1] for r in part])
         store_vectors(store, model.model_id, [r[0] for r in part], vecs)
         if progress:
-            progress(min(start + step, len(rows)), len(rows), f"embeddings ({model.model_id})")
+            done = min(start + step, len(rows))
+            progress(done, len(rows), f"{stage_name(model.model_id)} · {done:,} of {len(rows):,} texts")
     return len(rows)
 
 
@@ -342,9 +344,14 @@ class EncodeTask:
     tokens: tuple[int, ...] | None = None  # MiniLM tokens per text, when the plan has counted them already
 
 
+def model_family(model_id: str) -> str:
+    """What a user calls ``model_id``'s model: "static word vectors" or "MiniLM" (never the cache key)."""
+    return "static word vectors" if model_id.startswith("m2v-") else "MiniLM"
+
+
 def stage_name(model_id: str, *, queries: bool = False) -> str:
     """A readable name for encoding with ``model_id`` (the bar never shows the cache key)."""
-    family = "static word vectors" if model_id.startswith("m2v-") else "MiniLM"
+    family = model_family(model_id)
     if queries:
         return f"encoding questions ({family})"
     if model_id.endswith("-short"):
