@@ -170,11 +170,11 @@ if not ready.dense_ready:
     if st.button("Compute the rest now", key="data_finish", icon=":material/bolt:", disabled=store.read_only,
                  help="Encodes the turn texts that have no vectors yet, as a full ingest does; a Cancel keeps "
                       "what is done."):
-        from bfr_core.retrieval.embed import ensure_embeddings
+        from bfr_core.retrieval.embed import finish_embeddings
 
         with running({"dataset": chosen_id, "job": "vectors"},
                      "Stops computing; the vectors computed so far are kept.") as bar:
-            n = ensure_embeddings(store, chosen_id, progress=bar)
+            n = finish_embeddings(store, chosen_id, progress=bar)
         st.success(f"Computed {n:,} vectors: every turn text of **{W.esc(chosen_id)}** has them now.")
     if Path(d["source"]).is_file():
         st.caption("The same from a shell (`bfr ingest` on the same file computes only what is missing):")

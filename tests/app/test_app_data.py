@@ -198,17 +198,17 @@ def test_ingest_beam_and_locomo_plus_then_listed(app_db):
 def test_a_dataset_written_without_vectors_says_so_and_computes_the_rest(app_db, monkeypatch):
     """Issue 26: the demo store is written without vectors; the page says how many texts have them and
     offers "Compute the rest now" (the same cache stage as an ingest) and the shell line that does it."""
-    import bfr_core.retrieval.embed as E
     from conftest import cache_all_vectors
 
+    import bfr_core.retrieval.embed as E
     from bfr_core.store import Store
     from ui.commands import finish_cmd
 
-    def fake_ensure(store, dataset_id, progress=None, model=None):  # the real one loads MiniLM
+    def fake_finish(store, dataset_id, progress=None):  # the real one loads MiniLM
         progress(1, 2, "encoding short turns (MiniLM) · 1 of 2 texts")
         return cache_all_vectors(store, dataset_id)
 
-    monkeypatch.setattr(E, "ensure_embeddings", fake_ensure)
+    monkeypatch.setattr(E, "finish_embeddings", fake_finish)
     at = app_test().run()
     at.switch_page("pages/data.py").run()
     body = texts(at)
@@ -233,11 +233,11 @@ def test_a_stopped_compute_says_what_is_kept(app_db, monkeypatch):
 
     import bfr_core.retrieval.embed as E
 
-    def stopped(store, dataset_id, progress=None, model=None):
+    def stopped(store, dataset_id, progress=None):
         progress(1, 10, "encoding all turns (static word vectors)")
         st.rerun()  # what a click during the run amounts to
 
-    monkeypatch.setattr(E, "ensure_embeddings", stopped)
+    monkeypatch.setattr(E, "finish_embeddings", stopped)
     at = app_test().run()
     at.switch_page("pages/data.py").run()
     at.button(key="data_finish").click().run()
