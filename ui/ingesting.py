@@ -73,7 +73,7 @@ def names_line(r: Readiness) -> str:
 def rest_line(r: Readiness) -> str:
     """What happens to the texts without vectors, with the per-scope time ``first_use_seconds`` gives."""
     each = first_use_seconds(r, loaded=True)
-    return (f"The other {r.missing:,} are computed on each conversation's or haystack's first use (about "
+    return (f"The {r.missing:,} without them are computed on each conversation's or haystack's first use (about "
             f"{each:.0f} s each here; the first also loads MiniLM, about {LOAD_S:.0f} s), or all of them now:")
 
 

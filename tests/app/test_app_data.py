@@ -213,7 +213,7 @@ def test_a_dataset_written_without_vectors_says_so_and_computes_the_rest(app_db,
     at.switch_page("pages/data.py").run()
     body = texts(at)
     assert "Dense vectors: static word vectors 0 of 126 turn texts" in body, body
-    assert "The other 126 are computed on each conversation's or haystack's first use" in body
+    assert "The 126 without them are computed on each conversation's or haystack's first use" in body
     assert "Names (entity view): 0 of 126 turn texts parsed" in body
     store = Store(app_db, read_only=True)
     d = store.dataset("demo")
