@@ -13,6 +13,8 @@ loading included) on a new store in a temp folder:
 * ``limit``: the default dense model(s) encoding exactly the texts the cold ingest had to encode
   (``embed.plan_encoding`` on an empty store), each model in one ``encode`` call: no store, no
   progress; model loading timed apart. ``overhead`` = cold wall / limit wall (target <= 1.5).
+  ``pace_rates``: the cold ingest's seconds per unit of each progress part (static characters,
+  MiniLM cost units) beside ``embed.PRIOR_S``, the priors the ETA starts from.
 
 Inputs: LoCoMo and the LongMemEval dev50 sample (``--only`` picks), a LongMemEval file by path
 (``--path``), and with ``--full-s`` a full-S-sized input built from dev50 (``full_s_sized``: dev50's
@@ -192,7 +194,7 @@ def child_limit(kind: str, path: str) -> dict[str, Any]:
         tasks = plan_encoding(store, [index_text(t) for t in bundle.turns], [q.text for q in bundle.questions])
         store.close()
     load0 = os.getloadavg()
-    out: dict[str, Any] = {"models": {}}
+    out: dict[str, Any] = {"models": {}, "pace_units": pace_units(tasks)}
     wall_all = cpu_all = 0.0
     for task in (t for t in tasks if not t.zeros):
         enc = get_model(task.encoder_id)
@@ -211,6 +213,34 @@ def child_limit(kind: str, path: str) -> dict[str, Any]:
             "texts": len(task.texts), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load_s": round(loaded, 2)}
     return out | {"wall_s": round(wall_all, 2), "cpu_s": round(cpu_all, 2),
                   "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
+
+
+def pace_units(tasks: list) -> dict[str, float]:
+    """The units of each ``progress.Pace`` part an ingest of ``tasks`` counts (static: characters;
+    MiniLM: ``embed.text_costs``), so the measured seconds per unit can be set beside ``PRIOR_S``."""
+    from bfr_core.retrieval.embed import _part, text_costs
+    from bfr_core.retrieval.encoders import get_model
+
+    units: dict[str, float] = {}
+    for task in (t for t in tasks if not t.zeros):
+        enc = get_model(task.encoder_id)
+        part = _part(enc)
+        units[part] = units.get(part, 0.0) + float(text_costs(enc, task.texts, task.tokens).sum())
+    return units
+
+
+def pace_rates(cold: dict[str, Any], limit: dict[str, Any]) -> dict[str, Any]:
+    """Seconds per unit of each Pace part in this cold ingest, beside the prior the bar starts from:
+    what ``embed.PRIOR_S`` is calibrated from (a quiet machine's run)."""
+    from bfr_core.retrieval.embed import PRIOR_S
+
+    walls, units = cold.get("stage_wall_s", {}), limit.get("pace_units", {})
+    loads = [m["load_s"] for name, m in limit.get("models", {}).items() if name.startswith("minilm")]
+    out = {part: {"measured_s_per_unit": walls[part] / units[part], "prior_s_per_unit": PRIOR_S[part]}
+           for part in ("static", "minilm") if units.get(part) and walls.get(part)}
+    if loads:
+        out["load"] = {"measured_s": loads[0], "prior_s": PRIOR_S["load"]}
+    return out
 
 
 def run_child(args: list[str], code: Path) -> dict[str, Any]:
@@ -275,6 +305,7 @@ def bench_input(name: str, kind: str, path: Path, code: Path, tmp: Path, opts: a
         if "wall_s" in row["cold"] and row["limit"].get("wall_s"):
             row["overhead_ratio"] = round(row["cold"]["wall_s"] / row["limit"]["wall_s"], 2)
             row["overhead_ratio_cpu"] = round(row["cold"]["cpu_s"] / row["limit"]["cpu_s"], 2)
+            row["pace_rates"] = pace_rates(row["cold"], row["limit"])
         print(f"{name}: limit {row['limit'].get('wall_s')} s, overhead {row.get('overhead_ratio')}", file=sys.stderr)
     if opts.keep is None:
         db.unlink(missing_ok=True)

@@ -95,16 +95,12 @@ ingest(Store(sys.argv[1]), "jsonl", demo_file(), name="demo", progress=cb, entit
 
 
 def _contents(path: Path) -> dict[str, list]:
-    """Every table's rows (sorted; the ingest time left out), read from a closed store file."""
-    store = Store(path, read_only=True)
-    cur = store.cursor()
-    out = {}
-    for (name,) in cur.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall():
-        cols = [c for (c,) in cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                                          "AND column_name <> 'ingested_at' ORDER BY ordinal_position", [name]).fetchall()]
-        out[name] = sorted(map(repr, cur.execute(f'SELECT {", ".join(cols)} FROM "{name}"').fetchall()))
-    store.close()
-    return {k: v for k, v in out.items() if v}
+    """Every table's rows (sorted; the ingest time left out), read from a closed store file: the
+    comparison ``bench/bench_store_same.py`` makes between an old and a new code's stores."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from bench_store_same import contents
+
+    return contents(path)
 
 
 @pytest.mark.slow
