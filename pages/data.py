@@ -172,10 +172,14 @@ if not ready.dense_ready:
                       "what is done."):
         from bfr_core.retrieval.embed import finish_embeddings
 
-        with running({"dataset": chosen_id, "job": "vectors"},
-                     "Stops computing; the vectors computed so far are kept.") as bar:
-            n = finish_embeddings(store, chosen_id, progress=bar)
-        st.success(f"Computed {n:,} vectors: every turn text of **{W.esc(chosen_id)}** has them now.")
+        try:
+            with running({"dataset": chosen_id, "job": "vectors"},
+                         "Stops computing; the vectors computed so far are kept.") as bar:
+                n = finish_embeddings(store, chosen_id, progress=bar)
+        except BfrError as exc:
+            st.error(str(exc))
+        else:
+            st.success(f"Computed {n:,} vectors: every turn text of **{W.esc(chosen_id)}** has them now.")
     if Path(d["source"]).is_file():
         st.caption("The same from a shell (`bfr ingest` on the same file computes only what is missing):")
         st.code(C.finish_cmd(path, d["kind"], d["source"], chosen_id), language="bash")

@@ -246,3 +246,18 @@ def test_a_stopped_compute_says_what_is_kept(app_db, monkeypatch):
                for i in at.info), texts(at)
     at.run()
     assert "Stopped:" not in texts(at)  # said once
+
+
+def test_a_failed_compute_is_one_error_line(app_db, monkeypatch):
+    import bfr_core.retrieval.embed as E
+    from bfr_core.retrieval.encoders import EmbedError
+
+    def broken(store, dataset_id, progress=None):
+        raise EmbedError("the MiniLM weights are missing")
+
+    monkeypatch.setattr(E, "finish_embeddings", broken)
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.button(key="data_finish").click().run()
+    assert not at.exception and [e.value for e in at.error] == ["the MiniLM weights are missing"]
+    assert not [b for b in at.button if b.key == "data_cancel"]
