@@ -368,6 +368,15 @@ def test_words_at_least_never_exceeds_the_word_pieces():
     assert token_counts([long], 160)[0] == 302 and token_counts([long])[0] == 302
 
 
+def test_one_encode_call_in_flight_while_a_model_loads():
+    from concurrent.futures import Future
+
+    pending, done = Future(), Future()
+    done.set_result(None)
+    assert embed._in_flight({"minilm": pending}) == 1
+    assert embed._in_flight({"minilm": done}) == embed._in_flight({}) == embed.WORKERS
+
+
 def test_spread_is_a_permutation_whose_prefixes_cover_the_range():
     order = embed.spread(10)
     assert sorted(order) == list(range(10)) and order[:2] == [0, 8] and embed.spread(1) == [0]

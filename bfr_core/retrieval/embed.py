@@ -320,14 +320,17 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 
 
 # -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
-PROGRESS_STEP = 64  # MiniLM texts per encode call while ingesting: one progress update each (~1-4 s here)
+# MiniLM texts per encode call while ingesting (a progress update each, ~4-16 s on one core here): the
+# texts of one token count in a call form one batch, and larger batches ran 1,500 LoCoMo texts 5 %
+# faster at 256 than at 64 (9 % at 512, with updates too far apart for the bar's rate)
+PROGRESS_STEP = 256
 TEXT_COST = 8  # a MiniLM text costs ~8 tokens beyond its own (bench/out/ingest.json, ``limit``)
 # The bar's ETA (issue 29) follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's
 # rate is measured from its own completed chunks; these priors (seconds, measured here on a quiet
 # machine: bench/out/ingest.json, ``limit``) only weigh a part against another until it has run.
-PRIOR_S = {"static": 5e-7,  # per character (dev50: 23.6 M characters in 11.6 s)
-           "load": 7.0,  # loading MiniLM (torch and sentence-transformers imports included)
-           "minilm": 1.3e-4}  # per cost unit (:func:`text_costs`; dev50: ~0.8 M units in 105 s)
+PRIOR_S = {"static": 5e-7,  # per character (dev50: 23.6 M characters in 12.0 s, two threads beside the load)
+           "load": 5.0,  # loading MiniLM (torch and sentence-transformers imports included; dev50: 4.7 s)
+           "minilm": 8.0e-5}  # per cost unit (:func:`text_costs`; dev50 0.81 M units in 67.5 s, LoCoMo 0.31 M in 26 s)
 WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, one torch thread each
 
 
@@ -449,9 +452,9 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
                  executor: object | None = None) -> list[tuple[str, tuple[str, ...]]]:
     """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, sorted by
     token count so each is one or two padding-free batches, run in :func:`spread` order with
-    :data:`WORKERS` in flight; 1,024 for the static model, also :data:`WORKERS` in flight: its
-    tokenizer and sparse product leave the GIL, so two threads encode dev50 in 7.1 s against 12.3 s
-    for one), reporting ``(count, SCALE,
+    :data:`WORKERS` in flight; 1,024 for the static model, also :data:`WORKERS` in flight once no
+    model is loading (:func:`_in_flight`): its tokenizer and sparse product leave the GIL, so two
+    threads encode dev50 in 7.1 s against 12.3 s for one), reporting ``(count, SCALE,
     "stage · texts done of texts in all")`` at least every second: one bar over every task whose
     count tracks time (:class:`~bfr_core.progress.Pace` over the static model's characters, the
     MiniLM load and MiniLM's tokens; the load starts at once in a thread, beside the static model).
@@ -508,8 +511,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
             with _torch_threads(threads):
                 encoded = (zip(chunks, executor.map(  # type: ignore[attr-defined]
                     encode_texts, ((task.encoder_id, [task.texts[i] for i in idx]) for idx in chunks)), strict=True)
-                    if remote else _encode_chunks(pool, enc, task, chunks, WORKERS, threads, progress,
-                                                  lambda s=task.stage: report(s)))
+                    if remote else _encode_chunks(pool, enc, task, chunks, lambda: _in_flight(loading), threads,
+                                                  progress, lambda s=task.stage: report(s)))
                 for idx, vecs in encoded:
                     hashes = tuple(task.hashes[i] for i in idx)
                     store_vectors(store, task.store_id, hashes, vecs)
@@ -553,9 +556,16 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
     return encode_alone(enc, texts)
 
 
-def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]], in_flight: int,
+def _in_flight(loading: dict) -> int:
+    """Encode calls to keep running: one while a model still loads (the load, a chain of imports
+    that needs the GIL, is what MiniLM waits for: a second static thread beside it slowed LoCoMo's
+    load and so its ingest), :data:`WORKERS` after."""
+    return 1 if any(not f.done() for f in loading.values()) else WORKERS
+
+
+def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]], in_flight: Callable[[], int],
                    threads: int | None, progress: Progress | None, report: Callable[[], tuple[int, int, str]]):
-    """Yield ``(chunk, vectors)`` in the order chunks finish, ``in_flight`` encode calls at a time
+    """Yield ``(chunk, vectors)`` in the order chunks finish, ``in_flight()`` encode calls at a time
     (``threads`` torch threads each), reporting at least every second. On any exception (a Cancel
     raised by ``progress``) the chunks not started are dropped and the running ones waited for
     before it propagates."""
@@ -565,7 +575,7 @@ def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]
     running: dict = {}
     try:
         while todo or running:
-            while todo and len(running) < in_flight:
+            while todo and len(running) < in_flight():
                 idx = todo.pop(0)
                 running[pool.submit(_encode_in_thread, enc, [task.texts[i] for i in idx], threads)] = idx
             done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)

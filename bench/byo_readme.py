@@ -1,0 +1,73 @@
+"""The README's BEAM and LoCoMo-Plus tables, generated from the JSON they cite (nothing typed by hand).
+
+Reads, per column group named on the command line, ``bench/out/beam_<tier>.json`` (``bench/bench_beam.py
+--tier TIER``) or ``locomo_plus.json`` (``bench/bench_locomo_plus.py``, its trigger items) and prints one
+markdown table: a row per system (arms, then the reference rankings), per source the cells
+``Turn Hit / recall_all`` at k = 10 and at k = 40 with the mean set size at 40, then a line per
+source with what it covers and the machine's load. Where the source's ``bfr`` rerun exists
+(``beam_<tier>_bfr.json``, ``locomo_plus_bfr.json``: ``bfr`` at the shipped setting), its ``bfr`` row is
+the one shown and the source's own becomes "bfr (earlier setting)".
+
+    .venv/bin/python bench/byo_readme.py 100K 500K 1M
+    .venv/bin/python bench/byo_readme.py plus
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parents[1] / "bench" / "out"
+REFS = {"ref:bm25": "BM25 top-k", "ref:dense": "dense top-k", "ref:rrf": "RRF top-k", "ref:z-fusion": "z-fusion top-k"}
+
+
+def source(name: str) -> tuple[str, dict[str, Any], str]:
+    """(column label, its systems' figures, what it covers) for ``name``: a BEAM tier or ``plus``."""
+    if name == "plus":
+        data = json.loads((OUT / "locomo_plus.json").read_text(encoding="utf-8"))
+        systems, rerun = data["triggers"]["systems"], OUT / "locomo_plus_bfr.json"
+        about = f"LoCoMo-Plus dev: {data['triggers']['n']} trigger items, `locomo_plus.json`"
+        label = "LoCoMo-Plus dev"
+    else:
+        data = json.loads((OUT / f"beam_{name.lower()}.json").read_text(encoding="utf-8"))
+        systems, rerun = data["systems"], OUT / f"beam_{name.lower()}_bfr.json"
+        about = (f"{name}: {data['conversations_done']} of {data['conversations']} conversations, "
+                 f"{systems['mem0']['10']['overall']['n']} scoreable questions, {loads(data)}, `beam_{name.lower()}.json`")
+        label = f"BEAM {name}"
+    if rerun.is_file():
+        again = json.loads(rerun.read_text(encoding="utf-8"))
+        systems = {**systems, "bfr (earlier setting)": systems["bfr"],
+                   "bfr": (again.get("triggers") or again)["systems"]["bfr"]}
+        about += f" (`bfr`: `{rerun.name}`)"
+    return label, systems, about
+
+
+def cell(fig: dict[str, Any], size: bool = False) -> str:
+    text = f"{fig['turn_hit']:g} / {fig['recall_all']:g}"
+    return text + (f" ({fig['mean_set_size']:g})" if size else "")
+
+
+def loads(data: dict[str, Any]) -> str:
+    seen = [c[k]["loadavg"][0] for c in data.get("chunks", []) for k in ("machine_before", "machine_after") if k in c]
+    return f"load {min(seen):g}-{max(seen):g}" if seen else "load not recorded"
+
+
+def table(names: list[str]) -> str:
+    cols = [source(n) for n in names]
+    systems = sorted({s for _, sy, _ in cols for s in sy}, key=lambda s: (s in REFS, s))
+    lines = ["| system | " + " | ".join(f"{label}, k = 10 | {label}, k = 40" for label, _, _ in cols) + " |",
+             "|---" * (1 + 2 * len(cols)) + "|"]
+    for s in systems:
+        cells = []
+        for _, sy, _ in cols:
+            got = sy.get(s, {})
+            cells += [cell(got["10"]["overall"]) if "10" in got else "-",
+                      cell(got["40"]["overall"], size=True) if "40" in got else "-"]
+        lines.append(f"| {REFS.get(s, s)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n" + "; ".join(about for _, _, about in cols) + "."
+
+
+if __name__ == "__main__":
+    print(table(sys.argv[1:] or ["100K", "500K", "1M"]))
