@@ -3,6 +3,7 @@
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import streamlit as st
@@ -14,7 +15,15 @@ from bfr_core.ingest.jsonl import BLANK_WARNING
 from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
-from ui.ingesting import clash_message, gui_error, stopped_message
+from ui.ingesting import (
+    clash_message,
+    gui_error,
+    names_line,
+    rest_line,
+    stopped_message,
+    stopped_vectors_message,
+    vectors_line,
+)
 
 R.require_frame()
 
@@ -52,7 +61,10 @@ c1, c2, c3, c4 = st.columns([0.25, 0.35, 0.2, 0.2], vertical_alignment="bottom")
 kind = c1.selectbox("Kind", KINDS, index=KINDS.index(guess), key=f"data_kind_{guess}", help=KIND_HELP)
 name = c2.text_input("Dataset name", key="data_name", placeholder="default: the kind (or file name for JSONL)")
 replace = c3.checkbox("Replace if present", key="data_replace")
-embed = c4.checkbox("Embed (dense view)", value=True, key="data_embed")
+embed = c4.checkbox("Compute vectors now", value=True, key="data_embed",
+                    help="Untick to write now and compute vectors on first use: the dataset is usable as soon as "
+                         "it is written, and each conversation's or haystack's vectors are computed on its first "
+                         "use (or all at once later, below).")
 options = {}
 if kind == "locomo-plus":  # the LoCoMo file its items are stitched into
     options["locomo"] = st.text_input("LoCoMo file (locomo10.json)", key="data_locomo",
@@ -65,38 +77,59 @@ if clash:
     st.warning(clash_message(dataset_id), icon=":material/warning:")
 if store.read_only:
     st.info("This store is open read-only (another process holds it), so nothing can be loaded into it now.")
-stopped = ss.pop("data_running", None)  # left set only by an ingest a click stopped (a Streamlit rerun)
-if stopped is not None:
+stopped = ss.pop("data_running", None)  # left set only by a job a click stopped (a Streamlit rerun)
+if stopped is not None and stopped.get("job") == "vectors":
+    st.info(stopped_vectors_message(stopped["dataset"], R.readiness(path, stopped["dataset"])))
+elif stopped is not None:
     st.info(stopped_message(stopped["dataset"], stopped["before"], store.dataset(stopped["dataset"])))
-if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload:",
-             disabled=not (file_path or upload) or clash or store.read_only):
-    cancel = st.empty()  # emptied when the ingest ends: no Cancel left that would cancel nothing
-    cancel.button("Cancel", key="data_cancel", icon=":material/cancel:",
-                  help="Stops the ingest and takes back everything it added. Any other click on this page "
-                       "while it runs cancels it too.")
-    ss["data_running"] = {"dataset": dataset_id, "before": store.dataset(dataset_id)}
-    tmp, bar = None, W.ProgressBar("Starting…")
+
+
+@contextmanager
+def running(job: dict, cancel_help: str):
+    """A Cancel button, the stop record and one progress bar (yielded) around a long job: an ingest or
+    computing the rest of a dataset's vectors. A click (Cancel or any other) reruns the page, which stops
+    the job inside its progress callback and leaves ``data_running`` set for the next run to report."""
+    cancel = st.empty()  # emptied when the job ends: no Cancel left that would cancel nothing
+    cancel.button("Cancel", key="data_cancel", icon=":material/cancel:", help=cancel_help)
+    ss["data_running"] = job
+    bar = W.ProgressBar("Starting…")
     try:
-        if upload is not None:
-            if upload.size > MAX_UPLOAD_MB * 1024 * 1024:  # refused before reading it
-                raise BfrError(f"{upload.name}: {upload.size / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB upload "
-                               "limit; load it from a path instead")
-            tmp = tempfile.TemporaryDirectory(prefix="bfr-upload-")
-            target = Path(tmp.name) / Path(upload.name).name
-            with open(target, "wb") as fh:
-                shutil.copyfileobj(upload, fh, 1 << 20)
-            file_path = str(target)
-        t0 = time.perf_counter()
-        report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
-                        progress=bar, options=options)
-    except BfrError as exc:
+        yield bar
+    except Exception:
         ss.pop("data_running", None)  # ended by itself (this is not reached when a click stops the run)
         bar.clear()
-        st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
-                           upload_name=upload.name if upload is not None else None))
+        raise
     else:
         ss.pop("data_running", None)
         bar.clear()
+    finally:
+        cancel.empty()
+        R.refresh()  # Home and the other pages re-read the store (also after a cancel)
+
+
+if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload:",
+             disabled=not (file_path or upload) or clash or store.read_only):
+    tmp = None
+    try:
+        with running({"dataset": dataset_id, "before": store.dataset(dataset_id)},
+                     "Stops the ingest and takes back everything it added. Any other click on this page "
+                     "while it runs cancels it too.") as bar:
+            if upload is not None:
+                if upload.size > MAX_UPLOAD_MB * 1024 * 1024:  # refused before reading it
+                    raise BfrError(f"{upload.name}: {upload.size / 1e6:.0f} MB is over the {MAX_UPLOAD_MB} MB "
+                                   "upload limit; load it from a path instead")
+                tmp = tempfile.TemporaryDirectory(prefix="bfr-upload-")
+                target = Path(tmp.name) / Path(upload.name).name
+                with open(target, "wb") as fh:
+                    shutil.copyfileobj(upload, fh, 1 << 20)
+                file_path = str(target)
+            t0 = time.perf_counter()
+            report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
+                            progress=bar, options=options)
+    except BfrError as exc:
+        st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
+                           upload_name=upload.name if upload is not None else None))
+    else:
         st.success(f"Loaded **{W.esc(report.dataset_id)}** in {time.perf_counter() - t0:.0f} s: {report.scopes} "
                    f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
                    f"({report.scoreable} scoreable).")
@@ -106,10 +139,11 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
             else:
                 st.caption(W.esc(note))
     finally:
-        cancel.empty()
-        R.refresh()  # Home and the other pages re-read the store (also after a cancel)
         if tmp is not None:
             tmp.cleanup()
+if not embed:
+    st.caption("Write now, compute vectors on first use: the dataset is usable as soon as it is written; each "
+               "conversation's or haystack's vectors are computed on its first use (or all at once below).")
 
 st.subheader("What the store holds", anchor=False)
 datasets = R.datasets(path)
@@ -128,3 +162,24 @@ for col, (label, key) in zip(cols, [("Conversations / haystacks", "scopes"), ("S
 st.caption(f"kind {W.esc(d['kind'])} · source {W.esc(d['source'])} · ingested {str(d['ingested_at'])[:16]}")
 st.plotly_chart(plots.bar_counts(d["by_type"], title=f"Questions by type in {d['dataset_id']}",
                                  x_title="question type"), key="data_bar")
+
+ready = R.readiness(path, chosen_id)
+st.caption(vectors_line(ready) + "  \n" + names_line(ready))
+if not ready.dense_ready:
+    st.caption(rest_line(ready))
+    if st.button("Compute the rest now", key="data_finish", icon=":material/bolt:", disabled=store.read_only,
+                 help="Encodes the turn texts that have no vectors yet, as a full ingest does; a Cancel keeps "
+                      "what is done."):
+        from bfr_core.retrieval.embed import finish_embeddings
+
+        try:
+            with running({"dataset": chosen_id, "job": "vectors"},
+                         "Stops computing; the vectors computed so far are kept.") as bar:
+                n = finish_embeddings(store, chosen_id, progress=bar)
+        except BfrError as exc:
+            st.error(str(exc))
+        else:
+            st.success(f"Computed {n:,} vectors: every turn text of **{W.esc(chosen_id)}** has them now.")
+    if Path(d["source"]).is_file():
+        st.caption("The same from a shell (`bfr ingest` on the same file computes only what is missing):")
+        st.code(C.finish_cmd(path, d["kind"], d["source"], chosen_id), language="bash")

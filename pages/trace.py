@@ -10,11 +10,13 @@ import streamlit as st
 from bfr_core import pipeline, plots
 from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
+from bfr_core.retrieval.readiness import readiness
 from ui import commands as C
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
 from ui.answering import answer_and_judge, verdict_text
+from ui.ingesting import trace_note
 from ui.runner import stepper
 
 R.require_frame()
@@ -98,6 +100,10 @@ if arm in imported:  # no live run: the evidence its file gave, as stored by `bf
 else:
     run_id = linked if qp["question"] == qid else None
     key = (path, dataset, qid, arm, budget, provider, run_id)
+    if not run_id and (ss.get("trace_key") != key or ss.get("trace_trace") is None):  # a live run is still to come
+        ready = readiness(store, dataset, q.scope_id)
+        if not ready.dense_ready:
+            st.caption(trace_note(ready))
     trace, shown = stepper("trace_", key, lambda: (run_id and load_trace(store, run_id, qid, arm)) or pipeline.run(
         store, dataset, qid, arm, budget=None if budget == "default" else budget, llm=R.pipeline_llm(provider)))
     if trace is None:

@@ -276,6 +276,33 @@ def test_ensure_without_model_fills_every_model_of_the_spec(monkeypatch):
     assert embed.query_encoder(short) is inner and cached_count(store, inner.model_id) == 1
 
 
+def test_finish_encodes_what_a_written_dataset_lacks_as_ensure_does(monkeypatch):
+    """Issue 26: a dataset written without vectors is finished through the ingest's own encoding
+    (plan_encoding, run_encoding): the same rows as ensure_embeddings, only what is missing encoded."""
+    monkeypatch.delenv("BFR_DENSE_MODEL", raising=False)
+    base, inner = CountingEmbedder(), CountingEmbedder()
+    base.model_id, inner.model_id = encoders.STATIC, encoders.DenseSpec().short.removesuffix("-short")
+    short = ShortOnlyEmbedder(inner, max_tokens=12)
+    models = {m.model_id: m for m in (base, short, inner)}
+    monkeypatch.setattr(encoders, "_model", lambda model_id: models[model_id])
+
+    def rows(store):
+        return sorted((m, h, tuple(v)) for m, h, v in store.cursor().execute(
+            "SELECT model_id, text_hash, vec FROM embeddings").fetchall())
+
+    ensured, finished = Store(), Store()
+    for s in (ensured, finished):
+        s.write_bundle(bundle())
+    assert ensure_embeddings(ensured, "toy") == 10
+    assert ensure_embeddings(finished, "toy", model=base) == 4  # as if stopped after the static model
+    before = base.encoded, inner.encoded
+    seen = []
+    assert embed.finish_embeddings(finished, "toy", progress=lambda d, t, label: seen.append(label)) == 6
+    assert base.encoded == before[0] + 1 and inner.encoded > before[1]  # the question, MiniLM's short texts
+    assert rows(finished) == rows(ensured) and seen
+    assert embed.finish_embeddings(finished, "toy") == 0
+
+
 @pytest.mark.parametrize("bf16", [False, True])
 def test_query_vectors_do_not_depend_on_what_they_are_encoded_with(bf16):
     """Batched queries get exactly the vector each gets alone (grouping by token count pads nothing),

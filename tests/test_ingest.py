@@ -76,7 +76,7 @@ def test_rerun_of_the_same_file_finishes_instead_of_refusing(tmp_path, monkeypat
     assert report.turns == 126 and report.scoreable == 6
     assert any("already in the store from this same file" in n for n in report.notes)
     assert any("5 text(s) encoded" in n for n in report.notes)
-    monkeypatch.setattr(embed, "ensure_embeddings", lambda *a, **k: 0)
+    monkeypatch.setattr(embed, "finish_embeddings", lambda *a, **k: 0)
     assert any("0 text(s) encoded" in n for n in ingest(store, "jsonl", demo_file(), name="demo").notes)
 
 

@@ -1,8 +1,9 @@
 """The exact ``bfr`` command lines the app shows, for the store that is open, runnable as printed.
 
-Covers: ``bfr ingest`` / ``bfr eval`` / ``bfr sweep`` lines with this store's path and dataset
-names, shell-quoted, in the README's form: ``.venv/bin/bfr`` (``scripts/app.sh`` installs it there;
-a bare ``bfr`` is not on PATH after it), run from the repository folder (where the app resolves a
+Covers: ``bfr ingest`` (also on a dataset's own file again, which finishes its vectors) /
+``bfr eval`` / ``bfr sweep`` lines with this store's path and dataset names, shell-quoted, in the
+README's form: ``.venv/bin/bfr`` (``scripts/app.sh`` installs it there; a bare ``bfr`` is not on
+PATH after it), run from the repository folder (where the app resolves a
 relative store path too); the benchmark files where ``bfr_core.ingest.sources`` finds them.
 Does not cover: running them (``ui.evaluating`` runs an ``eval`` line from the app).
 No streamlit import, so tests can compare a page's text with these strings.
@@ -31,6 +32,11 @@ def shared_path(kind: str) -> str:
 
 def ingest_cmd(db: str, kind: str = "locomo", path: str | None = None) -> str:
     return f"{BFR} ingest {kind} {shlex.quote(path or shared_path(kind))} --db {shlex.quote(db)}"
+
+
+def finish_cmd(db: str, kind: str, path: str, dataset: str) -> str:
+    """``bfr ingest`` on the file a dataset was written from: it finishes its cache stages (vectors)."""
+    return f"{ingest_cmd(db, kind, path)} --name {shlex.quote(dataset)}"
 
 
 def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_ARMS, sample: int | None = SAMPLE,

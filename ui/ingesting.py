@@ -3,13 +3,18 @@ errors in the GUI's words. No streamlit import (bench/bench_app_ingest.py uses t
 
 Covers: bar text with stage, count and ETA; a clash message that names the page's checkbox (not
 ``--replace``); an error's temporary upload path replaced by the uploaded file's name; what a
-stopped ingest left (:func:`stopped_message`, from the dataset's row before and after).
+stopped ingest left (:func:`stopped_message`, from the dataset's row before and after); what a
+dataset written before its vectors (``--no-embed``, or the page's "write now" option) still
+computes on first use (:func:`vectors_line`, :func:`names_line`, :func:`rest_line`,
+:func:`trace_note`, :func:`stopped_vectors_message`; counts from ``bfr_core.retrieval.readiness``).
 Does not cover: the ingest itself (``bfr_core.ingest.ingest``), drawing the bar (``ui.widgets``).
 """
 
 from __future__ import annotations
 
 from bfr_core.progress import eta_seconds, fmt_eta
+from bfr_core.retrieval.embed import model_family
+from bfr_core.retrieval.readiness import LOAD_S, Readiness, first_use_seconds
 
 CLI_CLASH = "Pass --replace to overwrite it or --name to keep both."
 GUI_CLASH = "Tick “Replace if present” to overwrite it, or type another dataset name to keep both."
@@ -47,3 +52,39 @@ def stopped_message(dataset_id: str, before: dict | None, after: dict | None) ->
     if after.get("ingested_at") == before.get("ingested_at"):
         return f"Ingest cancelled: '{dataset_id}' is as it was (the copy loaded before is kept)."
     return f"Ingest stopped after the new copy of '{dataset_id}' was written: it replaced the old one."
+
+
+def _model(model_id: str) -> str:
+    return model_family(model_id) + (" on short turns" if model_id.endswith("-short") else "")
+
+
+def vectors_line(r: Readiness) -> str:
+    """``"Dense vectors: static word vectors 23,671 of 23,671 turn texts · MiniLM on short turns 12,400 of 23,671."``"""
+    parts = [f"{_model(m)} {n:,} of {r.texts:,}" + (" turn texts" if i == 0 else "")
+             for i, (m, n) in enumerate(r.vectors)]
+    return "Dense vectors: " + " · ".join(parts) + "."
+
+
+def names_line(r: Readiness) -> str:
+    return (f"Names (entity view): {r.names:,} of {r.name_texts:,} turn texts parsed; a search parses the "
+            "turns it needs on first use.")
+
+
+def rest_line(r: Readiness) -> str:
+    """What happens to the texts without vectors, with the per-scope time ``first_use_seconds`` gives."""
+    each = first_use_seconds(r, loaded=True)
+    return (f"The {r.missing:,} without them are computed on each conversation's or haystack's first use (about "
+            f"{each:.0f} s each here; the first also loads MiniLM, about {LOAD_S:.0f} s), or all of them now:")
+
+
+def trace_note(r: Readiness) -> str:
+    """The Trace page's note when the question's scope has texts without vectors."""
+    return (f"The dense view of this conversation is computed now ({r.missing:,} of {r.texts:,} turn texts have no "
+            f"vectors yet): the first run takes longer, about {first_use_seconds(r):.0f} s; later ones read them back.")
+
+
+def stopped_vectors_message(dataset_id: str, r: Readiness) -> str:
+    """What "Compute the rest now" stopped by Cancel (or another click) left: every finished chunk is kept."""
+    done = r.texts - r.missing
+    return (f"Stopped: the vectors computed so far are kept ({done:,} of {r.texts:,} turn texts of '{dataset_id}' "
+            "have them now); the rest are computed on first use, or by “Compute the rest now” again.")

@@ -170,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         panel = replace(panel, judge_b=panel.judge_b if panel.judge_b is llm else panel.judge_b.with_run(spec.run_id),
                         adjudicator=panel.adjudicator if panel.adjudicator is llm
                         else panel.adjudicator.with_run(spec.run_id))
+    vectors_note(store, dataset)
     if args.dry_run:
         from bfr_core.evaluation.dryrun import dry_run, render_plan
 
@@ -216,6 +217,19 @@ def run(args: argparse.Namespace) -> int:
     store.close()
     _emit(args, json.dumps(summary, indent=2), run_id)
     return 0
+
+
+def vectors_note(store: Any, dataset: str, out: Any = None) -> None:
+    """One line (stderr) when some turn texts of ``dataset`` have no cached vectors yet (``bfr ingest
+    --no-embed``, or an ingest stopped while encoding): the run computes each scope's on its first
+    question, so the first question of each conversation or haystack takes longer."""
+    from bfr_core.retrieval.readiness import first_use_seconds, readiness
+
+    r = readiness(store, dataset)
+    if not r.dense_ready:
+        print(f"note: {r.missing:,} of {r.texts:,} turn texts of '{dataset}' have no vectors yet; this run computes "
+              f"them per conversation or haystack on its first question (about {first_use_seconds(r, loaded=True):.0f} "
+              "s each here); `bfr ingest` on the same file computes them all first", file=out or sys.stderr)
 
 
 def _pricer(llm: Any, panel: Any, table: Any) -> Any:

@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=None, help="dataset id (default: the kind; the file name for jsonl)")
     parser.add_argument("--replace", action="store_true", help="overwrite a dataset with the same id")
     parser.add_argument("--no-embed", dest="embed", action="store_false",
-                        help="skip computing dense embeddings after the write")
+                        help="write now, compute vectors on first use (each conversation's on its first "
+                             "search); the same command without it later computes the rest")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--locomo", default=None, help="locomo-plus: the locomo10.json to stitch into")
     parser.add_argument("--executor", default="local", choices=("local", "ray"),

@@ -91,7 +91,10 @@ def _resume(store: Store, dataset_id: str, kind: str, embed: bool, entities: boo
                           tuple(sorted(store.questions_by_type(dataset_id).items())))
     notes = ["already in the store from this same file: the dataset was not rewritten (--replace rewrites it)"]
     if embed:
-        notes.append(_embed(store, dataset_id, progress))
+        from bfr_core.retrieval.embed import finish_embeddings  # lazy: the embedding stack
+
+        n = finish_embeddings(store, dataset_id, progress)
+        notes.append(f"embeddings: finished, {n:,} text(s) encoded (bfr_core.retrieval.embed.finish_embeddings)")
     if entities:
         meter = StepMeter()
         notes.append(ticking(lambda: _entities(store, dataset_id, meter), progress,

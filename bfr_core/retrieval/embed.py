@@ -71,7 +71,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from bfr_core.progress import Pace, Progress  # noqa: E402
+from bfr_core.progress import Pace, Progress, ticking  # noqa: E402
 from bfr_core.retrieval.encoders import (  # noqa: E402
     CHUNK,
     Embedder,
@@ -93,9 +93,11 @@ __all__ = [
     "delete_vectors",
     "plan_encoding",
     "run_encoding",
+    "model_family",
     "stage_name",
     "cached_vectors",
     "ensure_embeddings",
+    "finish_embeddings",
     "encode_alone",
     "encode_queries",
     "encode_texts",
@@ -261,7 +263,8 @@ def _ensure_one(store: Store, dataset_id: str, model: Embedder, progress: Progre
         vecs = encode_alone(model, [r[1] for r in part])
         store_vectors(store, model.model_id, [r[0] for r in part], vecs)
         if progress:
-            progress(min(start + step, len(rows)), len(rows), f"embeddings ({model.model_id})")
+            done = min(start + step, len(rows))
+            progress(done, len(rows), f"{stage_name(model.model_id)} · {done:,} of {len(rows):,} texts")
     return len(rows)
 
 
@@ -345,9 +348,14 @@ class EncodeTask:
     tokens: tuple[int, ...] | None = None  # MiniLM tokens per text, when the plan has counted them already
 
 
+def model_family(model_id: str) -> str:
+    """What a user calls ``model_id``'s model: "static word vectors" or "MiniLM" (never the cache key)."""
+    return "static word vectors" if model_id.startswith("m2v-") else "MiniLM"
+
+
 def stage_name(model_id: str, *, queries: bool = False) -> str:
     """A readable name for encoding with ``model_id`` (the bar never shows the cache key)."""
-    family = "static word vectors" if model_id.startswith("m2v-") else "MiniLM"
+    family = model_family(model_id)
     if queries:
         return f"encoding questions ({family})"
     if model_id.endswith("-short"):
@@ -591,6 +599,27 @@ def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]
                 progress(*report())
     finally:
         wait(running)
+
+
+def finish_embeddings(store: Store, dataset_id: str, progress: Progress | None = None) -> int:
+    """Encode and cache what a written dataset still lacks (``bfr ingest --no-embed``, the app's "write
+    now" option, an ingest stopped while encoding) the way an ingest encodes: :func:`plan_encoding` then
+    :func:`run_encoding` (both cores; one bar whose count tracks time), so the vectors are the ones
+    an ingest writes (:func:`encode_alone`, as :func:`ensure_embeddings`, which runs one encode call
+    at a time with a bar counting texts). Only the texts some default model lacks are planned (found
+    in SQL: :data:`Q_MISSING`). A stop keeps every chunk written. Returns how many texts were cached,
+    summed over models (a short model's long texts included: zero rows)."""
+    if store.read_only:
+        return 0
+    store.ensure(EMBEDDINGS_DDL)
+    spec = default_spec()
+    cur = store.cursor()
+    texts = sorted({text for mid in [spec.base] + ([spec.short] if spec.short else [])
+                    for _, text in cur.execute(Q_MISSING, [dataset_id, mid]).fetchall()})
+    questions = sorted({q.text for q in store.questions(dataset_id)})
+    tasks = ticking(lambda: plan_encoding(store, texts, questions), progress, "checking which texts are already encoded")
+    run_encoding(store, tasks, progress)
+    return sum(len(t.hashes) for t in tasks)
 
 
 def delete_vectors(store: Store, written: Sequence[tuple[str, Sequence[str]]]) -> None:

@@ -125,6 +125,24 @@ def add_fake_run(store: Store, run_fn=fake_run, arms=("mem0", "bfr-mv"), run_id:
     return run_id
 
 
+def cache_all_vectors(store: Store, dataset_id: str = "demo") -> int:
+    """Cache a (zero) vector of every default dense model for every turn text of ``dataset_id``, as a
+    finished ingest leaves them, without loading a model; returns how many texts."""
+    import numpy as np
+
+    from bfr_core.retrieval.embed import store_vectors
+    from bfr_core.retrieval.encoders import default_spec
+    from bfr_core.retrieval.views.common import index_text
+    from bfr_core.store import text_hash
+
+    hashes = sorted({text_hash(index_text(t)) for s in store.scopes(dataset_id)
+                     for t in store.scope_turns(dataset_id, s.scope_id)})
+    spec = default_spec()
+    for mid in [spec.base] + ([spec.short] if spec.short else []):
+        store_vectors(store, mid, hashes, np.zeros((len(hashes), 4), np.float32))
+    return len(hashes)
+
+
 @pytest.fixture(autouse=True)
 def _navigation_mode(monkeypatch):
     """Run app.py as the st.navigation frame on every AppTest run, as the server does.

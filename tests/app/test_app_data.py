@@ -193,3 +193,71 @@ def test_ingest_beam_and_locomo_plus_then_listed(app_db):
     home = at.dataframe[0].value
     assert dict(zip(home["dataset"], home["kind"], strict=True)) == {
         "demo": "jsonl", "beam": "beam", "locomo-plus": "locomo-plus"}
+
+
+def test_a_dataset_written_without_vectors_says_so_and_computes_the_rest(app_db, monkeypatch):
+    """Issue 26: the demo store is written without vectors; the page says how many texts have them and
+    offers "Compute the rest now" (the same cache stage as an ingest) and the shell line that does it."""
+    from conftest import cache_all_vectors
+
+    import bfr_core.retrieval.embed as E
+    from bfr_core.store import Store
+    from ui.commands import finish_cmd
+
+    def fake_finish(store, dataset_id, progress=None):  # the real one loads MiniLM
+        progress(1, 2, "encoding short turns (MiniLM) · 1 of 2 texts")
+        return cache_all_vectors(store, dataset_id)
+
+    monkeypatch.setattr(E, "finish_embeddings", fake_finish)
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    body = texts(at)
+    assert "Dense vectors: static word vectors 0 of 126 turn texts" in body, body
+    assert "The 126 without them are computed on each conversation's or haystack's first use" in body
+    assert "Names (entity view): 0 of 126 turn texts parsed" in body
+    store = Store(app_db, read_only=True)
+    d = store.dataset("demo")
+    store.close()
+    assert [c.value for c in at.code] == [finish_cmd(str(app_db), "jsonl", d["source"], "demo")]
+    at.button(key="data_finish").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("every turn text of **demo** has them now" in s.value for s in at.success), texts(at)
+    assert not [b for b in at.button if b.key == "data_cancel"]
+    at.run()
+    assert "static word vectors 126 of 126 turn texts" in texts(at)
+    assert not [b for b in at.button if b.key == "data_finish"] and not at.code
+
+
+def test_a_stopped_compute_says_what_is_kept(app_db, monkeypatch):
+    import streamlit as st
+
+    import bfr_core.retrieval.embed as E
+
+    def stopped(store, dataset_id, progress=None):
+        progress(1, 10, "encoding all turns (static word vectors)")
+        st.rerun()  # what a click during the run amounts to
+
+    monkeypatch.setattr(E, "finish_embeddings", stopped)
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.button(key="data_finish").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Stopped: the vectors computed so far are kept (0 of 126 turn texts of 'demo'" in i.value
+               for i in at.info), texts(at)
+    at.run()
+    assert "Stopped:" not in texts(at)  # said once
+
+
+def test_a_failed_compute_is_one_error_line(app_db, monkeypatch):
+    import bfr_core.retrieval.embed as E
+    from bfr_core.retrieval.encoders import EmbedError
+
+    def broken(store, dataset_id, progress=None):
+        raise EmbedError("the MiniLM weights are missing")
+
+    monkeypatch.setattr(E, "finish_embeddings", broken)
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.button(key="data_finish").click().run()
+    assert not at.exception and [e.value for e in at.error] == ["the MiniLM weights are missing"]
+    assert not [b for b in at.button if b.key == "data_cancel"]

@@ -104,3 +104,22 @@ def test_offline_trace_shows_the_shipped_recorded_requirements(app_db):
     assert not at.exception, [e.value for e in at.exception]
     assert shipped_recording("q1") in texts(at).replace("\\", "")
     assert any("requirement" in d.value.columns and len(d.value) >= 2 for d in at.dataframe)
+
+
+def test_trace_says_when_the_scopes_dense_view_is_computed_now(app_db):
+    """Issue 26: on a dataset written without vectors the page says the first run of a scope computes
+    them; once they are cached it says nothing."""
+    from conftest import cache_all_vectors
+
+    from bfr_core.store import Store
+
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    note = "The dense view of this conversation is computed now (126 of 126 turn texts have no vectors yet)"
+    assert note in texts(at)
+    store = Store(app_db)
+    cache_all_vectors(store)
+    store.close()
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    assert "is computed now" not in texts(at)

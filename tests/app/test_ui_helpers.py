@@ -67,7 +67,7 @@ def test_commands_run_as_printed(tmp_path):
 
     db = str(tmp_path / "a b.duckdb")
     for cmd in (C.ingest_cmd(db), C.ingest_cmd(db, "longmemeval"), C.eval_cmd(db, "demo", suff=True, provider="local"),
-                C.sweep_cmd(db, "demo", "out")):
+                C.sweep_cmd(db, "demo", "out"), C.finish_cmd(db, "jsonl", "/d a/x.jsonl", "my set")):
         program, name, *rest = shlex.split(cmd)
         assert program == C.BFR and f"{C.BFR} {name}" in (PROJECT / "README.md").read_text()
         parser = argparse.ArgumentParser(prog=f"bfr {name}", exit_on_error=False)
