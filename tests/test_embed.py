@@ -338,6 +338,19 @@ def test_turn_vectors_do_not_depend_on_the_batch_and_stay_close_to_the_padded_pa
     assert (np.einsum("ij,ij->i", got[keep], padded[keep]) > 0.999).all()
 
 
+def test_a_scopes_first_use_caches_the_vectors_an_ingest_writes():
+    """vectors_for_texts (a scope's first build on a store written without vectors) encodes what is
+    missing as ingest does: bit for bit encode_alone's vectors, whatever else it encodes with them."""
+    inner = TransformerEmbedder(16, bf16=True)
+    short = ShortOnlyEmbedder(inner, 16)
+    texts = TEXTS[:4] + ["a long turn " * 20, "Yes.", "What did Caroline research at the library on Friday?"]
+    store = Store(":memory:")
+    seen: list[tuple[int, int]] = []
+    got = vectors_for_texts(store, short, texts, progress=lambda d, t, _label: seen.append((d, t)))
+    assert np.array_equal(got, embed.encode_alone(short, texts)) and seen[-1] == (len(texts), len(texts))
+    assert np.array_equal(vectors_for_texts(Store(":memory:"), short, texts[2:]), got[2:])
+
+
 def test_capped_token_counts_are_exact_within_the_cap_and_above_it_otherwise():
     """token_counts(texts, cap) tokenises long texts only up to a whitespace: same verdict as the
     full count for every text, exact counts for those within the cap (a word of no whitespace is

@@ -296,12 +296,23 @@ def vectors_for(store: Store, model_id: str, hashes: Sequence[str]) -> np.ndarra
 def vectors_for_texts(
     store: Store | None, model: Embedder, texts: Sequence[str], progress: Progress | None = None
 ) -> np.ndarray:
-    """Vectors for ``texts``: cached ones read back, the rest encoded once (by hash) and cached."""
+    """Vectors for ``texts``: cached ones read back, the rest encoded once (by hash) and cached.
+
+    The rest are encoded as an ingest encodes them (:func:`encode_alone`, in chunks of
+    :data:`PROGRESS_STEP` shortest first), so a scope's first use (``bfr ingest --no-embed``, the demo
+    store) caches the very vectors a full ingest would have, not batch-padded ones that differ in
+    their last bits."""
     hashes = [text_hash(t) for t in texts]
     found = cached_vectors(store, model.model_id, hashes) if store is not None else {}
-    todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
+    todo = dict(sorted(((h, t) for h, t in zip(hashes, texts, strict=True) if h not in found),
+                       key=lambda ht: (len(ht[1]), ht[0])))
     if todo:
-        vecs = model.encode(list(todo.values()), progress=progress)
+        items = list(todo.values())
+        vecs = np.zeros((len(items), model.dim), np.float32)
+        for start in range(0, len(items), PROGRESS_STEP):
+            vecs[start:start + PROGRESS_STEP] = encode_alone(model, items[start:start + PROGRESS_STEP])
+            if progress:
+                progress(min(start + PROGRESS_STEP, len(items)), len(items), f"encoding with {model.model_id}")
         if store is not None:
             store_vectors(store, model.model_id, list(todo), vecs)
         found.update(zip(todo, vecs, strict=True))
