@@ -331,9 +331,9 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 
 
 # -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
-# MiniLM texts per encode call while ingesting (a progress update each, ~4-16 s on one core here): the
-# texts of one token count in a call form one batch, and larger batches ran 1,500 LoCoMo texts 5 %
-# faster at 256 than at 64 (9 % at 512, with updates too far apart for the bar's rate)
+# MiniLM texts per encode call while ingesting (a progress update each, a few seconds on one core
+# here): the texts of one token count in a call form one batch, so larger calls make larger batches
+# (64 before b47aa4f's successor; the machine's run-to-run spread hides the gain in the ingest bench)
 PROGRESS_STEP = 256
 TEXT_COST = 8  # a MiniLM text costs ~8 tokens beyond its own (bench/out/ingest.json, ``limit``)
 # The bar's ETA (issue 29) follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's
@@ -464,8 +464,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, sorted by
     token count so each is one or two padding-free batches, run in :func:`spread` order with
     :data:`WORKERS` in flight; 1,024 for the static model, also :data:`WORKERS` in flight once no
-    model is loading (:func:`_in_flight`): its tokenizer and sparse product leave the GIL, so two
-    threads encode dev50 in 7.1 s against 12.3 s for one), reporting ``(count, SCALE,
+    model is loading (:func:`_in_flight`): its tokenizer and sparse product leave the GIL; dev50's
+    static stage took 16.1 s at 1d13e85, bench/out/ingest_eta.json, and 10.6 s so, ingest.json), reporting ``(count, SCALE,
     "stage · texts done of texts in all")`` at least every second: one bar over every task whose
     count tracks time (:class:`~bfr_core.progress.Pace` over the static model's characters, the
     MiniLM load and MiniLM's tokens; the load starts at once in a thread, beside the static model).

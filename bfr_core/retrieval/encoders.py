@@ -327,11 +327,10 @@ def token_counts(texts: Sequence[str], cap: int | None = None) -> np.ndarray:
     (normalising character by character), so a prefix cut at whitespace has a prefix of the text's
     tokens: over the cap there means over the cap in full; a cut text found within the cap is
     counted again in full. Before that, a text whose :func:`words_at_least` bound (+ [CLS] and
-    [SEP]) is already over the cap gets that bound and is not tokenised: 9,585 of dev50's 10,374
-    texts over 160 tokens. Planning dev50's ingest, mostly this count, took 15.8 of its 133 s cold
-    (bench/out/ingest_dev50.json at 43466e8); the count itself took 7.0 s of it at b47aa4f and 3.9 s
-    with the bound, the rest being the short texts' own tokens (tests/test_embed.py checks the
-    verdicts against full tokenisation)."""
+    [SEP]) is already over the cap gets that bound and is not tokenised. Planning dev50's ingest,
+    mostly this count, took 15.8 of its 133 s cold at 43466e8, 9.1 s at 1d13e85
+    (bench/out/ingest_eta.json) and 3.2 s with the bound (bench/out/ingest.json; tests/test_embed.py
+    checks the verdicts against full tokenisation)."""
     texts = list(texts)
     if not texts:
         return np.zeros(0, np.int64)
