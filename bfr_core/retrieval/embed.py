@@ -333,7 +333,7 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 # -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
 # MiniLM texts per encode call while ingesting (a progress update each, a few seconds on one core
 # here): the texts of one token count in a call form one batch, so larger calls make larger batches
-# (64 before b47aa4f's successor; the machine's run-to-run spread hides the gain in the ingest bench)
+# (it was 64; the machine's run-to-run spread hides the gain in the ingest bench)
 PROGRESS_STEP = 256
 TEXT_COST = 8  # a MiniLM text costs ~8 tokens beyond its own (bench/out/ingest.json, ``limit``)
 # The bar's ETA (issue 29) follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's
