@@ -3,7 +3,8 @@
 Reads ``bench/out/ours_selection.json`` (held-out and development figures of the selection protocol,
 over LoCoMo, dev50 and the LoCoMo-Plus dev half), and for the table against the simple baselines
 ``ours.json`` (LoCoMo and dev50 curves, ``--baselines``), ``locomo_plus_bfr.json`` (``bench_locomo_plus.py --arms bfr``) and
-``beam_100k_bfr.json`` (``bench_beam.py --tier 100K --arms bfr``: the shipped pipeline beside BM25 / dense / RRF / z-fusion top-k). Prints
+``beam_100k_bfr.json`` (``bench_beam.py --tier 100K --arms bfr``: the shipped pipeline beside BM25 / dense / RRF / z-fusion top-k),
+``beam_500k.json`` and ``beam_1m.json`` (every arm, at the shipped setting). Prints
 markdown; paste it into README's ``bfr`` section.
 
 Run: ``.venv/bin/python bench/ours_readme.py``. Does not cover: any figure not in those files.
@@ -125,7 +126,9 @@ def against_baselines(sel: dict) -> list[str]:
             refs = {n: c[v][str(k)][fig] for n, v in CURVE_REFS.items() if v in c and str(k) in c[v]}
             if "bfr" in c and refs:
                 groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json"))
-    for d, f, label in ((PLUS, "locomo_plus_bfr.json", "development"), ("BEAM 100K", "beam_100k_bfr.json", "held out (not in the selection)")):
+    held_out = "held out (not in the selection)"
+    for d, f, label in ((PLUS, "locomo_plus_bfr.json", "development"), ("BEAM 100K", "beam_100k_bfr.json", held_out),
+                        ("BEAM 500K", "beam_500k.json", held_out), ("BEAM 1M", "beam_1m.json", held_out)):
         j = _read(f)
         sy = (j.get("triggers") or j).get("systems", {})
         for k in (10, 40):
