@@ -12,8 +12,8 @@ under ``$BFR_CACHE_DIR`` and is not part of any figure):
   in-process LRU cleared, vectors read back from the store); ``per_text_s`` = (cold - warm) / texts
   encoded over the 2nd and 3rd scopes (model loaded), ``load_s`` = what the first cold build took
   beyond that;
-* ``finish_s``: the same ``bfr ingest`` again (the resume path: ``ensure_embeddings`` encodes only
-  what is still missing), and the readiness after it.
+* ``finish_s``: the same ``bfr ingest`` again (the resume path: ``embed.finish_embeddings`` encodes
+  only what is still missing, as an ingest encodes), and the readiness after it.
 
 The machine is shared: the load average before and after each input and the commit are recorded.
 

@@ -49,11 +49,11 @@ _CACHED = "count(*) FILTER (WHERE EXISTS (SELECT 1 FROM {table} e WHERE e.{key} 
 Q_SCOPES = "SELECT count(*) FROM scopes WHERE dataset_id = ? AND (? IS NULL OR scope_id = ?)"
 
 # Seconds a scope's first build spends per turn text it must encode (both default models, MiniLM's
-# load excluded), measured by bench/bench_later.py (bench/out/later.json at 5258400, load 0.0-4.0):
-# ``per_text_s`` 0.0165 on dev50 (long texts), 0.0081 on LoCoMo; the slower is used, so LoCoMo's
-# estimate runs high. MiniLM's load (``load_s``: 5.5 s LoCoMo, 8.5 s dev50) comes once per process.
-PER_TEXT_S = 0.0165
-LOAD_S = 8.5
+# load excluded), measured by bench/bench_later.py (bench/out/later.json, load 1.3-1.8): ``per_text_s``
+# 0.0068 on dev50, 0.0069 on LoCoMo (the slower is used). MiniLM's load (``load_s``: 4.8 s LoCoMo,
+# 6.2 s dev50; the larger is used) comes once per process.
+PER_TEXT_S = 0.0069
+LOAD_S = 6.2
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _count(store: Store, sql: str, turns: str, table: str | None, key: str, valu
 
 def readiness(store: Store, dataset_id: str, scope_id: str | None = None) -> Readiness:
     """The cache counts of ``dataset_id`` (or of its scope ``scope_id``); see the module docstring.
-    Fast: dev50 (23,671 texts) in 0.11-0.17 s, LoCoMo in 0.02-0.03 s (``bench/out/later.json``, ``seconds``)."""
+    Fast: dev50 (23,671 texts) in 0.11-0.14 s, LoCoMo in 0.02-0.03 s (``bench/out/later.json``, ``seconds``)."""
     spec = default_spec()
     models = [spec.base] + ([spec.short] if spec.short else [])
     tables = _tables(store)
