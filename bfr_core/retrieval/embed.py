@@ -339,9 +339,11 @@ TEXT_COST = 8  # a MiniLM text costs ~8 tokens beyond its own (bench/out/ingest.
 # The bar's ETA (issue 29) follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's
 # rate is measured from its own completed chunks; these priors (seconds, measured here on a quiet
 # machine: bench/out/ingest.json, ``limit``) only weigh a part against another until it has run.
-PRIOR_S = {"static": 5e-7,  # per character (dev50: 23.6 M characters in 12.0 s, two threads beside the load)
-           "load": 5.0,  # loading MiniLM (torch and sentence-transformers imports included; dev50: 4.7 s)
-           "minilm": 8.0e-5}  # per cost unit (:func:`text_costs`; dev50 0.81 M units in 67.5 s, LoCoMo 0.31 M in 26 s)
+# ``pace_rates`` in bench/out/ingest.json puts each part's measured seconds per unit beside these:
+# dev50 static 4.5e-7, MiniLM 7.9e-5 (LoCoMo 8.5e-5), load 5.4 s (LoCoMo 5.6 s).
+PRIOR_S = {"static": 5e-7,  # per character (two threads once the load is done)
+           "load": 5.0,  # loading MiniLM (torch and sentence-transformers imports included)
+           "minilm": 8.0e-5}  # per cost unit (:func:`text_costs`)
 WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, one torch thread each
 
 
@@ -492,7 +494,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
 
     def report(stage: str) -> tuple[int, int, str]:
         # The load's clock stops when the load ends, not when MiniLM's task first waits for it (after
-        # the static model): full-S's ETA at 25 % was 50 % off while it counted 108 s for a 5 s load.
+        # the static model): full-S's ETA at 25 % was 50 % off while the clock of its ~5 s load ran
+        # through the 107.7 s static stage (bench/out/ingest_full_s.json, before this).
         if loaded and all(f.done() and f.exception() is None for f in loaded):
             pace.end("load", at=max(f.result() for f in loaded))
         return pace.count(), Pace.SCALE, f"{stage} · {n_done:,} of {n_texts:,} texts"
