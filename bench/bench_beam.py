@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from byo_common import all_arms, machine, run_rows, summary  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.beam import conversation_dirs, load_beam  # noqa: E402
 from bfr_core.ingest.sources import data_dir  # noqa: E402
+from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 
@@ -83,7 +85,9 @@ def main() -> int:
     rows_file = ROOT / "bench" / "out" / "cache" / f"beam_rows_{name}.jsonl"
     rows_file.parent.mkdir(parents=True, exist_ok=True)
     arms, ks = args.arms.split(","), [int(k) for k in args.ks.split(",")]
-    settings = {"arms": arms, "ks": ks, "cached_ner_only": args.cached_ner_only, "source": path}
+    # bfr's shipped setting too: rows cached under another one are refused, not mixed in (issue 28 changed it)
+    settings = {"arms": arms, "ks": ks, "cached_ner_only": args.cached_ner_only, "source": path,
+                "bfr": asdict(turn_scores.DEFAULT)}
     store = Store(args.db or ROOT / "bench" / "out" / "cache" / f"byo_beam_{args.tier.lower()}.duckdb")
     whole = store.dataset(name) is not None  # the tier ingested as one dataset (an earlier layout)
     folders = dict(conversation_dirs(path))
@@ -104,7 +108,7 @@ def main() -> int:
         out = {
             "command": "bench/bench_beam.py " + " ".join(sys.argv[1:]), "dataset": name, "source": path,
             "conversations": len(scopes), "conversations_done": len(finished),
-            "cached_ner_only": args.cached_ner_only, "ingest_s": round(sum(c.get("ingest_s") or 0 for c in chunks), 1),
+            "cached_ner_only": args.cached_ner_only, "bfr_setting": settings["bfr"], "ingest_s": round(sum(c.get("ingest_s") or 0 for c in chunks), 1),
             "ingest_whole_tier": tier_ingest_rec,
             "questions_run": len(qs), "eval_s": round(sum(c["eval_s"] for c in chunks), 1),
             "questions_by_ability": dict(sorted(Counter(q.qtype for q in every).items())),

@@ -1,10 +1,11 @@
 """The README's tables about ``bfr``, generated from the JSON they cite (nothing typed by hand).
 
 Reads ``bench/out/ours_selection.json`` (held-out and development figures of the selection protocol,
-over LoCoMo, dev50 and the LoCoMo-Plus dev half), and for the table against the simple baselines
+over LoCoMo, dev50, the LoCoMo-Plus dev half and, when it was run with ``--beam``, BEAM 100K), and for the table against the simple baselines
 ``ours.json`` (LoCoMo and dev50 curves, ``--baselines``), ``locomo_plus_bfr.json`` (``bench_locomo_plus.py --arms bfr``) and
 ``beam_100k_bfr.json`` (``bench_beam.py --tier 100K --arms bfr``: the shipped pipeline beside BM25 / dense / RRF / z-fusion top-k),
-``beam_500k.json`` and ``beam_1m.json`` (every arm, at the shipped setting). Prints
+``beam_500k_bfr.json`` and ``beam_1m_bfr.json`` (``--arms bfr`` at the shipped setting; ``beam_500k.json`` /
+``beam_1m.json``, every arm at an earlier setting, where those are missing). Prints
 markdown; paste it into README's ``bfr`` section.
 
 Run: ``.venv/bin/python bench/ours_readme.py``. Does not cover: any figure not in those files.
@@ -22,7 +23,8 @@ SHIPPED = "chosen on all folds (shipped)"
 DEV = "figures (development: chosen on these questions)"
 DENSE = "dense top-k, the store's dense view (no weight chosen: held out everywhere)"
 PLUS = "locomo-plus"
-NAMES = {"locomo": "LoCoMo", "longmemeval": "dev50", PLUS: "LoCoMo-Plus dev"}
+BEAM = "beam-100k"  # in the selection only when it was run with --beam
+NAMES = {"locomo": "LoCoMo", "longmemeval": "dev50", PLUS: "LoCoMo-Plus dev", BEAM: "BEAM 100K"}
 
 # (label, benchmark, figure key, target); figures are ranking top-k of the selection protocol
 TARGETS = (
@@ -84,7 +86,8 @@ def by_type(sel: dict) -> list[str]:
 def lobo(sel: dict) -> list[str]:
     present = [d for d in NAMES if d in sel["cross_validation"][CV]]
     heads = {"locomo": "LoCoMo hit@10 / hit@40 / CER@40", "longmemeval": "dev50 hit@10 / hit@40 / CER@40 / official "
-             "session any@5 / all@5", PLUS: "LoCoMo-Plus dev hit@10 / hit@40 / CER@40"}
+             "session any@5 / all@5", PLUS: "LoCoMo-Plus dev hit@10 / hit@40 / CER@40",
+             BEAM: "BEAM 100K hit@10 / hit@40 / CER@40"}
     rows = ["| chosen on | " + " | ".join(heads[d] for d in present) + " |", "| --- |" + " --- |" * len(present)]
 
     def fig(r: dict, d: str) -> str:
@@ -127,8 +130,10 @@ def against_baselines(sel: dict) -> list[str]:
             if "bfr" in c and refs:
                 groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json"))
     held_out = "held out (not in the selection)"
-    for d, f, label in ((PLUS, "locomo_plus_bfr.json", "development"), ("BEAM 100K", "beam_100k_bfr.json", held_out),
-                        ("BEAM 500K", "beam_500k.json", held_out), ("BEAM 1M", "beam_1m.json", held_out)):
+    beam_100k = (BEAM, "development") if BEAM in cv else ("BEAM 100K", held_out)
+    rerun = {t: f"beam_{t}_bfr.json" if (OUT / f"beam_{t}_bfr.json").exists() else f"beam_{t}.json" for t in ("500k", "1m")}
+    for d, f, label in ((PLUS, "locomo_plus_bfr.json", "development"), (beam_100k[0], "beam_100k_bfr.json", beam_100k[1]),
+                        ("BEAM 500K", rerun["500k"], held_out), ("BEAM 1M", rerun["1m"], held_out)):
         j = _read(f)
         sy = (j.get("triggers") or j).get("systems", {})
         for k in (10, 40):

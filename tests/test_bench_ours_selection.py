@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
 from fakes_views import SHUTTER_ROWS, make_views
 
+from bfr_core.evaluation.metrics import strip_turn_id
 from bfr_core.method import turn_scores
 from bfr_core.records import Query
 
@@ -36,8 +37,10 @@ def test_the_shipped_setting_is_the_search_on_every_conversation():
     assert S.variant_of(knobs) == V.Variant()
     searches = [f["search path"] for f in sel["cross_validation"]["per_fold"]] + [
         v["search path"] for k, v in sel.items() if k.startswith(("tune on", "chosen on"))]
-    assert len(searches) == 9
+    benchmarks = [d for d in S.BENCHMARKS if d in sel["cross_validation"]["held out (cross-validated, held-out folds pooled)"]]
+    assert len(searches) == S.FOLDS + len(benchmarks) + 1  # the folds, each benchmark left out once, all
     assert not any(step[0] in S.DROPPED for path in searches for step in path)
+    assert all(path[-1][0] == "end" and path[-1][1].startswith("converged") for path in searches)  # none cut short
 
 
 def _cases(scopes: list[str]) -> list[S.RankCase]:
@@ -62,5 +65,25 @@ def test_the_protocol_runs_end_to_end_on_fake_conversations():
     assert out["searched and dropped (issue 25, at b47aa4f)"] == S.DROPPED
     assert set(out["chosen on all folds (shipped)"]["knobs"]) == set(S.GRID)
     assert isinstance(out["turn_scores.DEFAULT is the chosen setting"], bool)
+    counts = out["regimes at the shipped gate"]
+    assert set(counts) == {"locomo", "longmemeval"} and sum(counts["locomo"].values()) == len(locomo)
     row = S.case_row(locomo[0], V.Variant())
     assert row.dtype == np.int8 and row[0] == 1
+
+
+def test_official_rows_count_only_gold_user_turns_as_run_retrieval_does():
+    """Under LongMemEval's convention a non-gold turn of an answer session is ``noans``: ranking it first finds
+    no answer session; a question whose gold lies outside the user-turn corpus is left out (an empty row)."""
+    case = _cases(["h0"])[0]
+    order = [case.ids[int(i)] for i in turn_scores.ranking(V.combine(case.parts, V.Variant()).final)]
+    rename = {t: f"s{i}_1" for i, t in enumerate(case.ids)}  # every other turn its own session
+    rename[order[0]], rename[order[-1]] = "answer_a_1", "answer_a_2"  # the top turn and the last share a session
+    ids = tuple(rename[t] for t in case.ids)
+    lenient = replace(case, ids=ids, sessions={t: strip_turn_id(t) for t in ids}, gold=frozenset({"answer_a_2"}))
+    official = replace(lenient, official=True)
+    col = S.COLS.index("sany@5")
+    assert S.case_row(lenient, V.Variant())[col] == 1  # the gold session's first turn, whichever turn it is
+    assert S.case_row(official, V.Variant())[col] == 0  # only the gold turn itself counts
+    assert S.case_row(official, V.Variant())[0] == 1
+    outside = replace(official, gold=frozenset({"answer_a_9"}))  # an assistant turn: not in the user-turn corpus
+    assert not S.case_row(outside, V.Variant()).any()

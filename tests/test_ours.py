@@ -84,8 +84,9 @@ def test_speaker_prior_and_context_lift_the_reply():
     rows = [("S1", "Ann", "Do you have any hobbies these days?"), ("S1", "Ben", "Pottery on weekends."),
             ("S1", "Ann", "Nice."), ("S2", "Ann", "I like hobbies too."), ("S2", "Ben", "Cool.")]
     views = make_views(rows)
-    # the session-level terms off: in a five-turn toy they swamp what this test is about
-    turn_level = replace(turn_scores.DEFAULT, session=0.0)
+    # weights of the test's own (the mechanism, not the shipped values): speaker and context on, the session
+    # terms and the remark gate off (in so small a scope no BM25 score stands 3 sd out: "form|weak" reads a remark)
+    turn_level = turn_scores.OursSettings(w_dense=1.0, speaker=6.0, near1=0.6, near2=0.4)
     sc = turn_scores.score_turns(views, Query("q", "s", "What hobbies does Ben have?"), turn_level)
     assert sc.named == "Ben"
     assert sc.speaker[1] > 0 and sc.speaker[0] == 0
@@ -202,7 +203,7 @@ def test_default_role_prior_lifts_the_user_turns_only_where_roles_are_asymmetric
     long = " ".join(["word"] * 60)
     rows = [("S1", "user", "I adopted a cat named Luna."), ("S1", "assistant", f"Cats {long}")] * 3
     q = Query("q", "s", "What is my cat called?")
-    sc = turn_scores.score_turns(make_views(rows), q)
+    sc = turn_scores.score_turns(make_views(rows), q, replace(turn_scores.DEFAULT, remark="off"))  # words regime
     assert turn_scores.DEFAULT.role > 0 and sc.role is not None
     assert set(sc.role[0::2]) == {turn_scores.DEFAULT.role} and set(sc.role[1::2]) == {0.0}
     assert "role" in sc.parts(0)

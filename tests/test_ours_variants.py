@@ -152,18 +152,20 @@ def test_session_topic_reads_minilm_vectors_when_asked_and_the_base_ones_otherwi
 
 def test_session_document_terms_are_added_after_the_context():
     views = make_views(TOPIC_ROWS)
-    d = V.Variant(doc_dense=0.5, doc_bm25=0.5)
+    words = replace(turn_scores.DEFAULT, remark="off")  # the words regime: the toy's flat BM25 reads as weak words
+    d = V.Variant(words, doc_dense=0.5, doc_bm25=0.5)
     vp = V.variant_parts(views, TOPIC_Q, **V.needs([d]))
     codes = vp.core.session
     cos = V.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
     doc_bm = V.session_bm25(views).scores(TOPIC_Q.text)[codes]
-    want = turn_scores.score_turns(views, TOPIC_Q).final + 0.5 * turn_scores.zscore(doc_bm) + 0.5 * turn_scores.zscore(cos)
+    want = (turn_scores.score_turns(views, TOPIC_Q, words).final + 0.5 * turn_scores.zscore(doc_bm)
+            + 0.5 * turn_scores.zscore(cos))
     assert np.allclose(V.combine(vp, d).final, want)
 
 
 def test_session_bm25_lifts_the_session_whose_topic_matches():
     views = make_views(TOPIC_ROWS)
-    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0)
+    base = replace(turn_scores.DEFAULT, session=0.0, near1=0.0, near2=0.0, w_dense=0.0, remark="off")
     kyoto, lobby = 3, 4  # the budget turn of the Kyoto-trip session vs the hotel-hotel-hotel turn
     a = V.score_variant(views, TOPIC_Q, V.Variant(base))
     assert a.final[lobby] > a.final[kyoto]  # turn by turn, the repeated term wins

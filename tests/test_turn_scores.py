@@ -29,9 +29,9 @@ def _chat_rows() -> list[tuple[str, str, str]]:
             for i, (sid, _, text) in enumerate(big_rows(240, 12))]
 
 
-def _evidence(views, text: str) -> list[str]:
+def _evidence(views, text: str, settings: turn_scores.OursSettings = turn_scores.DEFAULT) -> list[str]:
     ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6"), "C6")
-    return list(ours.bfr(ctx, Query(f"q-{text[:8]}", "s", text))[-1].evidence)
+    return list(ours.run(ctx, Query(f"q-{text[:8]}", "s", text), settings)[-1].evidence)
 
 
 @pytest.mark.parametrize("rows", [big_rows(), _chat_rows()], ids=["three-friends", "user-assistant"])
@@ -81,30 +81,34 @@ def test_session_max_equals_the_per_session_loop(top: int) -> None:
 # -- the shipped setting's output, pinned (issue 25: the dead settings left OursSettings, nothing moved) ---------
 
 GOLDEN = Path(__file__).parent / "fixtures" / "ours_shipped_b47aa4f.json"
+# The setting shipped at b47aa4f, which wrote GOLDEN (issue 28's selection, with BEAM 100K in it, shipped another):
+# the code must still give its output bit for bit.
+B47AA4F = turn_scores.OursSettings(w_dense=1.5, speaker=6.0, dates=3.0, near1=0.6, near2=0.4, session=1.0, role=1.0,
+                                   remark="form")
 GOLDEN_QUESTIONS = [*QUESTIONS, "Alice finally got the shutter thing working after the wait.",
                     "When did the remote shutter release arrive?", "Tell me about the lake.",
                     "What did Bob do two weeks ago?"]
 
 
-def shipped_outputs() -> dict[str, dict[str, dict]]:
-    """bfr at the shipped setting on three fake stores: evidence at 40 and 10 turns and the ranking of every turn."""
+def shipped_outputs(settings: turn_scores.OursSettings = B47AA4F) -> dict[str, dict[str, dict]]:
+    """bfr at ``settings`` on three fake stores: evidence at 40 and 10 turns and the ranking of every turn."""
     out: dict[str, dict[str, dict]] = {}
     for name, rows in (("three-friends", big_rows()), ("user-assistant", _chat_rows()), ("shutter", SHUTTER_ROWS)):
         views = make_views(rows)
         out[name] = {}
         for text in GOLDEN_QUESTIONS:
             q = Query(f"q-{text[:8]}", "s", text)
-            final = turn_scores.score_turns(views, q).final
-            at10 = ours.bfr(ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C0"),
-                                       "C0"), q)[-1].evidence
-            out[name][text] = {"evidence@40": _evidence(views, text), "evidence@10": list(at10),
+            final = turn_scores.score_turns(views, q, settings).final
+            at10 = ours.run(ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C0"),
+                                       "C0"), q, settings)[-1].evidence
+            out[name][text] = {"evidence@40": _evidence(views, text, settings), "evidence@10": list(at10),
                                "ranking": turn_scores.ranking(final).tolist()}
     return out
 
 
 def test_shipped_output_is_the_one_pinned_before_the_dead_settings_left() -> None:
-    """The fixture was written by :func:`shipped_outputs` at b47aa4f (22 settings fields); a change that
-    moves bfr's output on purpose rewrites it and says so."""
+    """The fixture was written by :func:`shipped_outputs` at b47aa4f (22 settings fields, the setting
+    :data:`B47AA4F`); a change that moves bfr's output at that setting on purpose rewrites it and says so."""
     pinned = json.loads(GOLDEN.read_text(encoding="utf-8"))
     now = shipped_outputs()
     assert now.keys() == pinned.keys()

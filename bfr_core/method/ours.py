@@ -28,9 +28,10 @@ was removed (issue 25): its wording had been written after reading dev50's faili
 questions, so it behaved as a question-type detector fitted to dev50.
 
 The capitals above are ``turn_scores.OursSettings``, the shipped values ``ours.toml`` ``[ours]``
-(chosen 2026-12-02 over LoCoMo, dev50 and LoCoMo-Plus dev): w_dense 1.5, speaker 6, dates 3,
-context 0.6 / 0.4, session relevance 1.0 from its best turn, role 1.0, the remark gate "form" with
-shift 1.0 (the dense view alone on remarks). The settings hold only what that ranking uses (issue
+(chosen 2026-12-02 over LoCoMo, dev50, LoCoMo-Plus dev and BEAM 100K, the search run until it
+converged): w_dense 2.0, speaker 4, dates 3, context 0.3 / 0.2, session relevance 0.5 from its best
+turn, role 1.0, the remark gate "form|weak" with shift 1.0 (the dense view alone on remarks and on
+questions whose best BM25 score stands less than 3 sd above the scope's mean). The settings hold only what that ranking uses (issue
 25): the variants the selection searched and the shipped setting leaves off (the unstemmed or
 "Speaker: text" BM25, the static vectors alone, recency, a session BM25 and a session-topic term
 and its vectors) are bench/ours_variants.py's, composed from ``turn_scores``' functions.
@@ -43,11 +44,12 @@ an argument that reads no benchmark question (its ``FIXED``: ``turn_scores.W_BM2
 ``turn_scores.ROLE_RATIO``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b);
 z-score fusion (against RRF) and Rocchio feedback were searched until b47aa4f and dropped, never
 chosen (its ``DROPPED``). The held-out figures come from
-conversation-level 5-fold cross-validation over LoCoMo's 10 chats, dev50's 50 haystacks and the
-LoCoMo-Plus dev half (each item in the fold of the chat it is stitched into) at once
-(each fold's setting searched on the other folds) and from the three leave-one-benchmark-out
-directions. The shipped setting (``ours.toml`` ``[ours]``) is the same search on every
-conversation: its figures on those questions are **development** figures. Stage II deepens the
+conversation-level 5-fold cross-validation over LoCoMo's 10 chats, dev50's 50 haystacks, the
+LoCoMo-Plus dev half (each item in the fold of the chat it is stitched into) and BEAM 100K's 20
+conversations at once (each fold's setting searched on the other folds) and from the four
+leave-one-benchmark-out directions (BEAM 500K and 1M are in no fold: held out). The
+shipped setting (``ours.toml`` ``[ours]``) is the same search on every conversation: its figures on
+those questions are **development** figures. Stage II deepens the
 same ranking in its own order (a near-duplicate filter on static vectors skipped relevant long
 turns on dev50 and was removed).
 
