@@ -211,8 +211,16 @@ def child_limit(kind: str, path: str) -> dict[str, Any]:
         cpu_all += cpu
         out["models"][f"{task.encoder_id}{' (questions)' if task.queries else ''}"] = {
             "texts": len(task.texts), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load_s": round(loaded, 2)}
-    return out | {"wall_s": round(wall_all, 2), "cpu_s": round(cpu_all, 2),
-                  "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
+    out |= {"wall_s": round(wall_all, 2), "cpu_s": round(cpu_all, 2),
+            "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
+    # after the limit, so it does not touch its time: what the ETA's MiniLM prior is read from (embed.calibrate;
+    # absent in code before it, --code)
+    from bfr_core.retrieval import embed
+
+    minilm = [get_model(t.encoder_id) for t in tasks if not t.zeros and embed._part(get_model(t.encoder_id)) == "minilm"]
+    if minilm and hasattr(embed, "calibrate"):
+        out["calibration_s_per_unit"] = embed.calibrate(minilm[0])
+    return out
 
 
 def pace_units(tasks: list) -> dict[str, float]:
@@ -240,6 +248,9 @@ def pace_rates(cold: dict[str, Any], limit: dict[str, Any]) -> dict[str, Any]:
            for part in ("static", "minilm") if units.get(part) and walls.get(part)}
     if loads:
         out["load"] = {"measured_s": loads[0], "prior_s": PRIOR_S["load"]}
+    if "minilm" in out and limit.get("calibration_s_per_unit"):  # what embed.CALIBRATION_RATIO is set from
+        cal = limit["calibration_s_per_unit"]
+        out["minilm"] |= {"calibration_s_per_unit": cal, "measured_over_calibration": out["minilm"]["measured_s_per_unit"] / cal}
     return out
 
 
@@ -312,6 +323,18 @@ def bench_input(name: str, kind: str, path: Path, code: Path, tmp: Path, opts: a
     return row
 
 
+def cpu_model() -> str:
+    """The CPU's model name and whether it has native bf16 (MiniLM runs in bf16 where it does): the limit and
+    every time here depend on it, and sessions run on different machines (the limit was 27.97 s for LoCoMo's
+    MiniLM texts at 28374d0 and 16.32 s at c1e5c16)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return platform.processor() or "unknown"
+    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
+    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
+    return f"{name} ({'avx512_bf16' if 'avx512_bf16' in flags else 'no avx512_bf16'})"
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="locomo,longmemeval", help="comma list of locomo, longmemeval ('' for none)")
@@ -361,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
 def write_out(args: argparse.Namespace, measured: str, start_load: list[float], rows: list[dict[str, Any]]) -> None:
     out = {
         "benchmark": "ingest", "commit": measured,
-        "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+        "python": platform.python_version(), "machine": platform.machine(), "cpu_model": cpu_model(), "cpus": os.cpu_count(),
         "options": {"only": args.only, "full_s": args.full_s, "entities": args.entities,
                     "ner_sample": args.ner_sample, "warm": args.warm, "limit": args.limit},
         "loadavg_start": start_load, "loadavg_end": [round(x, 2) for x in os.getloadavg()],

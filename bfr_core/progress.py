@@ -134,13 +134,17 @@ class Pace:
         import time
 
         self.sizes = {k: float(v) for k, v in sizes.items() if v > 0}
-        self.priors = priors
+        self.priors = dict(priors)
         self.clock = clock or time.perf_counter
         self.start = self.clock()
         self.units = dict.fromkeys(self.sizes, 0.0)
         self.spent = dict.fromkeys(self.sizes, 0.0)
         self.since: dict[str, float] = {}
         self.shown = 0
+
+    def set_prior(self, part: str, seconds_per_unit: float) -> None:
+        """Replace ``part``'s prior once something better is known (a machine's measured speed)."""
+        self.priors[part] = seconds_per_unit
 
     def begin(self, part: str) -> None:
         if part in self.sizes and part not in self.since:

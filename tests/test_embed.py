@@ -416,3 +416,19 @@ def test_run_encoding_in_parallel_writes_the_vectors_encoded_one_by_one(monkeypa
     alone = np.stack([embed.encode_alone(inner, [t])[0] for t in texts[:12]])
     assert np.abs(got[:12] - alone).max() < 1e-6
     assert rec[-1] == (rec[-1][1], rec[-1][1]) and [d for d, _ in rec] == sorted(d for d, _ in rec)
+
+
+def test_the_load_calibrates_minilm_once_and_the_eta_prior_follows_it(monkeypatch):
+    """MiniLM's ETA prior is this machine's: the load times one thread on fixed texts (once per process
+    and model); before any calibration the prior is PRIOR_S's."""
+    monkeypatch.setattr(embed, "_CALIBRATED", {})
+    enc = TransformerEmbedder(16, bf16=True)
+    assert embed.minilm_prior(enc) == embed.minilm_prior(None) == embed.PRIOR_S["minilm"]
+    calls = []
+    real = embed.encode_alone
+    monkeypatch.setattr(embed, "encode_alone", lambda m, texts: calls.append(len(texts)) or real(m, texts))
+    done_at = embed._load_clocked(enc)
+    assert isinstance(done_at, float) and calls == [4, len(embed.CALIBRATION)]  # a warm-up, then the timed call
+    rate = embed._CALIBRATED[enc.model_id]
+    assert rate > 0 and embed.minilm_prior(enc) == pytest.approx(rate * embed.CALIBRATION_RATIO)
+    assert embed.calibrate(enc) == rate and calls == [4, len(embed.CALIBRATION)]  # measured once

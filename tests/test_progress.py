@@ -204,3 +204,12 @@ def test_pace_counts_never_go_back_and_stop_short_of_full():
     assert pace.count() == Pace.SCALE - 1
     pace.end("load")
     assert pace.seconds_left() == 0.0 and pace.count() == Pace.SCALE - 1
+
+
+def test_a_prior_replaced_midway_reprices_what_is_not_measured_yet():
+    from bfr_core.progress import Pace
+
+    priors = {"a": 1.0}
+    pace = Pace({"a": 10}, priors, clock=FakeClock())
+    pace.set_prior("a", 0.5)  # a machine found faster than the prior said
+    assert pace.seconds_left() == pytest.approx(5.0) and priors == {"a": 1.0}  # the caller's dict untouched

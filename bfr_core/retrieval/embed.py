@@ -345,6 +345,14 @@ PRIOR_S = {"static": 5e-7,  # per character (two threads once the load is done)
            "load": 5.0,  # loading MiniLM (torch and sentence-transformers imports included)
            "minilm": 8.0e-5}  # per cost unit (:func:`text_costs`)
 WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, one torch thread each
+# MiniLM's prior is this machine's, measured once per process and model right after the load: machines
+# differ (at c1e5c16 an AMD EPYC ran MiniLM at 5.6e-5 s a unit against the 8.0e-5 above, calibrated on
+# the previous machine, and the ETA at 25 % of a LoCoMo ingest was 69 % off: MiniLM had only just loaded
+# there, so nothing but its prior could speak for it). :func:`calibrate` times one torch thread on fixed
+# texts; the ingest's seconds per unit (two workers) are that times CALIBRATION_RATIO.
+CALIBRATION = tuple(" ".join(["memory"] * n) for n in (24, 64, 112, 152) for _ in range(4))
+CALIBRATION_RATIO = 0.46  # ingest s/unit (2 workers) over one thread's on CALIBRATION: 0.449 LoCoMo, 0.469 dev50 (ingest.json ``pace_rates``)
+_CALIBRATED: dict[str, float] = {}
 
 
 @dataclass(frozen=True)
@@ -487,7 +495,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     sizes = {"load": float(len(loads)), "static": 0.0, "minilm": 0.0}
     for t in work:
         sizes[_part(encoders[t.encoder_id])] += float(costs[id(t)].sum())
-    pace = Pace(sizes, PRIOR_S)
+    minilm = next((enc for enc in encoders.values() if isinstance(enc, TransformerEmbedder)), None)
+    pace = Pace(sizes, {**PRIOR_S, "minilm": minilm_prior(minilm)})  # calibrated if loaded earlier in this process
     n_texts = sum(len(t.texts) for t in work)
     n_done = 0
     written = [] if written is None else written
@@ -498,6 +507,7 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
         # through the 107.7 s static stage (bench/out/ingest_full_s.json, before this).
         if loaded and all(f.done() and f.exception() is None for f in loaded):
             pace.end("load", at=max(f.result() for f in loaded))
+            pace.set_prior("minilm", minilm_prior(minilm))  # the load calibrated it
         return pace.count(), Pace.SCALE, f"{stage} · {n_done:,} of {n_texts:,} texts"
 
     with ThreadPoolExecutor(WORKERS + len(loads), thread_name_prefix="bfr-encode") as pool:
@@ -576,11 +586,41 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
 
 
 def _load_clocked(enc: Embedder) -> float:
-    """Load ``enc``'s model; return when it was done (``time.perf_counter``, Pace's clock)."""
+    """Load ``enc``'s model and :func:`calibrate` it; return when that was done (``time.perf_counter``,
+    Pace's clock)."""
     import time
 
     enc._load()  # type: ignore[attr-defined]
+    calibrate(enc)
     return time.perf_counter()
+
+
+def calibrate(enc: Embedder) -> float:
+    """Seconds per cost unit (:func:`text_costs`) of one torch thread encoding :data:`CALIBRATION`
+    with ``enc``, measured once per process and model (after a warm-up call); the vectors are dropped."""
+    import time
+
+    import torch
+
+    if enc.model_id not in _CALIBRATED:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            encode_alone(enc, CALIBRATION[::4])  # the first call's one-off costs
+            t0 = time.perf_counter()
+            encode_alone(enc, CALIBRATION)
+            took = time.perf_counter() - t0
+        finally:
+            torch.set_num_threads(before)
+        _CALIBRATED[enc.model_id] = took / float(text_costs(enc, CALIBRATION).sum())
+    return _CALIBRATED[enc.model_id]
+
+
+def minilm_prior(enc: Embedder | None) -> float:
+    """The ETA's seconds per MiniLM cost unit on this machine: ``enc``'s calibration times
+    :data:`CALIBRATION_RATIO` once measured (:func:`calibrate`), else :data:`PRIOR_S`'s."""
+    rate = _CALIBRATED.get(enc.model_id) if enc is not None else None
+    return rate * CALIBRATION_RATIO if rate is not None else PRIOR_S["minilm"]
 
 
 def _in_flight(loading: dict) -> int:
