@@ -335,6 +335,7 @@ def cpu_model() -> str:
     flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
     return f"{name} ({'avx512_bf16' if 'avx512_bf16' in flags else 'no avx512_bf16'})"
 
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="locomo,longmemeval", help="comma list of locomo, longmemeval ('' for none)")

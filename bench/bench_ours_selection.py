@@ -171,7 +171,7 @@ class RankCase:
     qtype: str  # for the per-type tables only; never read by the ranking
     gold: frozenset[str]
     ids: tuple[str, ...]
-    sessions: dict[str, str]  # turn -> session, gold turns outside the corpus included (by LongMemEval's id rule)
+    sessions: dict[str, str]  # turn -> session over the corpus (official cases score sessions by official_scores)
     parts: VariantParts
     official: bool = False  # session recall as LongMemEval's run_retrieval.py scores it (metrics.official_scores)
 

@@ -346,10 +346,11 @@ PRIOR_S = {"static": 5e-7,  # per character (two threads once the load is done)
            "minilm": 8.0e-5}  # per cost unit (:func:`text_costs`)
 WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, one torch thread each
 # MiniLM's prior is this machine's, measured once per process and model right after the load: machines
-# differ (at c1e5c16 an AMD EPYC ran MiniLM at 5.6e-5 s a unit against the 8.0e-5 above, calibrated on
-# the previous machine, and the ETA at 25 % of a LoCoMo ingest was 69 % off: MiniLM had only just loaded
-# there, so nothing but its prior could speak for it). :func:`calibrate` times one torch thread on fixed
-# texts; the ingest's seconds per unit (two workers) are that times CALIBRATION_RATIO.
+# differ (at c1e5c16 an AMD EPYC ran MiniLM at 4.8e-5 to 5.6e-5 s a unit against the 8.0e-5 above,
+# calibrated on the previous machine, and the ETA at 25 % of a dev50 ingest was 33 % off; 2.6 % with
+# this). :func:`calibrate` times one torch thread on fixed texts; the ingest's seconds per unit (two
+# workers) are that times CALIBRATION_RATIO. Before the load ends (LoCoMo's 25 % point) the prior is
+# still PRIOR_S's.
 CALIBRATION = tuple(" ".join(["memory"] * n) for n in (24, 64, 112, 152) for _ in range(4))
 CALIBRATION_RATIO = 0.46  # ingest s/unit (2 workers) over one thread's on CALIBRATION: 0.449 LoCoMo, 0.469 dev50 (ingest.json ``pace_rates``)
 _CALIBRATED: dict[str, float] = {}
