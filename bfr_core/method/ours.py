@@ -53,8 +53,7 @@ those questions are **development** figures. Stage II deepens the
 same ranking in its own order (a near-duplicate filter on static vectors skipped relevant long
 turns on dev50 and was removed).
 
-Why each piece (bench/out/ours_ablation.json removes each in turn; measured at an older setting, w_dense
-1.0 and no remark gate, not yet rerun at the shipped one):
+Why each piece (bench/out/ours_ablation.json removes each in turn, at the shipped setting):
 * stemming and z-score fusion: RRF throws the score gaps away; z-scores keep "one turn matches
   every term" apart from "forty turns match one term". BM25 indexes the bare text: the shared
   views' "Speaker: text" prefix spreads the name's weight over every turn of that speaker and of
