@@ -217,7 +217,7 @@ def child_limit(kind: str, path: str) -> dict[str, Any]:
     # absent in code before it, --code)
     from bfr_core.retrieval import embed
 
-    minilm = [get_model(t.encoder_id) for t in tasks if not t.zeros and embed._part(get_model(t.encoder_id)) == "minilm"]
+    minilm = [enc for enc in (get_model(t.encoder_id) for t in tasks if not t.zeros) if embed._part(enc) == "minilm"]
     if minilm and hasattr(embed, "calibrate"):
         out["calibration_s_per_unit"] = embed.calibrate(minilm[0])
     return out

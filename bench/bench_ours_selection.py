@@ -459,17 +459,19 @@ def _json_path(path: list) -> list:
     return [[c, list(v) if isinstance(v, tuple) else v, o] for c, v, o in path]
 
 
-def selection(store: Store, workers: int = 1) -> dict:
-    """The protocol: CV, the leave-one-benchmark-out directions, the shipped choice, the baselines."""
-    present = [d for d in BENCHMARKS if store.dataset(d) is not None]
+def build_cases(store: Store, beam: bool = False) -> dict[str, list[RankCase]]:
+    """Every benchmark the store holds (BEAM 100K only with ``beam``) -> its cases, and OFFICIAL (dev50 over
+    LongMemEval's user-turn corpus) when dev50 is there."""
+    present = [d for d in BENCHMARKS if store.dataset(d) is not None and (beam or d != BEAM)]
     cases = {d: rank_cases(store, d) for d in present}
     if "longmemeval" in present:
         cases[OFFICIAL] = rank_cases(store, "longmemeval", official=True)
-    return protocol(cases, workers)
+    return cases
 
 
 def protocol(cases: dict[str, list[RankCase]], workers: int = 1) -> dict:
-    """:func:`selection` on prepared cases (benchmark, and OFFICIAL, -> cases)."""
+    """The protocol on prepared cases (:func:`build_cases`): CV, the leave-one-benchmark-out directions, the
+    shipped choice, the baselines."""
     present = [d for d in BENCHMARKS if d in cases]
     grid = Grid(cases, workers)
     try:
@@ -553,7 +555,7 @@ CASES_FORMAT = 3  # 3: RankCase.official (2: RankCase.parts is one VariantParts)
 
 
 def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> dict[str, list[RankCase]]:
-    """:func:`selection`'s cases, read from ``path`` (a pickle under bench/out/cache) with ``reuse``, else built
+    """:func:`build_cases`, read from ``path`` (a pickle under bench/out/cache) with ``reuse``, else built
     and written there (the score parts take minutes; the grid reads only them)."""
     import pickle
 
@@ -561,11 +563,8 @@ def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> d
         saved = pickle.loads(path.read_bytes())
         if isinstance(saved, dict) and saved.get("format") == CASES_FORMAT and (BEAM in saved["cases"]) == beam:
             return saved["cases"]
-        print(f"{path}: cases of another format, rebuilt", file=sys.stderr)
-    present = [d for d in BENCHMARKS if store.dataset(d) is not None and (beam or d != BEAM)]
-    cases = {d: rank_cases(store, d) for d in present}
-    if "longmemeval" in present:
-        cases[OFFICIAL] = rank_cases(store, "longmemeval", official=True)
+        print(f"{path}: cases of another format or benchmark set, rebuilt", file=sys.stderr)
+    cases = build_cases(store, beam)
     path.write_bytes(pickle.dumps({"format": CASES_FORMAT, "cases": cases}))
     return cases
 

@@ -601,18 +601,12 @@ def calibrate(enc: Embedder) -> float:
     with ``enc``, measured once per process and model (after a warm-up call); the vectors are dropped."""
     import time
 
-    import torch
-
     if enc.model_id not in _CALIBRATED:
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with _torch_threads(1):
             encode_alone(enc, CALIBRATION[::4])  # the first call's one-off costs
             t0 = time.perf_counter()
             encode_alone(enc, CALIBRATION)
             took = time.perf_counter() - t0
-        finally:
-            torch.set_num_threads(before)
         _CALIBRATED[enc.model_id] = took / float(text_costs(enc, CALIBRATION).sum())
     return _CALIBRATED[enc.model_id]
 
