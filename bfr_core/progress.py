@@ -13,7 +13,7 @@ job's parts that tracks time: rates measured online), :class:`Recorder` (a callb
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -115,7 +115,14 @@ class Pace:
     relative weights. :meth:`count` is ``SCALE * elapsed / (elapsed + seconds left)``, never
     going back, so ``eta_seconds(elapsed, count, SCALE)`` (the app's and the bench's ETA) and tqdm's
     are the estimate. Parts may overlap (a model loading while another part runs); time spent in a
-    part runs from :meth:`begin` to :meth:`end`."""
+    part runs from :meth:`begin` to :meth:`end`.
+
+    A part whose prior was measured on this machine (``calibrated``, or :meth:`set_prior`) is priced at
+    that prior alone: the speed the other parts measured is how this machine compares with the machine
+    their priors came from, which a calibrated prior already says (full-S's static stage, 2.3 times
+    faster than its prior, scaled MiniLM's calibrated prior by the same and put the ETA at 25 % 49 %
+    short, bench/out/ingest_full_s.json at 9194f50); for the same reason its own measured rate does not
+    set the others' speed."""
 
     SCALE = 10_000
     # A part's own rate counts once it has done this share of its units: its first chunks are not its
@@ -130,11 +137,12 @@ class Pace:
     SPEED_MIN_S = 5.0
 
     def __init__(self, sizes: dict[str, float], priors: dict[str, float],
-                 clock: Callable[[], float] | None = None) -> None:
+                 clock: Callable[[], float] | None = None, calibrated: Iterable[str] = ()) -> None:
         import time
 
         self.sizes = {k: float(v) for k, v in sizes.items() if v > 0}
         self.priors = dict(priors)
+        self.calibrated = set(calibrated)  # parts whose prior is this machine's (not scaled by the speed)
         self.clock = clock or time.perf_counter
         self.start = self.clock()
         self.units = dict.fromkeys(self.sizes, 0.0)
@@ -143,8 +151,10 @@ class Pace:
         self.shown = 0
 
     def set_prior(self, part: str, seconds_per_unit: float) -> None:
-        """Replace ``part``'s prior once something better is known (a machine's measured speed)."""
+        """Replace ``part``'s prior by this machine's measured speed (a calibration): from now on it is
+        priced at that alone."""
         self.priors[part] = seconds_per_unit
+        self.calibrated.add(part)
 
     def begin(self, part: str) -> None:
         if part in self.sizes and part not in self.since:
@@ -172,7 +182,7 @@ class Pace:
     def seconds_left(self) -> float:
         now = self.clock()
         measured = [p for p in self.sizes if self.units[p] >= self.TRUSTED * self.sizes[p] and self._spent(p, now) > 0]
-        timed = [p for p in measured if self._spent(p, now) >= self.SPEED_MIN_S]
+        timed = [p for p in measured if self._spent(p, now) >= self.SPEED_MIN_S and p not in self.calibrated]
         predicted = sum(self.priors[p] * self.units[p] for p in timed)
         speed = sum(self._spent(p, now) for p in timed) / predicted if predicted > 0 else 1.0
         left = 0.0
@@ -180,8 +190,9 @@ class Pace:
             done = self.units[part]
             if part in measured:
                 left += (size - done) * self._spent(part, now) / done
-            else:  # not measured: the prior at the speed so far, less the time it has already run
-                left += max(size * self.priors[part] * speed - self._spent(part, now), 0.0)
+            else:  # not measured: the prior (at the speed so far unless calibrated), less the time it has run
+                pace = 1.0 if part in self.calibrated else speed
+                left += max(size * self.priors[part] * pace - self._spent(part, now), 0.0)
         return left
 
     def count(self) -> int:

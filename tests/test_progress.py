@@ -213,3 +213,23 @@ def test_a_prior_replaced_midway_reprices_what_is_not_measured_yet():
     pace = Pace({"a": 10}, priors, clock=FakeClock())
     pace.set_prior("a", 0.5)  # a machine found faster than the prior said
     assert pace.seconds_left() == pytest.approx(5.0) and priors == {"a": 1.0}  # the caller's dict untouched
+
+
+def test_a_calibrated_prior_is_not_scaled_by_the_others_speed_nor_sets_it():
+    from bfr_core.progress import Pace
+
+    clock = FakeClock()
+    pace = Pace({"static": 100, "minilm": 100, "load": 1}, {"static": 1.0, "minilm": 1.0, "load": 4.0},
+                clock=clock, calibrated=("minilm",))
+    pace.begin("static")
+    clock.now = 50.0
+    pace.add("static", 100)  # twice as fast as its prior
+    pace.end("static")
+    # the load (a reference prior) runs at the measured speed; MiniLM's calibrated prior stays as it is
+    assert pace.seconds_left() == pytest.approx(100 * 1.0 + 4.0 * 0.5)
+    later = Pace({"minilm": 100, "static": 100}, {"minilm": 1.0, "static": 1.0}, clock=clock)
+    later.set_prior("minilm", 0.25)  # calibrated midway
+    later.begin("minilm")
+    clock.now += 3 * Pace.SPEED_MIN_S
+    later.add("minilm", 50)  # its own rate, 0.3 s a unit, prices its rest; it says nothing of static's
+    assert later.seconds_left() == pytest.approx(50 * 0.3 + 100 * 1.0)

@@ -497,7 +497,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     for t in work:
         sizes[_part(encoders[t.encoder_id])] += float(costs[id(t)].sum())
     minilm = next((enc for enc in encoders.values() if isinstance(enc, TransformerEmbedder)), None)
-    pace = Pace(sizes, {**PRIOR_S, "minilm": minilm_prior(minilm)})  # calibrated if loaded earlier in this process
+    known = minilm is not None and minilm.model_id in _CALIBRATED  # loaded (and calibrated) earlier in this process
+    pace = Pace(sizes, {**PRIOR_S, "minilm": minilm_prior(minilm)}, calibrated=("minilm",) if known else ())
     n_texts = sum(len(t.texts) for t in work)
     n_done = 0
     written = [] if written is None else written
