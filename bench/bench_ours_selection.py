@@ -210,11 +210,17 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
 def case_row(c: RankCase, variant: Variant) -> np.ndarray:
     """One question's 0/1 row over :data:`COLS` under ``variant`` (a grid point's :func:`variant_of`,
     computed once per point by the caller) through evaluation.metrics."""
+    if not c.gold:
+        return np.zeros(len(COLS), dtype=np.int8)
+    return order_row(c, turn_scores.ranking(combine(c.parts, variant).final))
+
+
+def order_row(c: RankCase, order: np.ndarray) -> np.ndarray:
+    """:func:`case_row` of a ranking already made (positions into ``c.ids``, best first)."""
     row = np.zeros(len(COLS), dtype=np.int8)
     if not c.gold:
         return row
-    order = turn_scores.ranking(combine(c.parts, variant).final)[:TRUNCATE]
-    ranked = [c.ids[int(i)] for i in order]
+    ranked = [c.ids[int(i)] for i in order[:TRUNCATE]]
     row[0] = 1
     for j, k in enumerate(RANK_KS):
         row[1 + j] = turn_hit(ranked[:k], c.gold)
