@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from bfr_core.evaluation.metrics import score_question
+from bfr_core.evaluation.stats import mcnemar_exact_p
 from bfr_core.pipeline import ARMS, run_query
 from bfr_core.records import Question
 from bfr_core.retrieval.scope import scope_views
@@ -115,6 +116,31 @@ def summary(rows: list[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
                 groups[r[key]].append(r)
             entry[f"by_{key}"] = {g: figures(v) for g, v in sorted(groups.items())}
         out.setdefault(system, {})[str(k)] = entry
+    return out
+
+
+def paired(rows: list[dict[str, Any]], system: str = "bfr") -> dict[str, dict[str, dict[str, Any]]]:
+    """k -> reference -> ``system`` against that reference ranking on the same questions (Turn Hit):
+    the questions only ``system`` holds, only the reference holds, the difference in points and the
+    exact McNemar p (``evaluation.stats``). Empty when ``system`` has no rows."""
+    hit: dict[tuple[str, int], dict[str, bool]] = defaultdict(dict)
+    for r in rows:
+        hit[(r["system"], r["k"])][r["question_id"]] = bool(r["turn_hit"])
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for (name, k), ours in sorted(hit.items()):
+        if name != system:
+            continue
+        for ref in REFERENCES:
+            theirs = hit.get((f"ref:{ref}", k))
+            if not theirs:
+                continue
+            both = sorted(set(ours) & set(theirs))
+            a = sum(ours[q] and not theirs[q] for q in both)
+            b = sum(theirs[q] and not ours[q] for q in both)
+            out.setdefault(str(k), {})[f"ref:{ref}"] = {
+                "n": len(both), f"{system}_only": a, "reference_only": b,
+                "difference_points": round(100 * (a - b) / len(both), 2) if both else 0.0,
+                "mcnemar_p": round(mcnemar_exact_p(a, b), 4)}
     return out
 
 

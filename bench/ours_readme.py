@@ -114,12 +114,14 @@ def lobo(sel: dict) -> list[str]:
 CURVE_REFS = {"BM25": "bm25 top-k (mem0)", "dense": "dense top-k (amem)", "RRF": "rrf top-k (hybrid view)",
               "z-fusion": "z-fusion top-k (stemmed bm25 + static dense, z-scores, no priors, no context)"}
 BYO_REFS = {"BM25": "ref:bm25", "dense": "ref:dense", "RRF": "ref:rrf", "z-fusion": "ref:z-fusion"}
+PAIRED = "paired (bfr against each reference, turn hit, exact McNemar)"  # byo_common.paired, in the BEAM / LoCoMo-Plus JSON
 
 
 def against_baselines(sel: dict) -> list[str]:
     """bfr's shipped pipeline at 10 and 40 turns beside the best of BM25, dense, RRF and z-fusion top-k."""
     rows = ["| benchmark (figure) | k | `bfr` pipeline | label | `bfr` held out (ranking, CV) | best simple baseline | "
-            "`bfr` >= best | source |", "| --- | ---: | ---: | --- | ---: | --- | --- | --- |"]
+            "`bfr` >= best | paired: `bfr` only / best only (exact McNemar p) | source |",
+            "| --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |"]
     cv = sel["cross_validation"][CV]
     groups = []
     ours = _read("ours.json")
@@ -128,7 +130,7 @@ def against_baselines(sel: dict) -> list[str]:
         for k in (10, 40):
             refs = {n: c[v][str(k)][fig] for n, v in CURVE_REFS.items() if v in c and str(k) in c[v]}
             if "bfr" in c and refs:
-                groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json"))
+                groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json", {}))
     held_out = "held out (not in the selection)"
     beam_100k = (BEAM, "development") if BEAM in cv else ("BEAM 100K", held_out)
     rerun = {t: f"beam_{t}_bfr.json" if (OUT / f"beam_{t}_bfr.json").exists() else f"beam_{t}.json" for t in ("500k", "1m")}
@@ -136,16 +138,21 @@ def against_baselines(sel: dict) -> list[str]:
                         ("BEAM 500K", rerun["500k"], held_out), ("BEAM 1M", rerun["1m"], held_out)):
         j = _read(f)
         sy = (j.get("triggers") or j).get("systems", {})
+        pairs = (j.get("triggers") or j).get(PAIRED, {})
         for k in (10, 40):
             if "bfr" in sy:
                 refs = {n: sy[v][str(k)]["overall"]["turn_hit"] for n, v in BYO_REFS.items() if v in sy}
-                groups.append((d, "turn_hit", k, sy["bfr"][str(k)]["overall"]["turn_hit"], label, refs, f))
-    for d, fig, k, b, label, refs, src in groups:
+                by_name = {n: pairs[str(k)][v] for n, v in BYO_REFS.items() if v in pairs.get(str(k), {})}
+                groups.append((d, "turn_hit", k, sy["bfr"][str(k)]["overall"]["turn_hit"], label, refs, f, by_name))
+    for d, fig, k, b, label, refs, src, pair in groups:
         best = max(refs, key=lambda n: (refs[n], n))
         held = cv.get(d, {}).get(f"hit@{k}")
+        p = pair.get(best)
+        test = (f"{p['bfr_only']} / {p['reference_only']} (p = {p['mcnemar_p']:g})" if p else
+                "not recorded (no per-question rows in the JSON)")
         rows.append(f"| {NAMES.get(d, d)} ({fig.replace('_', ' ')}) | {k} | {_f(b)} | {label} | "
                     f"{_f(held) if held is not None else 'not in the CV'} | {best} {_f(refs[best])} | "
-                    f"{'yes' if b >= refs[best] else 'no'} | `{src}`, `ours_selection.json` |")
+                    f"{'yes' if b >= refs[best] else 'no'} | {test} | `{src}`, `ours_selection.json` |")
     return rows
 
 

@@ -1,0 +1,29 @@
+"""bench/byo_common.py: the paired comparison of bfr against each reference ranking."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import byo_common as B  # noqa: E402
+
+from bfr_core.evaluation.stats import mcnemar_exact_p  # noqa: E402
+
+
+def _rows(system: str, k: int, hits: list[int]) -> list[dict]:
+    return [{"system": system, "k": k, "question_id": f"q{i}", "turn_hit": h} for i, h in enumerate(hits)]
+
+
+def test_paired_counts_the_questions_only_one_side_holds_on_the_same_questions():
+    rows = (_rows("bfr", 10, [1, 1, 0, 0, 1]) + _rows("ref:dense", 10, [1, 0, 1, 1, 1])
+            + _rows("ref:bm25", 10, [0, 0, 0, 0])  # one question fewer: only the shared four count
+            + _rows("mem0", 10, [1, 1, 1, 1, 1]))  # an arm, not a reference: not compared
+    out = B.paired(rows)
+    dense = out["10"]["ref:dense"]
+    assert (dense["n"], dense["bfr_only"], dense["reference_only"]) == (5, 1, 2)
+    assert dense["difference_points"] == -20.0 and dense["mcnemar_p"] == round(mcnemar_exact_p(1, 2), 4)
+    bm25 = out["10"]["ref:bm25"]
+    assert (bm25["n"], bm25["bfr_only"], bm25["reference_only"], bm25["difference_points"]) == (4, 2, 0, 50.0)
+    assert set(out["10"]) == {"ref:dense", "ref:bm25"}
+    assert B.paired(_rows("ref:dense", 10, [1])) == {}  # no bfr rows: nothing to pair
