@@ -6,7 +6,9 @@ Datasets (ingested into ``--db`` when missing; vectors and entities are cached b
 ingest after the stitched one encodes nothing new): ``locomo-plus`` (``bfr ingest locomo-plus
 locomo_plus_dev.json --locomo locomo10.json --locomo-questions``) and ``locomo`` (``locomo10.json``).
 The LoCoMo questions are a seeded sample stratified by type (``--locomo-sample``, default 200; 0 =
-none), the same ids on both sides. Writes ``bench/out/locomo_plus.json`` with the machine's load.
+none), the same ids on both sides. ``--provider local`` gives the arms the local model on the trigger
+items (``bfr``'s associative step in its remark regime; replies cached in ``--db``). Writes
+``bench/out/locomo_plus.json`` with the machine's load and the provider.
 
     .venv/bin/python bench/bench_locomo_plus.py
 """
@@ -25,9 +27,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from byo_common import all_arms, machine, paired, run_rows, summary  # noqa: E402
 
+from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.sampling import stratified_sample  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import data_dir  # noqa: E402
+from bfr_core.llm import make_llm  # noqa: E402
+from bfr_core.pipeline import provider_label  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 PLUS, LOCOMO = "locomo-plus", "locomo"
@@ -44,6 +49,9 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="only the first N trigger questions (file order)")
     ap.add_argument("--cached-ner-only", action="store_true",
                     help="entity view: cached NER spans only, parse nothing; ingest without the NER pass")
+    ap.add_argument("--provider", default="rules", choices=("rules", "local"),
+                    help="the arms' model for the trigger items (bfr's associative step, Stage I's decomposition): "
+                         "offline rules, or the local GGUF model (scripts/install_local_llm.sh; replies cached in --db)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "locomo_plus.json"))
     args = ap.parse_args()
     store = Store(args.db)
@@ -62,7 +70,10 @@ def main() -> int:
     out = {"command": "bench/bench_locomo_plus.py " + " ".join(sys.argv[1:]), "source": args.plus,
            "ingest_s": took, "machine_before": load_before, "cached_ner_only": args.cached_ner_only}
     only = args.cached_ner_only
-    rows = run_rows(store, PLUS, triggers, arms, ks, lambda q: {"relation": q.qtype}, log=log, cached_ner_only=only)
+    llm = None if args.provider == "rules" else make_llm(LLMConfig(provider=args.provider), store)
+    out["provider"] = provider_label(llm)
+    rows = run_rows(store, PLUS, triggers, arms, ks, lambda q: {"relation": q.qtype}, log=log, cached_ner_only=only,
+                    llm=llm)
     out["triggers"] = {"n": len(triggers), "systems": summary(rows, ["relation"]),
                        "paired (bfr against each reference, turn hit, exact McNemar)": paired(rows)}
     if args.locomo_sample:

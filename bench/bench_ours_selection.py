@@ -565,8 +565,13 @@ def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> d
     and written there (the score parts take minutes; the grid reads only them)."""
     import pickle
 
+    class Cases(pickle.Unpickler):  # a pickle written by this file run as a script names its classes __main__'s
+        def find_class(self, module: str, name: str) -> object:
+            return super().find_class(__name__ if module == "__main__" else module, name)
+
     if reuse and path.exists():
-        saved = pickle.loads(path.read_bytes())
+        with path.open("rb") as fh:
+            saved = Cases(fh).load()
         if isinstance(saved, dict) and saved.get("format") == CASES_FORMAT and (BEAM in saved["cases"]) == beam:
             return saved["cases"]
         print(f"{path}: cases of another format or benchmark set, rebuilt", file=sys.stderr)

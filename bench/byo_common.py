@@ -51,8 +51,9 @@ def ranking(scores: np.ndarray) -> np.ndarray:
 
 def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms: Sequence[str], ks: Sequence[int],
              group: Callable[[Question], dict[str, str]], log: Callable[[str], None] = print,
-             cached_ner_only: bool = False) -> list[dict[str, Any]]:
-    """One row per (question, system, k): turn_hit, recall_all, set_size, ms and the question's groups."""
+             cached_ner_only: bool = False, llm: Any = None) -> list[dict[str, Any]]:
+    """One row per (question, system, k): turn_hit, recall_all, set_size, ms and the question's groups
+    (``llm``: the arms' model, as ``bfr eval --provider`` gives it; None = offline rules)."""
     by_scope: dict[str, list[Question]] = defaultdict(list)
     for q in questions:
         by_scope[q.scope_id].append(q)
@@ -69,7 +70,7 @@ def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms:
                 for k in ks:
                     start = time.perf_counter()
                     try:
-                        ev, status = list(run_query(views, q.query(), arm, dataset_id=dataset_id, k=k).evidence)[:k], "ok"
+                        ev, status = list(run_query(views, q.query(), arm, dataset_id=dataset_id, k=k, llm=llm).evidence)[:k], "ok"
                     except Exception as exc:  # noqa: BLE001 - one arm's failure on one question is a row, not the end
                         ev, status = [], f"{type(exc).__name__}: {exc}"[:200]
                     rows.append(_row(base, arm, k, ev, q, (time.perf_counter() - start) * 1000, status))

@@ -261,3 +261,52 @@ def test_remark_regime_is_recorded_in_the_pool_trace_and_lets_dense_lead():
     assert ours.run(_ctx(views, "C6"), asked, gated)[0].data["regime"] == "words"
     off = ours.run(_ctx(views, "C6"), remark, replace(gated, remark="off"))[0].data
     assert off["regime"] == "words" and off["signals"]["form"] == "remark"  # observed even when the gate is off
+
+
+class _Model:
+    """A model stand-in for the associative step: replies to the antecedent role with ``statement``."""
+
+    label = "fake:model"
+
+    def __init__(self, statement: str | None) -> None:
+        self.statement, self.asked = statement, []
+
+    def complete(self, request):
+        from bfr_core.llm.base import LLMCallFailed, LLMResponse
+
+        self.asked.append(request.role)
+        if self.statement is None:
+            raise LLMCallFailed("fake outage")
+        return LLMResponse(json.dumps({"statement": self.statement}), 1, 1)
+
+
+def test_the_associative_step_searches_with_the_antecedent_only_in_the_remark_regime():
+    views = make_views(SHUTTER_ROWS)
+    remark = Query("q", "s", "Alice finally got the shutter thing working after the wait.")
+    gated = replace(turn_scores.DEFAULT, remark="form", remark_shift=1.0)
+    statement = "I ordered a remote shutter release for my camera."
+    model = _Model(statement)
+    ctx = replace(_ctx(views, "C6"), llm=model)
+    pool = ours.run(ctx, remark, gated)[0].data
+    assert model.asked.count("antecedent") == 1  # (Stage I asks the model to decompose too)
+    assert pool["antecedent"] == {"source": "fake:model", "statement": statement}
+    parts = turn_scores.score_parts(views, remark)
+    other = np.asarray(views.dense.scores(statement), dtype=np.float64)
+    mixed = (turn_scores.zscore(parts.dense) + turn_scores.zscore(other)) / 2
+    expect = [views.turns[int(i)].turn_id for i in turn_scores.ranking(mixed)[:5]]  # shift 1.0: the mixed dense alone
+    assert [c["turn_id"] for c in pool["candidates"][:5]] == expect
+    assert expect != [views.turns[int(i)].turn_id for i in turn_scores.ranking(parts.dense)[:5]]  # it moved something
+    # no model, the words regime, an undecided or failed reply: the question's own ranking, recorded for the trace
+    plain = ours.run(_ctx(views, "C6"), remark, gated)[0].data
+    assert plain["antecedent"] is None
+    asked = Query("q", "s", "When did the remote shutter release arrive?")
+    words = _Model(statement)
+    assert ours.run(replace(ctx, llm=words), asked, gated)[0].data["antecedent"] is None
+    assert "antecedent" not in words.asked
+    from bfr_core.llm.rules import RulesLLM
+
+    undecided = ours.run(replace(ctx, llm=RulesLLM()), remark, gated)[0].data
+    assert undecided["antecedent"]["statement"] == "" and "undecided" in undecided["antecedent"]["source"]
+    assert undecided["candidates"] == plain["candidates"]
+    failed = ours.run(replace(ctx, llm=_Model(None)), remark, gated)[0].data
+    assert "call failed" in failed["antecedent"]["source"] and failed["candidates"] == plain["candidates"]

@@ -94,6 +94,10 @@ def pool_priors(d: dict) -> list[str]:
         out.append("date prior on sessions dated " + ", ".join(f"{lo} to {hi}" for lo, hi in d["date_windows"]))
     if d.get("regime"):
         out.append(describe(d["regime"], d.get("signals")))
+    ante = d.get("antecedent")
+    if ante:  # the associative step ran (a model was given and the words carried little)
+        said = f'"{ante["statement"]}"' if ante.get("statement") else "no earlier message"
+        out.append(f"associative step ({ante.get('source', '?')}): also searched with {said}")
     return out
 
 

@@ -20,6 +20,8 @@ are exercised identically):
   response, the same number); "undecided" otherwise (preference rubrics always).
 * ``suff``       sufficient when every requirement is covered and the reference answer is found in
   (or, for intervals, computed from) the evidence; insufficient when neither; else uncertain.
+* ``antecedent`` always undecided (an empty statement): what a remark refers back to is not a matter
+  of its words.
 
 Does not cover: paraphrase, coreference beyond "it/them", relative dates ("yesterday"). Its name
 everywhere is "offline rules"; its model id carries :data:`RULES_VERSION` so changing a heuristic
@@ -476,6 +478,7 @@ def _judge(d: dict) -> dict:
 
 
 _HANDLERS = {
+    "antecedent": lambda d: {"statement": ""},  # no rule can guess what a remark refers back to: undecided
     "decompose": lambda d: {"requirements": decompose(d["question"])},
     "select": _select,
     "tool": lambda d: {"tool": tool(d["question"], d["evidence"], d["tools"])},

@@ -18,8 +18,15 @@ MiniLM's token cap. Where the question's words carry little (``method.word_trust
 than a question or a request, optionally also when the lexical and dense top 10 share no turn or no
 BM25 score stands out: the gate REMARK), the **remark regime** scales every part above by
 (1 - REMARK_SHIFT) and adds REMARK_SHIFT times the z-scored dense view; the Stage I cover, which
-matches the question's requirement words, is skipped there (E0 = score order). The pool step
-records the regime and its signals.
+matches the question's requirement words, is skipped there (E0 = score order; no model is asked to
+decompose). The pool step records the regime and its signals.
+
+The associative step (:func:`associate`, only with a model and only in the remark regime): the model
+writes the earlier message the question refers back to (``roles.antecedent``) and the regime's dense
+part averages, one to one, the question's and that message's z-scored dense similarities (HyDE's
+recipe; no weight to choose). The offline rules answer "undecided" and leave the ranking as it is.
+Measured with the local model in bench/bench_associative.py and bench/bench_locomo_plus.py
+``--provider local``.
 
 The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
 shorter than the other's (a user beside an assistant) states the facts; it never fires on LoCoMo's
@@ -85,12 +92,25 @@ weights. Reads only the question text and date, never gold ids, answers or categ
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
 from bfr_core.method.stage1 import lattice_steps, selection_step
-from bfr_core.method.turn_scores import DEFAULT, OursSettings, TurnScores, ranking, score_turns, top_unseen
+from bfr_core.method.turn_scores import (
+    DEFAULT,
+    OursSettings,
+    ScoreParts,
+    TurnScores,
+    combine,
+    ranking,
+    score_parts,
+    top_unseen,
+    zscore,
+)
 from bfr_core.records import Query, Step
 
 if TYPE_CHECKING:
@@ -113,16 +133,21 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True)
         "view": "ours", "named_speaker": sc.named, "date_windows": [list(w) for w in sc.windows],
         "regime": sc.regime,
         "signals": sc.trust.to_dict() if sc.trust is not None else None,
+        "antecedent": sc.antecedent,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
     })]
-    reqs, source = decompose_with_source(query, ctx.llm)
+    # the remark regime skips the cover, so its requirements are only shown: no model call is spent on them
+    remark = sc.regime == "remark"
+    reqs, source = decompose_with_source(query, None if remark else ctx.llm)
+    if remark and ctx.llm is not None:
+        source += " (the remark regime uses no cover: the model was not asked)"
     steps.append(Step("requirements", f"{len(reqs)} requirement(s)", (), 0, {
         "requirements": [r.to_dict() for r in reqs], "source": source}))
     selected: list[str] = []
     # the cover matches the question's requirement words; in the remark regime those words were judged to
     # carry little (word_trust), so E0 is the score order there
-    if cover and pool_idx and reqs and sc.regime != "remark":
+    if cover and pool_idx and reqs and not remark:
         selected = _cover_steps(ctx, reqs, pool_idx, pool_ids, steps)
     b = rc.ground
     e0 = list(dict.fromkeys(selected[:b] + pool_ids))[:b]
@@ -193,8 +218,38 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores) -
 
 
 def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm with explicit settings."""
-    return run_scored(ctx, query, score_turns(ctx.views, query, settings))
+    """The arm with explicit settings (and, with a model, the associative step: :func:`associate`)."""
+    parts = score_parts(ctx.views, query)
+    return run_scored(ctx, query, associate(ctx, query, parts, settings, combine(parts, settings)))
+
+
+def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSettings, sc: TurnScores) -> TurnScores:
+    """The associative step (issue 28): in the remark regime and with a model (``ctx.llm``), the model
+    writes the earlier message the question refers back to (``roles.antecedent``) and the regime's
+    dense part becomes the mean of the question's and that message's z-scored dense similarities, as
+    hypothetical-document retrieval averages the query with its generated documents (HyDE; one to one,
+    no weight chosen). Anything else - the words regime, no model, the offline rules' "undecided", a
+    failed call - leaves ``sc`` as it is (a failure or "undecided" is recorded in it for the trace)."""
+    if sc.regime != "remark" or ctx.llm is None:
+        return sc
+    from bfr_core.llm.base import LLMCallFailed
+    from bfr_core.roles import antecedent  # lazy: the roles pull in the LLM stack
+
+    source = str(getattr(ctx.llm, "label", "llm"))
+    try:
+        statement = antecedent.antecedent(ctx.llm, query.text)
+    except LLMCallFailed as exc:
+        return replace(sc, antecedent={"source": f"{source} (call failed: {exc.reason})", "statement": ""})
+    if not statement:
+        return replace(sc, antecedent={"source": f"{source} (undecided)", "statement": ""})
+    other = np.asarray(ctx.views.dense.scores(statement), dtype=np.float64)
+    return replace(with_antecedent(parts, settings, other), antecedent={"source": source, "statement": statement})
+
+
+def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray) -> TurnScores:
+    """The ranking with the antecedent's dense similarities ``other`` (aligned with the turns) averaged
+    one to one with the question's, z-scored each, in the remark regime's dense part."""
+    return combine(parts, settings, remark_dense=(zscore(parts.dense) + zscore(other)) / 2)
 
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> list[Step]:

@@ -173,6 +173,7 @@ class TurnScores:
     regime: str = "words"  # "words" or "remark" (word_trust.regime)
     trust: WordTrust | None = None  # the signals the regime was read from
     remark: np.ndarray | None = None  # the remark regime's dense part added (None in the words regime)
+    antecedent: dict[str, str] | None = None  # the associative step, when it ran: {"source", "statement"}
 
     def parts(self, i: int) -> dict[str, float]:
         out = {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
@@ -286,10 +287,12 @@ def in_regime(sc: TurnScores, s: OursSettings, dense: np.ndarray, weight: float)
     return remark_scores(sc, dense, s.remark_shift, weight) if regime(sc.trust, s.remark) == "remark" else sc
 
 
-def combine(p: ScoreParts, s: OursSettings = DEFAULT) -> TurnScores:
-    """The arm's one ranking from its parts (see the module docstring)."""
+def combine(p: ScoreParts, s: OursSettings = DEFAULT, remark_dense: np.ndarray | None = None) -> TurnScores:
+    """The arm's one ranking from its parts (see the module docstring); ``remark_dense`` replaces the
+    dense view's scores in the remark regime (``ours.associate``: the question's and its antecedent's)."""
     text = z_fusion((p.bm25, p.dense), (W_BM25, s.w_dense), len(p.bm25))
-    return in_regime(words_scores(p, s, text), s, p.dense, W_BM25 + s.w_dense)
+    dense = p.dense if remark_dense is None else remark_dense
+    return in_regime(words_scores(p, s, text), s, dense, W_BM25 + s.w_dense)
 
 
 def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:

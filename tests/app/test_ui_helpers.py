@@ -125,3 +125,11 @@ def test_offline_requirements_show_the_recorded_model_ones_and_the_way_to_a_mode
     assert "scripts/install_local_llm.sh" in body and "Provider" in body
     assert "trace with it" in body and "bench/out/" in body  # the measured time, with its JSON
     assert at.dataframe[0].value["requirement"].tolist() == ["date the strap was ordered", "date it arrived"]
+
+
+def test_pool_priors_say_what_the_associative_step_searched_with():
+    said = pool_priors({"antecedent": {"source": "local:qwen", "statement": "I planned a marathon."}})
+    assert said == ['associative step (local:qwen): also searched with "I planned a marathon."']
+    assert pool_priors({"antecedent": {"source": "offline rules (undecided)", "statement": ""}}) == [
+        "associative step (offline rules (undecided)): also searched with no earlier message"]
+    assert pool_priors({"antecedent": None}) == []
