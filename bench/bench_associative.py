@@ -30,7 +30,7 @@ from bench_ours_selection import BENCHMARKS, COLS, OUT, cached_cases, open_all, 
 from ours_variants import Variant, combine
 
 from bfr_core.config import LLMConfig
-from bfr_core.evaluation.stats import mcnemar_exact_p
+from bfr_core.evaluation.stats import mcnemar_by_key
 from bfr_core.llm import LLMCallFailed, make_llm
 from bfr_core.method import ours, turn_scores
 from bfr_core.roles.antecedent import antecedent
@@ -83,9 +83,9 @@ def figures(plain: np.ndarray, assoc: np.ndarray) -> dict[str, object]:
                               "with the antecedent": {f: v for f, v in summarize(assoc).items() if f in KEEP}}
     for k in (10, 40):
         j = COLS.index(f"hit@{k}")
-        a = int(((assoc[:, j] == 1) & (plain[:, j] == 0)).sum()) if len(plain) else 0
-        b = int(((plain[:, j] == 1) & (assoc[:, j] == 0)).sum()) if len(plain) else 0
-        out[f"hit@{k} paired"] = {"only with the antecedent": a, "only without": b, "mcnemar_p": round(mcnemar_exact_p(a, b), 4)}
+        m = mcnemar_by_key(dict(enumerate(assoc[:, j].tolist())), dict(enumerate(plain[:, j].tolist())))
+        out[f"hit@{k} paired"] = {"only with the antecedent": m.x_only, "only without": m.y_only,
+                                  "mcnemar_p": round(m.p_value, 4)}
     return out
 
 

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import all_arms, machine, paired, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, all_arms, machine, paired, run_rows, summary  # noqa: E402
 
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.beam import conversation_dirs, load_beam  # noqa: E402
@@ -115,7 +115,7 @@ def main() -> int:
             "scoreable_by_ability": dict(sorted(Counter(q.qtype for q in every if q.scoreable).items())),
             "chunks": chunks,
             "systems": summary(rows, ["ability", "tier"]),
-            "paired (bfr against each reference, turn hit, exact McNemar)": paired(rows),
+            PAIRED: paired(rows),
         }
         out_file.write_text(json.dumps(out, indent=1), encoding="utf-8")
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import all_arms, machine, paired, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, all_arms, machine, paired, run_rows, summary  # noqa: E402
 
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.sampling import stratified_sample  # noqa: E402
@@ -75,7 +75,7 @@ def main() -> int:
     rows = run_rows(store, PLUS, triggers, arms, ks, lambda q: {"relation": q.qtype}, log=log, cached_ner_only=only,
                     llm=llm)
     out["triggers"] = {"n": len(triggers), "systems": summary(rows, ["relation"]),
-                       "paired (bfr against each reference, turn hit, exact McNemar)": paired(rows)}
+                       PAIRED: paired(rows)}
     if args.locomo_sample:
         plain = stratified_sample(store.questions(LOCOMO, scoreable_only=True), args.locomo_sample, 0)
         ids = {q.question_id for q in plain}

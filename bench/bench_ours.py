@@ -49,6 +49,7 @@ from bfr_core.records import Question  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
+from byo_common import paired_figures  # noqa: E402
 from ours_variants import Variant, rank_fusion, run_variant, score_variant  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
@@ -200,14 +201,17 @@ def variant_runner(views: Views, variant: Variant, budget: str | Budget, ground:
     return run
 
 
-def score(qs: Sequence[Question], runner: Runner, *, halves: bool = False) -> dict:
-    """Run over every question; aggregate percentages overall, by type (and by conversation half)."""
+def score(qs: Sequence[Question], runner: Runner, *, halves: bool = False, hits: dict | None = None) -> dict:
+    """Run over every question; aggregate percentages overall, by type (and by conversation half);
+    ``hits`` (when given) receives each question's 0/1 Gold Hit by question id, for :func:`paired`."""
     rows, times = [], []
     scopes = sorted({q.scope_id for q in qs})
     first_half = set(scopes[: len(scopes) // 2])
     for q in qs:
         ev, calls, ms = runner(q)
         s = score_question(list(ev), q.gold).as_dict()
+        if hits is not None:
+            hits[q.question_id] = bool(s["gold_hit"])
         s.update(calls=calls, qtype=q.qtype, half="A" if q.scope_id in first_half else "B")
         rows.append(s)
         times.append(ms)
@@ -251,20 +255,26 @@ def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
     out: dict[str, dict] = {"bfr": {}, PLAIN: {}, ZF: {}, "bfr-mv (grid)": {}}
     if baselines:
         out.update({"bm25 top-k (mem0)": {}, "dense top-k (amem)": {}, "rrf top-k (hybrid view)": {}})
+    pairs: dict[str, dict] = {}
     for size in SIZES:
         ground, budget = SIZE_PLAN[size]
-        r = score(qs, arm_runner(views, dataset, "bfr", budget, ground=ground), halves=halves)
+        hits: dict[str, dict[str, bool]] = {name: {} for name in out}
+        r = score(qs, arm_runner(views, dataset, "bfr", budget, ground=ground), halves=halves, hits=hits["bfr"])
         r["budget"] = budget if isinstance(budget, str) else asdict(budget)
         r["ground"] = ground
         out["bfr"][str(size)] = r
-        out[PLAIN][str(size)] = score(qs, plain_fusion_runner(views, size), halves=halves and size == 40)
-        out[ZF][str(size)] = score(qs, zfusion_runner(views, size), halves=halves and size == 40)
+        out[PLAIN][str(size)] = score(qs, plain_fusion_runner(views, size), halves=halves and size == 40, hits=hits[PLAIN])
+        out[ZF][str(size)] = score(qs, zfusion_runner(views, size), halves=halves and size == 40, hits=hits[ZF])
         if baselines:
-            out["bm25 top-k (mem0)"][str(size)] = score(qs, arm_runner(views, dataset, "mem0", k=size))
-            out["dense top-k (amem)"][str(size)] = score(qs, arm_runner(views, dataset, "amem", k=size))
+            for name, run in (("bm25 top-k (mem0)", arm_runner(views, dataset, "mem0", k=size)),
+                              ("dense top-k (amem)", arm_runner(views, dataset, "amem", k=size))):
+                out[name][str(size)] = score(qs, run, hits=hits[name])
             out["rrf top-k (hybrid view)"][str(size)] = score(qs, hybrid_runner(views, size),
-                                                              halves=halves and size == 40)
+                                                              halves=halves and size == 40,
+                                                              hits=hits["rrf top-k (hybrid view)"])
+        pairs[str(size)] = paired(hits)
         _log(out, size)
+    out[PAIRED] = pairs
     for point in mv_points:
         try:
             r = score(qs, arm_runner(views, dataset, "bfr-mv", point))
@@ -278,9 +288,19 @@ def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
     return out
 
 
+PAIRED = "paired (bfr against each top-k ranking, gold hit, exact McNemar)"  # curve()'s key; bench/ours_readme.py reads it
+
+
+def paired(hits: dict[str, dict[str, bool]], system: str = "bfr") -> dict[str, dict]:
+    """``system`` against every other ranking with per-question hits, on the same questions
+    (``byo_common.paired_figures``)."""
+    return {name: paired_figures(hits[system], theirs, system) for name, theirs in hits.items()
+            if name != system and theirs and hits.get(system)}
+
+
 def _log(out: dict, size: int) -> None:
     line = "  ".join(f"{name.split()[0]} {v[str(size)]['turn_hit']}/{v[str(size)]['cer']}"
-                     for name, v in out.items() if str(size) in v)
+                     for name, v in out.items() if str(size) in v and name != PAIRED)
     print(f"  size {size}: {line}", file=sys.stderr)
 
 

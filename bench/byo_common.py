@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from bfr_core.evaluation.metrics import score_question
-from bfr_core.evaluation.stats import mcnemar_exact_p
+from bfr_core.evaluation.stats import mcnemar_by_key
 from bfr_core.pipeline import ARMS, run_query
 from bfr_core.records import Question
 from bfr_core.retrieval.scope import scope_views
@@ -33,6 +33,7 @@ from bfr_core.retrieval.views.entity import known_entities
 from bfr_core.store import Store
 
 REFERENCES = ("bm25", "dense", "rrf", "z-fusion")
+PAIRED = "paired (bfr against each reference, turn hit, exact McNemar)"  # the JSON key of :func:`paired`
 
 
 def _z(x: np.ndarray) -> np.ndarray:
@@ -122,8 +123,7 @@ def summary(rows: list[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
 
 def paired(rows: list[dict[str, Any]], system: str = "bfr") -> dict[str, dict[str, dict[str, Any]]]:
     """k -> reference -> ``system`` against that reference ranking on the same questions (Turn Hit):
-    the questions only ``system`` holds, only the reference holds, the difference in points and the
-    exact McNemar p (``evaluation.stats``). Empty when ``system`` has no rows."""
+    :func:`paired_figures` of each. Empty when ``system`` has no rows."""
     hit: dict[tuple[str, int], dict[str, bool]] = defaultdict(dict)
     for r in rows:
         hit[(r["system"], r["k"])][r["question_id"]] = bool(r["turn_hit"])
@@ -133,16 +133,17 @@ def paired(rows: list[dict[str, Any]], system: str = "bfr") -> dict[str, dict[st
             continue
         for ref in REFERENCES:
             theirs = hit.get((f"ref:{ref}", k))
-            if not theirs:
-                continue
-            both = sorted(set(ours) & set(theirs))
-            a = sum(ours[q] and not theirs[q] for q in both)
-            b = sum(theirs[q] and not ours[q] for q in both)
-            out.setdefault(str(k), {})[f"ref:{ref}"] = {
-                "n": len(both), f"{system}_only": a, "reference_only": b,
-                "difference_points": round(100 * (a - b) / len(both), 2) if both else 0.0,
-                "mcnemar_p": round(mcnemar_exact_p(a, b), 4)}
+            if theirs:
+                out.setdefault(str(k), {})[f"ref:{ref}"] = paired_figures(ours, theirs, system)
     return out
+
+
+def paired_figures(ours: dict[str, bool], theirs: dict[str, bool], system: str = "bfr") -> dict[str, Any]:
+    """One paired comparison for a JSON: the shared questions, those only ``system`` holds, only the other
+    holds, the difference in points and the exact McNemar p (``evaluation.stats.mcnemar_by_key``)."""
+    m = mcnemar_by_key(ours, theirs)
+    return {"n": m.n, f"{system}_only": m.x_only, "reference_only": m.y_only,
+            "difference_points": round(100 * m.delta, 2), "mcnemar_p": round(m.p_value, 4)}
 
 
 def figures(rs: list[dict[str, Any]]) -> dict[str, Any]:

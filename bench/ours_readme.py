@@ -16,6 +16,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench_ours import PAIRED as CURVE_PAIRED  # ours.json's paired key
+from byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
+
 OUT = Path(__file__).resolve().parents[1] / "bench" / "out"
 CV = "held out (cross-validated, held-out folds pooled)"
 ZF = "z-fusion baseline (no weight chosen: held out everywhere)"
@@ -114,7 +117,6 @@ def lobo(sel: dict) -> list[str]:
 CURVE_REFS = {"BM25": "bm25 top-k (mem0)", "dense": "dense top-k (amem)", "RRF": "rrf top-k (hybrid view)",
               "z-fusion": "z-fusion top-k (stemmed bm25 + static dense, z-scores, no priors, no context)"}
 BYO_REFS = {"BM25": "ref:bm25", "dense": "ref:dense", "RRF": "ref:rrf", "z-fusion": "ref:z-fusion"}
-PAIRED = "paired (bfr against each reference, turn hit, exact McNemar)"  # byo_common.paired, in the BEAM / LoCoMo-Plus JSON
 
 
 def against_baselines(sel: dict) -> list[str]:
@@ -129,8 +131,10 @@ def against_baselines(sel: dict) -> list[str]:
         c = ours.get(key, {})
         for k in (10, 40):
             refs = {n: c[v][str(k)][fig] for n, v in CURVE_REFS.items() if v in c and str(k) in c[v]}
+            pairs = c.get(CURVE_PAIRED, {}).get(str(k), {})
+            by_name = {n: pairs[v] for n, v in CURVE_REFS.items() if v in pairs}
             if "bfr" in c and refs:
-                groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json", {}))
+                groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json", by_name))
     held_out = "held out (not in the selection)"
     beam_100k = (BEAM, "development") if BEAM in cv else ("BEAM 100K", held_out)
     rerun = {t: f"beam_{t}_bfr.json" if (OUT / f"beam_{t}_bfr.json").exists() else f"beam_{t}.json" for t in ("500k", "1m")}

@@ -247,3 +247,15 @@ def test_confusion_matrix_labels():
     assert mixed.labels == (1, "x") and mixed.counts == ((0, 1), (1, 0))
     with pytest.raises(ValueError):
         s.cohen_kappa([], [])
+
+
+def test_mcnemar_by_key_pairs_the_shared_keys_only():
+    from bfr_core.evaluation.stats import mcnemar_by_key, mcnemar_exact
+
+    x = {"a": True, "b": True, "c": False, "only-x": True}
+    y = {"c": True, "b": False, "a": True, "only-y": False}
+    m = mcnemar_by_key(x, y)
+    assert m == mcnemar_exact([True, True, False], [True, False, True])  # a, b, c in key order
+    assert (m.n, m.x_only, m.y_only) == (3, 1, 1)
+    none = mcnemar_by_key({"a": True}, {"b": True})
+    assert (none.n, none.p_value, none.delta) == (0, 1.0, 0.0)

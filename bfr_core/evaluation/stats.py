@@ -21,7 +21,7 @@ Pure functions; inputs are never mutated.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -36,6 +36,7 @@ __all__ = [
     "ConfusionMatrix",
     "mcnemar_exact_p",
     "mcnemar_exact",
+    "mcnemar_by_key",
     "paired_bootstrap",
     "holm",
     "wilson_interval",
@@ -73,8 +74,8 @@ class McNemarResult:
 
     @property
     def delta(self) -> float:
-        """Difference of the two success rates, x minus y, as a fraction (not points)."""
-        return (self.x_only - self.y_only) / self.n
+        """Difference of the two success rates, x minus y, as a fraction (not points; 0.0 over no pairs)."""
+        return (self.x_only - self.y_only) / self.n if self.n else 0.0
 
 
 def mcnemar_exact_p(x_only: int, y_only: int) -> float:
@@ -101,6 +102,15 @@ def mcnemar_exact(x: Sequence[bool], y: Sequence[bool]) -> McNemarResult:
     x_only = sum(1 for u, v in zip(xb, yb, strict=True) if u and not v)
     y_only = sum(1 for u, v in zip(xb, yb, strict=True) if v and not u)
     return McNemarResult(len(xb), x_only, y_only, mcnemar_exact_p(x_only, y_only))
+
+
+def mcnemar_by_key(x: Mapping[Hashable, bool], y: Mapping[Hashable, bool]) -> McNemarResult:
+    """:func:`mcnemar_exact` over the keys (question ids) both outcome maps share, in key order; no
+    shared key gives no pairs (n 0, p 1.0) rather than an error: nothing was compared."""
+    both = sorted(set(x) & set(y), key=str)
+    if not both:
+        return McNemarResult(0, 0, 0, 1.0)
+    return mcnemar_exact([x[k] for k in both], [y[k] for k in both])
 
 
 # --------------------------------------------------------------------------------------------
