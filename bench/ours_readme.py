@@ -152,12 +152,17 @@ def against_baselines(sel: dict) -> list[str]:
         best = max(refs, key=lambda n: (refs[n], n))
         held = cv.get(d, {}).get(f"hit@{k}")
         p = pair.get(best)
-        test = (f"{p['bfr_only']} / {p['reference_only']} (p = {p['mcnemar_p']:g})" if p else
+        test = (f"{p['bfr_only']} / {p['reference_only']} ({_p(p['mcnemar_p'])})" if p else
                 "not recorded (no per-question rows in the JSON)")
         rows.append(f"| {NAMES.get(d, d)} ({fig.replace('_', ' ')}) | {k} | {_f(b)} | {label} | "
                     f"{_f(held) if held is not None else 'not in the CV'} | {best} {_f(refs[best])} | "
                     f"{'yes' if b >= refs[best] else 'no'} | {test} | `{src}`, `ours_selection.json` |")
     return rows
+
+
+def _p(p: float) -> str:
+    """A McNemar p as the JSON rounds it (4 decimals): "p < 0.0001" below that."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:g}"
 
 
 def _read(name: str) -> dict:
