@@ -8,7 +8,8 @@ store's LLM cache, so a rerun asks nothing) and ``ours.with_antecedent`` ranks w
 arm does with a model. Both rankings are scored as the selection scores them (``order_row``: hit and
 CER at 10 and 40) and compared question by question (exact McNemar on hit). Nothing is chosen here:
 the step has no weight (one to one, as HyDE averages), so on every benchmark these figures are as held
-out as the shipped setting's own figures are (development).
+out as the shipped setting's own figures are (development). ``--beam-tiers`` (default 500K and 1M) adds
+BEAM's held-out tiers, on the stores ``bench_beam.py`` built: questions no selection ever saw.
 
 Writes ``bench/out/associative.json``. Run (after ``scripts/install_local_llm.sh``):
 ``.venv/bin/python bench/bench_associative.py``.
@@ -18,27 +19,33 @@ the words regime (the step never runs there).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from bench_ours import Views, questions
-from bench_ours_selection import BENCHMARKS, COLS, OUT, cached_cases, open_all, order_row, summarize
-from ours_variants import Variant, combine
+from bench_ours_selection import BENCHMARKS, COLS, OUT, RankCase, cached_cases, open_all, order_row, summarize
 
 from bfr_core.config import LLMConfig
 from bfr_core.evaluation.stats import mcnemar_by_key
 from bfr_core.llm import LLMCallFailed, make_llm
 from bfr_core.method import ours, turn_scores
 from bfr_core.roles.antecedent import antecedent
+from bfr_core.store import Store
 
 KEEP = ("hit@10", "cer@10", "hit@40", "cer@40")
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--beam-tiers", default="500K,1M", help="held-out BEAM tiers to check too, on the stores "
+                    "bench_beam.py built (bench/out/cache/byo_beam_<tier>.duckdb; '' for none)")
+    args = ap.parse_args()
     t0 = time.time()
     store = open_all(OUT / "cache" / "ours.duckdb", beam=True)
     cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", reuse=True, beam=True)
@@ -46,35 +53,75 @@ def main() -> None:
     out: dict[str, object] = {"benchmark": "associative", "provider": llm.label, "load_at_start": list(os.getloadavg()),
                               "setting": "turn_scores.DEFAULT (the shipped one)"}
     for d in BENCHMARKS:
-        if d not in cases:
-            continue
-        text = {q.question_id: q.text for q in questions(store, d)}
-        views = Views(store, d)
-        plain, assoc, failed, said = [], [], 0, []
-        for c in cases[d]:
-            sc = combine(c.parts, Variant())
-            if sc.regime != "remark":
-                continue
-            try:
-                statement = antecedent(llm, text[c.question_id])
-            except LLMCallFailed:
-                statement, failed = "", failed + 1
-            plain.append(order_row(c, turn_scores.ranking(sc.final)))
-            if statement:
-                other = np.asarray(views(c.scope_id, text[c.question_id]).dense.scores(statement), dtype=np.float64)
-                sc = ours.with_antecedent(c.parts.core, turn_scores.DEFAULT, other)
-            assoc.append(order_row(c, turn_scores.ranking(sc.final)))
-            said.append(bool(statement))
-        out[d] = figures(np.array(plain).reshape(-1, len(COLS)), np.array(assoc).reshape(-1, len(COLS)))
-        out[d].update({"questions": len(cases[d]), "in the remark regime": len(plain),
-                       "with a statement": int(sum(said)), "failed calls": failed})
-        print(d, json.dumps(out[d]), file=sys.stderr, flush=True)
+        if d in cases:
+            text = {q.question_id: q.text for q in questions(store, d)}
+            out[d] = compare(llm, cases[d], Views(store, d), text, (c.parts.core for c in cases[d]))
+            print(d, json.dumps(out[d]), file=sys.stderr, flush=True)
+    for tier in [t for t in args.beam_tiers.split(",") if t]:
+        path = OUT / "cache" / f"byo_beam_{tier.lower()}.duckdb"
+        if path.exists():
+            out[f"beam-{tier.lower()} (held out)"] = held_out_tier(llm, Store(path))
+            print(tier, json.dumps(out[f"beam-{tier.lower()} (held out)"]), file=sys.stderr, flush=True)
+    store.close()  # the model's replies are cached here, the held-out tiers' too
     out["load_at_end"] = list(os.getloadavg())
     out["elapsed_s"] = round(time.time() - t0, 1)
+    dest = OUT / "associative.json"
+    dest.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {dest}", file=sys.stderr)
+
+
+def compare(llm: Any, cases: Sequence[RankCase], views: Callable[..., Any], text: dict[str, str],
+            parts: Iterable[turn_scores.ScoreParts]) -> dict[str, object]:
+    """:func:`figures` over the cases the shipped setting ranks in the remark regime (``parts``: each
+    case's ``turn_scores.score_parts``, in order), with the counts of what was asked."""
+    plain, assoc, failed, said = [], [], 0, 0
+    for c, p in zip(cases, parts, strict=True):
+        sc = turn_scores.combine(p)
+        if sc.regime != "remark":
+            continue
+        try:
+            statement = antecedent(llm, text[c.question_id])
+        except LLMCallFailed:
+            statement, failed = "", failed + 1
+        plain.append(order_row(c, turn_scores.ranking(sc.final)))
+        if statement:
+            other = np.asarray(views(c.scope_id, text[c.question_id]).dense.scores(statement), dtype=np.float64)
+            sc, said = ours.with_antecedent(p, turn_scores.DEFAULT, other), said + 1
+        assoc.append(order_row(c, turn_scores.ranking(sc.final)))
+    out = figures(np.array(plain).reshape(-1, len(COLS)), np.array(assoc).reshape(-1, len(COLS)))
+    out.update({"questions": len(cases), "in the remark regime": len(plain), "with a statement": said,
+                "failed calls": failed})
+    return out
+
+
+def held_out_tier(llm: Any, store: Store) -> dict[str, object]:
+    """:func:`compare` over a BEAM tier no selection saw, each conversation its own dataset as
+    bench_beam.py ingests it (its scoreable questions, over the whole conversation)."""
+    cases, parts, text, views = [], [], {}, {}
+    for d in sorted(x["dataset_id"] for x in store.datasets()):
+        v = Views(store, d)
+        for q in questions(store, d):
+            sv = v(q.scope_id, q.text)
+            views[q.scope_id] = v
+            parts.append(turn_scores.score_parts(sv, q.query()))
+            text[q.question_id] = q.text
+            cases.append(RankCase(q.question_id, q.scope_id, q.scope_id, q.qtype, frozenset(q.gold),
+                                  tuple(t.turn_id for t in sv.turns), {t.turn_id: t.session_id for t in sv.turns}, None))
+    by_scope = _ViewsByScope(views)
+    out = compare(llm, cases, by_scope, text, parts)
+    out["datasets"] = len({c.scope_id for c in cases})
     store.close()
-    path = Path(OUT / "associative.json")
-    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {path}", file=sys.stderr)
+    return out
+
+
+class _ViewsByScope:
+    """``Views``' call over several datasets' scopes (a BEAM tier: one dataset per conversation)."""
+
+    def __init__(self, views: dict[str, Views]) -> None:
+        self.views = views
+
+    def __call__(self, scope_id: str, question: str | None = None) -> Any:
+        return self.views[scope_id](scope_id, question)
 
 
 def figures(plain: np.ndarray, assoc: np.ndarray) -> dict[str, object]:
