@@ -6,7 +6,8 @@ markdown table: a row per system (arms, then the reference rankings), per source
 ``Turn Hit / recall_all`` at k = 10 and at k = 40 with the mean set size at 40, then a line per
 source with what it covers and the machine's load. Where the source's ``bfr`` rerun exists
 (``beam_<tier>_bfr.json``, ``locomo_plus_bfr.json``: ``bfr`` at the shipped setting), its ``bfr`` row is
-the one shown and the source's own becomes "bfr (earlier setting)".
+the one shown and the source's own becomes "bfr (earlier setting)"; where ``<rerun>_local.json`` exists
+(``bench_locomo_plus.py --provider local``), a row "bfr (local model)" shows ``bfr`` with the local model.
 
     .venv/bin/python bench/byo_readme.py 100K 500K 1M
     .venv/bin/python bench/byo_readme.py plus
@@ -41,6 +42,11 @@ def source(name: str) -> tuple[str, dict[str, Any], str]:
         systems = {**systems, "bfr (earlier setting)": systems["bfr"],
                    "bfr": (again.get("triggers") or again)["systems"]["bfr"]}
         about += f" (`bfr`: `{rerun.name}`)"
+    model = rerun.with_name(rerun.stem + "_local.json")  # bfr with the local model (its associative step)
+    if model.is_file():
+        run = json.loads(model.read_text(encoding="utf-8"))
+        systems = {**systems, "bfr (local model)": (run.get("triggers") or run)["systems"]["bfr"]}
+        about += f"; `bfr (local model)`: `{model.name}`, {run.get('provider', 'a model')}, development"
     return label, systems, about
 
 
