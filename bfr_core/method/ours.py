@@ -83,7 +83,10 @@ near-duplicate filter and k_keep). Target set size: ``b + min(B_new, rounds * ke
 Explored and dropped (no gain in bench/explore_ours.py, removed 2026-12-01, in git history):
 requirement-aimed completion cues (a slot
 per uncovered requirement), pseudo-relevance feedback, fixed neighbour expansion, a per-session
-diversity penalty, RRF.
+diversity penalty, RRF. Explored 2026-12-02 and dropped before the selection (bench/explore/explore_dropped.py
+-> bench/out/explore_dropped.json, development): a soft word-trust gate, a third gate signal (rankings
+that disagree, few terms found), xQuAD-style coverage of the question's words, bridging on names the
+top 10 mention, neighbour context in the remark regime, a per-session spread for list questions.
 
 Does not cover: LLM selection in Stage I (an LLM, when given, only decomposes), coreference, learned
 weights. Reads only the question text and date, never gold ids, answers or categories.
