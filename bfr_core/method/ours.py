@@ -88,8 +88,8 @@ diversity penalty, RRF. Explored 2026-12-02 and dropped before the selection (be
 that disagree, few terms found), xQuAD-style coverage of the question's words, bridging on names the
 top 10 mention, neighbour context in the remark regime, a per-session spread for list questions.
 
-Does not cover: LLM selection in Stage I (an LLM, when given, only decomposes), coreference, learned
-weights. Reads only the question text and date, never gold ids, answers or categories.
+Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime, writes
+the antecedent, nothing else), coreference, learned weights. Reads only the question text and date, never gold ids, answers or categories.
 """
 
 from __future__ import annotations
