@@ -89,7 +89,8 @@ that disagree, few terms found), xQuAD-style coverage of the question's words, b
 top 10 mention, neighbour context in the remark regime, a per-session spread for list questions.
 
 Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime, writes
-the antecedent, nothing else), coreference, learned weights. Reads only the question text and date, never gold ids, answers or categories.
+the antecedent, nothing else), coreference, learned weights. Reads only the question text and date,
+never gold ids, answers or categories.
 """
 
 from __future__ import annotations
