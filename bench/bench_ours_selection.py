@@ -129,6 +129,9 @@ FIXED: dict[str, str] = {
                                               "regime judged to carry little (outside the ranking this protocol scores)",
     "remark regime's dense part at weight w_bm25 + w_dense": "the text score's total weight, so remark_shift 1.0 is "
                                                            "the dense ranking and 0.5 an even mix in the same units",
+    "ours.with_antecedent: question and antecedent similarities averaged one to one (with a model only)": "HyDE's "
+        "recipe (the query's embedding averaged with its generated documents'); no model runs in this protocol, so "
+        "the offline ranking it scores never uses it (bench_associative.py measures it)",
 }
 PASSES = 8  # a cap only: a search ends when a pass changes nothing (every search of ours_selection.json says so in
 # its path's last step); 2 passes, the cap until issue 28's run, stopped the all-folds search still moving
