@@ -107,21 +107,11 @@ def held_out_tier(llm: Any, store: Store) -> dict[str, object]:
             text[q.question_id] = q.text
             cases.append(RankCase(q.question_id, q.scope_id, q.scope_id, q.qtype, frozenset(q.gold),
                                   tuple(t.turn_id for t in sv.turns), {t.turn_id: t.session_id for t in sv.turns}, None))
-    by_scope = _ViewsByScope(views)
-    out = compare(llm, cases, by_scope, text, parts)
+    # each scope's views come from its own dataset's Views (a BEAM tier: one dataset per conversation)
+    out = compare(llm, cases, lambda scope_id, question=None: views[scope_id](scope_id, question), text, parts)
     out["datasets"] = len({c.scope_id for c in cases})
     store.close()
     return out
-
-
-class _ViewsByScope:
-    """``Views``' call over several datasets' scopes (a BEAM tier: one dataset per conversation)."""
-
-    def __init__(self, views: dict[str, Views]) -> None:
-        self.views = views
-
-    def __call__(self, scope_id: str, question: str | None = None) -> Any:
-        return self.views[scope_id](scope_id, question)
 
 
 def figures(plain: np.ndarray, assoc: np.ndarray) -> dict[str, object]:

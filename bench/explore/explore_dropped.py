@@ -28,6 +28,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -62,21 +63,24 @@ def greedy(final: np.ndarray, gain: Callable[[np.ndarray, list[int]], np.ndarray
     return out
 
 
+WORDS = replace(T.DEFAULT, remark="off")  # the shipped setting with every question in the words regime
+
+
 def words_final(c: RankCase) -> np.ndarray:
-    return T.combine(c.parts.core, _words()).final
+    """The words regime's scores at the shipped setting, whatever the gate says."""
+    return T.combine(c.parts.core, WORDS).final
 
 
-def _words() -> T.OursSettings:
-    from dataclasses import replace
-
-    return replace(T.DEFAULT, remark="off")
+def dense_only(c: RankCase) -> np.ndarray:
+    """The remark regime's scores at shift 1.0: the dense view alone, in the text score's units."""
+    return (T.W_BM25 + T.DEFAULT.w_dense) * T.zscore(c.parts.core.dense)
 
 
 def soft_gate(z0: float, z1: float) -> Rerank:
     def f(c: RankCase, sc: T.TurnScores) -> np.ndarray:
         t = sc.trust
         a = 0.0 if t.form == "remark" else min(1.0, max(0.0, (t.bm25_top_z - z0) / (z1 - z0)))
-        return a * words_final(c) + (1 - a) * (T.W_BM25 + T.DEFAULT.w_dense) * T.zscore(c.parts.core.dense)
+        return a * words_final(c) + (1 - a) * dense_only(c)
     return f
 
 
@@ -84,7 +88,7 @@ def gate(extra: Callable[[object], bool]) -> Rerank:
     def f(c: RankCase, sc: T.TurnScores) -> np.ndarray:
         t = sc.trust
         remark = t.form == "remark" or t.bm25_top_z < WEAK_Z or extra(t)
-        return (T.W_BM25 + T.DEFAULT.w_dense) * T.zscore(c.parts.core.dense) if remark else words_final(c)
+        return dense_only(c) if remark else words_final(c)
     return f
 
 
@@ -118,7 +122,7 @@ def remark_context(near1: float, near2: float) -> Rerank:
     def f(c: RankCase, sc: T.TurnScores) -> np.ndarray:
         if sc.regime != "remark":
             return sc.final
-        z = (T.W_BM25 + T.DEFAULT.w_dense) * T.zscore(c.parts.core.dense)
+        z = dense_only(c)
         s = c.parts.core.session
         return z + near1 * T.neighbour_max(z, s, 1) + near2 * T.neighbour_max(z, s, 2)
     return f
