@@ -1,6 +1,7 @@
 """Tokenization shared by BM25, the lexical tests in Stage I and the answer metrics.
 
-Covers: lower-casing, word tokens (letters/digits, inner apostrophes dropped), an English stop-word
+Covers: folding (case-folded, accents dropped: one rule for every comparison of words), word tokens
+(letters and digits of any script, inner apostrophes dropped), an English stop-word
 list (NLTK's 179 words, inlined so no corpus download is needed), Porter stemming (NLTK's
 implementation, the one the official LoCoMo scorer uses). Does not cover: sentence splitting, NER.
 """
@@ -8,9 +9,13 @@ implementation, the one the official LoCoMo scorer uses). Does not cover: senten
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+# Letters and digits of any script, as runs: "Zürich" is one word, not "z" and "rich".
+WORD = re.compile(r"[^\W_]+")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")  # the same on folded ASCII text, and faster
+_ACCENTS = re.compile("[\u0300-\u036f]")
 
 STOP_WORDS: frozenset[str] = frozenset(
     """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
@@ -40,9 +45,22 @@ def stem(word: str) -> str:
     return _stemmer().stem(word)
 
 
+def fold(text: str) -> str:
+    """Case-folded with accents dropped, as search engines fold: compatibility-decomposed (NFKD), the
+    marks of the Combining Diacritical Marks block (U+0300-U+036F: the accents of Latin, Greek and
+    Cyrillic letters) removed, recomposed (NFC). "Zürich" -> "zurich", "José" -> "jose", "Straße" ->
+    "strasse", "ﬁ" -> "fi"; other scripts keep their marks (kana's voicing, Devanagari's virama).
+    ASCII text is only lower-cased (the fast path: most chats are ASCII)."""
+    if text.isascii():
+        return text.lower()
+    low = text.casefold()
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFKD", low)))
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens; apostrophes are removed first so "don't" -> "dont"."""
-    return _TOKEN.findall(text.lower().replace("'", "").replace("\u2019", ""))
+    """Folded word tokens (:func:`fold`); apostrophes are removed first so "don't" -> "dont"."""
+    low = fold(text).replace("'", "").replace("\u2019", "")
+    return (_ASCII_WORD if low.isascii() else WORD).findall(low)
 
 
 def tokenize(text: str, *, stop: bool = True, stemmed: bool = False) -> list[str]:

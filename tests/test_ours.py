@@ -38,6 +38,10 @@ def test_named_speakers_first_names_nicknames_and_roles():
     assert turn_scores.named_speakers("How do Jon and Gina destress?", ["Jon", "Gina"]) == ["Jon", "Gina"]
     assert turn_scores.named_speakers("What did I tell the assistant?", ["user", "assistant"]) == []
     assert turn_scores.named_speakers("what did mel do?", ["Melanie"]) == []  # a lower-case prefix is not a name
+    # accents fold: a speaker named "José" is named by "Jose" and "José", and "Zoë" by her nickname "Zo"
+    assert turn_scores.named_speakers("What did Jose cook?", ["José", "Zoë"]) == ["José"]
+    assert turn_scores.named_speakers("What did José and Zoe cook?", ["Jose", "Zoë"]) == ["Jose", "Zoë"]
+    assert turn_scores.named_speakers("What did Élo say?", ["Éloïse"]) == ["Éloïse"]
 
 
 def test_date_windows_named_and_relative():

@@ -77,6 +77,7 @@ def test_long_prompt_keeps_the_ask():
 def test_first_person():
     assert R.first_person("What is a Star Wars book that Tim might enjoy?", ["Tim", "John"]) == "Tim"
     assert R.first_person("What did Caroline's friend tell Melanie?", ["Melanie", "Caroline"]) == "Caroline"
+    assert R.first_person("What did José's friend tell Zoë?", ["Zoë", "Jose"]) == "Jose"  # accents fold
     assert R.first_person("Where did Audrey get Pixie from?") == "Audrey"
     assert R.first_person(SHUTTER, ["user", "assistant"]) is None
     assert R.first_person("When did I visit LGBTQ events?") is None

@@ -1,8 +1,24 @@
-from bfr_core.text import STOP_WORDS, stem, tokenize, words
+from bfr_core.text import STOP_WORDS, fold, stem, tokenize, words
 
 
 def test_words_lowercase_and_apostrophes():
     assert words("Don't STOP me-now, 5th!") == ["dont", "stop", "me", "now", "5th"]
+
+
+def test_words_of_any_script_accents_folded():
+    # "Zürich" is one word (it was "z" + "rich", and "rich" matched unrelated turns); an accent never
+    # decides a match, in either direction
+    assert words("Café in Zürich, naïve Zoë!") == ["cafe", "in", "zurich", "naive", "zoe"]
+    assert words("JOSÉ") == words("jose") == ["jose"]
+    assert words("Straße ﬁne Ｆｕｌｌ") == ["strasse", "fine", "full"]  # case folding and compatibility forms
+    assert words("東京 지금 ελληνικά ёлка") == ["東京", "지금", "ελληνικα", "елка"]  # other scripts kept, not dropped
+    assert words("emoji 😀 snake_case") == ["emoji", "snake", "case"]
+
+
+def test_fold_drops_only_the_latin_greek_cyrillic_accents():
+    assert fold("Ça Va") == "ca va" and fold("plain ASCII") == "plain ascii"
+    assert fold("が") == "が"  # kana's voicing mark is not an accent: "ga" stays apart from "ka"
+    assert fold("नमस्ते") == "नमस्ते"  # Devanagari's virama kept
 
 
 def test_tokenize_removes_stop_words_including_apostrophe_forms():

@@ -38,6 +38,16 @@ def test_normalise():
     assert normalise("Melanie's") == "melanie"
     assert normalise("  Caroline   SHAW ") == "caroline shaw"
     assert normalise("O'Brien") == "obrien"
+    assert normalise("José's") == normalise("JOSE") == "jose"
+
+
+def test_accented_names_are_one_key_in_every_source():
+    turns = (Turn("a1", "s1", 0, "Zoë", "I flew to Zürich with Renée, then Renée went home."),
+             Turn("a2", "s1", 1, "Ana", "zoe, did Renee like it?"))
+    assert capitalised_names([t.text for t in turns])[0] == ["zurich", "renee", "renee"]
+    view = EntityView(turns, lambda texts: [[] for _ in texts])
+    assert [h.turn_id for h in view.search("Renée", 5)] == ["a1", "a2"]  # mentions, either spelling
+    assert [h.turn_id for h in view.search("Zoe", 5)][0] == "a1"  # she spoke a1
 
 
 def test_capitalised_fallback_skips_sentence_starts_and_common_words():

@@ -44,7 +44,7 @@ from bfr_core.lexicon import (
 )
 from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.records import Query, Turn
-from bfr_core.text import stem, tokenize, words
+from bfr_core.text import WORD, fold, stem, tokenize, words
 
 KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity", "latest", "person", "place", "time")
 # Kinds that ask for a value of a type besides the event's words (``llm.rules_forms``): two of them
@@ -119,13 +119,13 @@ def first_person(text: str, speakers: Sequence[str] = ()) -> str | None:
     Speakers are matched on their first name, case-insensitively, by position in the question.
     LongMemEval's "user"/"assistant" are roles, never names, so they are ignored.
     """
-    low = re.findall(r"[a-z0-9]+", text.lower())  # "Caroline's" -> "caroline", "s"
+    low = WORD.findall(fold(text))  # "Caroline's" -> "caroline", "s"; "José" -> "jose"
     best: tuple[int, str] | None = None
     for sp in speakers:
         first = (sp.split() or [""])[0]
         if not first or first.lower() in ("user", "assistant"):
             continue
-        key = first.lower()
+        key = fold(first)
         if key in low:
             pos = low.index(key)
             if best is None or pos < best[0]:

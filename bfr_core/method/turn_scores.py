@@ -29,9 +29,10 @@ from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trus
 from bfr_core.records import Hit, Query
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.common import rank_order
-from bfr_core.text import words
+from bfr_core.text import fold, words
 
 W_BM25 = 1.0  # weight of z(BM25) in the text score: the unit every other weight is measured in (FIXED)
+_NAME_WORD = re.compile(r"\b[^\W\d_]{3,}\b")  # a word of 3+ letters of any script (a capitalised one is a name)
 ROLE_RATIO = 3.0  # median-length ratio that marks the other speaker as an assistant (FIXED)
 
 
@@ -120,10 +121,10 @@ def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:
     LongMemEval's "user" / "assistant" are roles, never names.
     """
     ws = set(words(text))
-    caps = [w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", text)]
+    caps = [fold(w) for w in _NAME_WORD.findall(text) if w[0].isupper() and w[1:].islower()]
     out = []
     for sp in speakers:
-        first = (sp.split() or [""])[0].lower()
+        first = fold((sp.split() or [""])[0])
         if not first or first in ("user", "assistant"):
             continue
         if first in ws or any(first.startswith(c) for c in caps):

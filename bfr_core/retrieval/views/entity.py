@@ -44,7 +44,7 @@ from bfr_core.progress import StepMeter
 from bfr_core.records import Hit, Turn
 from bfr_core.retrieval.views.common import rank_order
 from bfr_core.store import text_hash
-from bfr_core.text import STOP_WORDS
+from bfr_core.text import STOP_WORDS, WORD, fold
 
 if TYPE_CHECKING:
     from bfr_core.store import Store
@@ -64,18 +64,19 @@ JOIN entities e ON e.model = ? AND e.text_hash = w.text_hash
 """
 
 Ents = list[tuple[str, str]]  # (label, span text) per turn
-_CAP = re.compile(r"(?<![\w'’])([A-Z][A-Za-z'’\-]+)")
+# A word of letters (any script; apostrophes and hyphens inside): capitalised ones are name candidates
+# (_capitalised), lower-case ones count the same word's ordinary uses.
+_LETTERS = re.compile(r"(?<![\w'’])([^\W\d_](?:[^\W\d_]|['’\-])+)")
 _SENT_START = re.compile(r"(^|[.!?:;\"“(\n]\s*)$")
-_LOWER = re.compile(r"(?<![\w'’])([a-z][a-z'’\-]+)")
-_WORD = re.compile(r"[a-z0-9]+")
 _NER_LOCK = threading.Lock()
 _WRITE_LOCK = threading.Lock()
 
 
 def normalise(name: str) -> str:
-    """Case-folded words of a name, possessive and punctuation dropped: "Caroline's" -> "caroline"."""
-    name = re.sub(r"['’]s\b", "", name.casefold())
-    return " ".join(_WORD.findall(name.replace("'", "").replace("’", "")))
+    """Folded words of a name (``text.fold``), possessive and punctuation dropped: "Caroline's" ->
+    "caroline", "Zoë" -> "zoe"."""
+    name = re.sub(r"['’]s\b", "", fold(name))
+    return " ".join(WORD.findall(name.replace("'", "").replace("’", "")))
 
 
 @lru_cache(maxsize=1)
@@ -192,9 +193,9 @@ def capitalised_names(texts: Sequence[str]) -> list[list[str]]:
     per_text: list[list[str]] = []
     for text in texts:
         found = []
-        for m in _CAP.finditer(text):
+        for m in _LETTERS.finditer(text):
             word = m.group(1)
-            if _SENT_START.search(text[: m.start()]) or word.casefold() in STOP_WORDS:
+            if not word[0].isupper() or _SENT_START.search(text[: m.start()]) or word.casefold() in STOP_WORDS:
                 continue
             key = normalise(word)
             if key:
@@ -202,9 +203,8 @@ def capitalised_names(texts: Sequence[str]) -> list[list[str]]:
                 cap[key] += 1
         per_text.append(found)
     for text in texts:  # lower-case uses of the same words
-        for w in _LOWER.findall(text):
-            key = normalise(w)
-            if key in cap:
+        for w in _LETTERS.findall(text):
+            if w.islower() and (key := normalise(w)) in cap:
                 low[key] += 1
     return [[k for k in found if cap[k] > low[k]] for found in per_text]
 
@@ -247,10 +247,10 @@ def fallback_index(turns: Sequence[Turn]) -> dict[str, frozenset[int]]:
 
 
 def _plain(text: str) -> str:
-    """Case-folded text without apostrophes: every word of a normalised span of ``text`` is a substring of it
-    (a span is a substring of its text, case folding is per character, and :func:`normalise` only drops
+    """Folded text without apostrophes: every word of a normalised span of ``text`` is a substring of it
+    (a span is a substring of its text, folding is per character, and :func:`normalise` only drops
     characters), so a turn whose plain text lacks a key's words cannot have an NER span with that key."""
-    return text.casefold().replace("'", "").replace("’", "")
+    return fold(text).replace("'", "").replace("’", "")
 
 
 class EntityView:
@@ -271,7 +271,7 @@ class EntityView:
         self._index: dict[str, frozenset[int]] | None = None
         self._ents: list[Ents | None] = [None] * len(self.turns)  # NER per turn, parsed on demand
         self._fallback: dict[str, frozenset[int]] | None = None
-        self._folded: tuple[str, ...] = ()  # case-folded texts, for mention counts and the text fallback
+        self._folded: tuple[str, ...] = ()  # folded texts (text.fold), for mention counts and the text fallback
         self._plain: tuple[str, ...] = ()
         self._speakers: dict[str, frozenset[int]] = {}
         self._lock = threading.Lock()
@@ -281,7 +281,7 @@ class EntityView:
         if self._fallback is not None:
             return
         self._fallback = fallback_index(self.turns)
-        self._folded = tuple(t.text.casefold() for t in self.turns)
+        self._folded = tuple(fold(t.text) for t in self.turns)
         self._plain = tuple(_plain(t.text) for t in self.turns)
         speakers: dict[str, set[int]] = defaultdict(set)
         for i, t in enumerate(self.turns):
@@ -335,7 +335,7 @@ class EntityView:
         if not key:
             return out
         candidates = self.candidates(key)
-        word = re.compile(r"(?<![a-z0-9])" + r"\W+".join(map(re.escape, key.split())) + r"(?![a-z0-9])")
+        word = re.compile(r"(?<![^\W_])" + r"\W+".join(map(re.escape, key.split())) + r"(?![^\W_])")
         spoken = self._speakers.get(key, frozenset())
         if not candidates and not spoken:  # lower-case names: a plain whole-word search
             candidates = frozenset(i for i, text in enumerate(self._folded) if word.search(text))
