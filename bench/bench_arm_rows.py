@@ -8,7 +8,8 @@ Two modes:
   ``PYTHONPATH=../old``), so the comparison sees code changes only: the committed ``bench/out/*.json``
   were measured on other stores, whose cached vectors differ in their last bits.
 * ``compare``: count the rows that differ between two dumps, per arm, and whether the differing
-  ones hold the same set in another order; writes ``bench/out/arm_rows.json``.
+  ones hold the same set in another order (with ``--db``: also how many hold other gold turns, and how
+  many the same gold turns at other positions); writes ``bench/out/arm_rows.json``.
 
     PYTHONPATH=. .venv/bin/python bench/bench_arm_rows.py dump --db STORE --dataset locomo --out new.json
     PYTHONPATH=. .venv/bin/python bench/bench_arm_rows.py compare old.json new.json --label "..."
@@ -72,7 +73,23 @@ def dump(db: str, dataset: str, arms: list[str], out: str) -> None:
           f"in {parsed[1]:.1f} s; turns in the dataset {store.counts(dataset)['turns']:,}")
 
 
-def compare(a: str, b: str, label: str, out: str) -> dict:
+def gold_moves(old: dict, new: dict, keys: list[str], gold: dict[str, frozenset[str]]) -> dict[str, int]:
+    """Of the differing rows ``keys``: how many hold another set of gold turns, and how many hold the same
+    gold turns at other positions (so a figure cut at some k may differ)."""
+    other = moved = 0
+    for k in keys:
+        g = gold[k.split(":", 1)[1]]
+        before, after = ([(i, t) for i, t in enumerate(row[0]) if t in g] for row in (old[k], new[k]))
+        if {t for _, t in before} != {t for _, t in after}:
+            other += 1
+        elif before != after:
+            moved += 1
+    return {"differing_other_gold_turns": other, "differing_gold_turns_moved": moved}
+
+
+def compare(a: str, b: str, label: str, out: str, gold: dict[str, frozenset[str]] | None = None) -> dict:
+    """Rows that differ between two dumps; with ``gold`` (question id -> gold turn ids) also what the
+    differing rows did to the gold turns (:func:`gold_moves`)."""
     old, new = json.loads(Path(a).read_text()), json.loads(Path(b).read_text())
     shared = sorted(set(old) & set(new))
     differ = [k for k in shared if old[k] != new[k]]
@@ -84,6 +101,8 @@ def compare(a: str, b: str, label: str, out: str) -> dict:
         "differing_same_set_other_order": len(same_set),
         "only_in_first": len(set(old) - set(new)), "only_in_second": len(set(new) - set(old)),
     }
+    if gold is not None:
+        result.update(gold_moves(old, new, differ, gold))
     runs = json.loads(Path(out).read_text()) if Path(out).is_file() else {"comparisons": []}
     runs["comparisons"] = [c for c in runs["comparisons"] if c.get("label") != label] + [result]
     Path(out).write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
@@ -104,11 +123,18 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("second")
     c.add_argument("--label", required=True)
     c.add_argument("--out", default=str(ROOT / "bench" / "out" / "arm_rows.json"))
+    c.add_argument("--db", help="the store the dumps ran on: also count what the differing rows did to gold turns")
+    c.add_argument("--dataset", default="locomo", help="with --db: the dumps' dataset")
     args = ap.parse_args(argv)
     if args.mode == "dump":
         dump(args.db, args.dataset, [a.strip() for a in args.arms.split(",") if a.strip()], args.out)
     else:
-        compare(args.first, args.second, args.label, args.out)
+        gold = None
+        if args.db:
+            from bfr_core.store import Store
+
+            gold = {q.question_id: frozenset(q.gold) for q in Store(args.db).questions(args.dataset, scoreable_only=True)}
+        compare(args.first, args.second, args.label, args.out, gold)
     return 0
 
 
