@@ -45,16 +45,20 @@ def stem(word: str) -> str:
     return _stemmer().stem(word)
 
 
-def fold(text: str) -> str:
-    """Case-folded with accents dropped, as search engines fold: compatibility-decomposed (NFKD), the
-    marks of the Combining Diacritical Marks block (U+0300-U+036F: the accents of Latin, Greek and
-    Cyrillic letters) removed, recomposed (NFC). "Zürich" -> "zurich", "José" -> "jose", "Straße" ->
-    "strasse", "ﬁ" -> "fi"; other scripts keep their marks (kana's voicing, Devanagari's virama).
-    ASCII text is only lower-cased (the fast path: most chats are ASCII)."""
+def unaccent(text: str) -> str:
+    """Accents dropped, case kept, as search engines fold: compatibility-decomposed (NFKD), the marks of
+    the Combining Diacritical Marks block (U+0300-U+036F: the accents of Latin, Greek and Cyrillic
+    letters) removed, recomposed (NFC). "José" -> "Jose", "ﬁ" -> "fi"; other scripts keep their marks
+    (kana's voicing, Devanagari's virama). The rules that find names by an ASCII capital read this."""
     if text.isascii():
-        return text.lower()
-    low = text.casefold()
-    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFKD", low)))
+        return text
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFKD", text)))
+
+
+def fold(text: str) -> str:
+    """Case-folded, then :func:`unaccent` (folding can add accents: "ΐ"): "Zürich" -> "zurich", "José" ->
+    "jose", "Straße" -> "strasse". ASCII text is only lower-cased (the fast path: most chats are ASCII)."""
+    return text.lower() if text.isascii() else unaccent(text.casefold())
 
 
 def words(text: str) -> list[str]:

@@ -169,3 +169,8 @@ def test_a_slot_needs_a_value_of_its_type(question, with_value, without_value):
 
 def test_states_slot_is_true_for_untyped_kinds():
     assert R.states_slot("fact", "anything") and R.states_slot("latest", "anything")
+
+
+def test_accented_names_are_names_and_fold_like_the_turns():
+    assert R.name_spans("What did José tell Zoë in München?") == ["Jose", "Zoe", "Munchen"]
+    assert R.states_slot("place", "We met in München.") and R.states_slot("person", "we saw Émile there")

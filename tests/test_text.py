@@ -1,4 +1,4 @@
-from bfr_core.text import STOP_WORDS, fold, stem, tokenize, words
+from bfr_core.text import STOP_WORDS, fold, stem, tokenize, unaccent, words
 
 
 def test_words_lowercase_and_apostrophes():
@@ -19,6 +19,8 @@ def test_fold_drops_only_the_latin_greek_cyrillic_accents():
     assert fold("Ça Va") == "ca va" and fold("plain ASCII") == "plain ascii"
     assert fold("が") == "が"  # kana's voicing mark is not an accent: "ga" stays apart from "ka"
     assert fold("नमस्ते") == "नमस्ते"  # Devanagari's virama kept
+    assert fold("ΐ") == "ι"  # case folding that adds accents is folded too
+    assert unaccent("José ﬁt") == "Jose fit" and unaccent("Plain") == "Plain"  # case kept
 
 
 def test_tokenize_removes_stop_words_including_apostrophe_forms():

@@ -44,7 +44,7 @@ from bfr_core.lexicon import (
 )
 from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.records import Query, Turn
-from bfr_core.text import WORD, fold, stem, tokenize, words
+from bfr_core.text import WORD, fold, stem, tokenize, unaccent, words
 
 KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity", "latest", "person", "place", "time")
 # Kinds that ask for a value of a type besides the event's words (``llm.rules_forms``): two of them
@@ -96,7 +96,7 @@ def name_spans(text: str) -> list[str]:
     A sentence-initial word counts only when it is not a question or auxiliary word.
     """
     out: list[str] = []
-    for m in _NAME_SPAN.finditer(text):
+    for m in _NAME_SPAN.finditer(unaccent(text)):  # "José" is a name span ("Jose"), as its words fold
         parts = [p[:-2] if p.endswith("'s") else p.rstrip("'") for p in m.group(1).split()]
         # trim leading/trailing non-names ("When Caroline" -> "Caroline")
         while parts and parts[0].lower() in NOT_NAME_WORDS:
@@ -343,10 +343,10 @@ def states_slot(kind: str, text: str) -> bool:
         return has_time_mention(text)
     if kind == "person":
         return bool(PERSON_NOUNS.intersection(words(text))) or any(
-            n.lower() not in NOT_NAME_WORDS for n in _MID_NAME.findall(text))
+            n.lower() not in NOT_NAME_WORDS for n in _MID_NAME.findall(unaccent(text)))
     if kind == "place":
         return bool(PLACE_NOUNS.intersection(words(text))) or any(
-            n.lower() not in NOT_NAME_WORDS for n in _PLACE_NAME.findall(text))
+            n.lower() not in NOT_NAME_WORDS for n in _PLACE_NAME.findall(unaccent(text)))
     return True
 
 
