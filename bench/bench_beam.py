@@ -10,7 +10,7 @@ questions (gold message ids in ``source_chat_ids``) are run; the counts per abil
 scoreable questions are reported.
 
 Resumable in chunks: each finished conversation's rows are appended to
-``bench/out/cache/beam_rows_<name>.jsonl`` (with the settings they were run with, its ingest and
+``bench/out/cache/beam_rows_<name>.jsonl`` (with the settings and the code, ``byo_common.code_fingerprint``, they were run with, its ingest and
 eval seconds and the machine's load); a rerun skips the conversations done, ``--max-scopes N`` stops
 after N new ones, and the JSON (``--out``, default ``bench/out/beam_<tier>.json``) is rewritten after
 every conversation from all rows so far (``conversations_done`` of ``conversations``).
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import PAIRED, all_arms, machine, paired, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, all_arms, code_fingerprint, machine, paired, run_rows, summary  # noqa: E402
 
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.beam import conversation_dirs, load_beam  # noqa: E402
@@ -60,7 +60,8 @@ def _done(rows_file: Path, settings: dict[str, Any]) -> tuple[list[dict[str, Any
     for line in rows_file.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
         if rec["settings"] != settings:
-            raise SystemExit(f"{rows_file}: rows of other settings ({rec['settings']}); move the file or match them")
+            raise SystemExit(f"{rows_file}: rows of other settings or code ({rec['settings']}); move the file or "
+                             "match them")
         chunks.append({k: v for k, v in rec.items() if k not in ("rows", "settings")})  # as a fresh chunk records it
         rows.extend(rec["rows"])
     return rows, chunks
@@ -85,9 +86,9 @@ def main() -> int:
     rows_file = ROOT / "bench" / "out" / "cache" / f"beam_rows_{name}.jsonl"
     rows_file.parent.mkdir(parents=True, exist_ok=True)
     arms, ks = args.arms.split(","), [int(k) for k in args.ks.split(",")]
-    # bfr's shipped setting too: rows cached under another one are refused, not mixed in (issue 28 changed it)
+    # bfr's shipped setting and the code too: rows cached under others are refused, not mixed in
     settings = {"arms": arms, "ks": ks, "cached_ner_only": args.cached_ner_only, "source": path,
-                "bfr": asdict(turn_scores.DEFAULT)}
+                "bfr": asdict(turn_scores.DEFAULT), "code": code_fingerprint()}
     store = Store(args.db or ROOT / "bench" / "out" / "cache" / f"byo_beam_{args.tier.lower()}.duckdb")
     whole = store.dataset(name) is not None  # the tier ingested as one dataset (an earlier layout)
     folders = dict(conversation_dirs(path))

@@ -15,11 +15,13 @@ other texts, so its names come from the capitalised-word fallback and the speake
 
 from __future__ import annotations
 
+import hashlib
 import os
 import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -153,6 +155,18 @@ def figures(rs: list[dict[str, Any]]) -> dict[str, Any]:
             "mean_set_size": round(sum(r["set_size"] for r in rs) / len(rs), 2) if rs else None,
             "failed": sum(r["status"] != "ok" for r in rs),
             "ms_p50": round(statistics.median(ms), 1) if ms else None, "ms_total_s": round(sum(ms) / 1000, 1)}
+
+
+CODE = Path(__file__).resolve().parents[1] / "bfr_core"
+
+
+def code_fingerprint(root: Path = CODE) -> str:
+    """sha256 (first 16 hex digits) over ``bfr_core``'s Python sources, each path and its bytes in path
+    order: rows cached by other code are not this code's rows (a tokenizer change moves BM25 everywhere)."""
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def machine() -> dict[str, Any]:

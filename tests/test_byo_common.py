@@ -27,3 +27,17 @@ def test_paired_counts_the_questions_only_one_side_holds_on_the_same_questions()
     assert (bm25["n"], bm25["bfr_only"], bm25["reference_only"], bm25["difference_points"]) == (4, 2, 0, 50.0)
     assert set(out["10"]) == {"ref:dense", "ref:bm25"}
     assert B.paired(_rows("ref:dense", 10, [1])) == {}  # no bfr rows: nothing to pair
+
+
+def test_code_fingerprint_follows_every_source_and_its_path(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n"), (tmp_path / "sub").mkdir(), (tmp_path / "sub" / "b.py").write_text("")
+    (tmp_path / "notes.txt").write_text("not code")
+    first = B.code_fingerprint(tmp_path)
+    assert first == B.code_fingerprint(tmp_path) and len(first) == 16
+    (tmp_path / "notes.txt").write_text("changed")
+    assert B.code_fingerprint(tmp_path) == first  # only Python sources count
+    (tmp_path / "a.py").write_text("x = 2\n")
+    second = B.code_fingerprint(tmp_path)
+    assert second != first
+    (tmp_path / "sub" / "b.py").rename(tmp_path / "b.py")  # the same bytes under another path
+    assert B.code_fingerprint(tmp_path) != second
