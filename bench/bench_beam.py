@@ -10,8 +10,9 @@ questions (gold message ids in ``source_chat_ids``) are run; the counts per abil
 scoreable questions are reported.
 
 Resumable in chunks: each finished conversation's rows are appended to
-``bench/out/cache/beam_rows_<name>.jsonl`` (with the settings and the code, ``byo_common.code_fingerprint``, they were run with, its ingest and
-eval seconds and the machine's load); a rerun skips the conversations done, ``--max-scopes N`` stops
+``bench/out/cache/beam_rows_<name>.jsonl`` (with the settings and the code they were run with, the
+latter as ``byo_common.code_fingerprint``, its ingest and eval seconds and the machine's load; rows of
+other settings or code are refused); a rerun skips the conversations done, ``--max-scopes N`` stops
 after N new ones, and the JSON (``--out``, default ``bench/out/beam_<tier>.json``) is rewritten after
 every conversation from all rows so far (``conversations_done`` of ``conversations``).
 

@@ -64,8 +64,8 @@ JOIN entities e ON e.model = ? AND e.text_hash = w.text_hash
 """
 
 Ents = list[tuple[str, str]]  # (label, span text) per turn
-# A word of letters (any script; apostrophes and hyphens inside): capitalised ones are name candidates
-# (_capitalised), lower-case ones count the same word's ordinary uses.
+# A word of letters (any script; apostrophes and hyphens inside): in capitalised_names the capitalised
+# ones are name candidates and the lower-case ones count the same word's ordinary uses.
 _LETTERS = re.compile(r"(?<![\w'’])([^\W\d_](?:[^\W\d_]|['’\-])+)")
 _SENT_START = re.compile(r"(^|[.!?:;\"“(\n]\s*)$")
 _NER_LOCK = threading.Lock()
