@@ -30,6 +30,7 @@ def test_which_first_gives_one_date_per_event():
 @pytest.mark.parametrize(("clause", "expected"), [
     ("What are Anna's hobbies and pets", ["What are Anna's hobbies", "What are Anna's pets"]),
     ("What did Rob and Kim bake", ["What did Rob bake", "What did Kim bake"]),
+    ("What did Renée and Zoë bake", ["What did Renée bake", "What did Zoë bake"]),  # names with accents
     ("What did I bring to the party, the picnic and the barbecue",
      ["What did I bring to the party", "What did I bring to the picnic", "What did I bring to the barbecue"]),
     ("Which plants need the most sun, water, and soil", ["Which plants need the most sun",

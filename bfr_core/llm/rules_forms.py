@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from bfr_core.lexicon import LATEST_CUE
-from bfr_core.text import tokenize
+from bfr_core.text import tokenize, unaccent
 
 MAX_PARTS = 5
 SLOT_KINDS = {"who": "person", "whom": "person", "where": "place", "when": "time"}
@@ -91,10 +91,14 @@ def conjuncts(clause: str) -> list[str]:
     """The clause once per conjunct of its first coordination ("A and B", "A, B and C"); [] when
     it has none. A coordination of names or of 3+ short items is taken whole; of two phrases, the
     right conjunct runs to the first preposition / auxiliary, the left one mirrors its length."""
+    # names are found by their capitals on the unaccented clause ("Renée" as "Renee") when that keeps
+    # every position, and the items are cut from the clause itself, accents and all
+    probe = unaccent(clause)
+    probe = probe if len(probe) == len(clause) else clause
     for pat in (_NAME_LIST, _WORD_LIST):
-        m = pat.search(clause)
+        m = pat.search(probe)
         if m:
-            items = _split_list(m.group(1))
+            items = _split_list(clause[m.start(1): m.end(1)])
             if pat is _NAME_LIST or (len(items) >= 3 and all(len(x.split()) <= 2 for x in items)):
                 return [clause[: m.start()] + it + clause[m.end():] for it in items]
     m = _CONJ.search(clause)
