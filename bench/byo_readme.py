@@ -7,7 +7,7 @@ markdown table: a row per system (arms, then the reference rankings), per source
 source with what it covers and the machine's load. Where the source's ``bfr`` rerun exists
 (``beam_<tier>_bfr.json``, ``locomo_plus_bfr.json``: ``bfr`` at the shipped setting), its ``bfr`` row and
 its reference rankings (computed beside it, by the same code) are the ones shown and the source's own
-``bfr`` becomes "bfr (earlier setting)"; where ``<rerun>_local.json`` exists
+``bfr``, unless both recorded the same ``bfr_setting``, becomes "bfr (earlier setting)"; where ``<rerun>_local.json`` exists
 (``bench_locomo_plus.py --provider local``), a row "bfr (local model)" shows ``bfr`` with the local model.
 
     .venv/bin/python bench/byo_readme.py 100K 500K 1M
@@ -39,10 +39,11 @@ def source(name: str) -> tuple[str, dict[str, Any], str]:
                  f"{systems['mem0']['10']['overall']['n']} scoreable questions, {loads(data)}, `beam_{name.lower()}.json`")
         label = f"BEAM {name}"
     if rerun.is_file():  # bfr and the reference rankings of the rerun: one run, one code
-        again = json.loads(rerun.read_text(encoding="utf-8"))
-        again = (again.get("triggers") or again)["systems"]
-        systems = {**systems, "bfr (earlier setting)": systems["bfr"], "bfr": again["bfr"],
-                   **{r: again[r] for r in REFS if r in again}}
+        run = json.loads(rerun.read_text(encoding="utf-8"))
+        again = (run.get("triggers") or run)["systems"]
+        if data.get("bfr_setting") is None or data["bfr_setting"] != run.get("bfr_setting"):  # another (or unknown)
+            systems = {**systems, "bfr (earlier setting)": systems["bfr"]}
+        systems = {**systems, "bfr": again["bfr"], **{r: again[r] for r in REFS if r in again}}
         about += f" (`bfr` and the reference rankings: `{rerun.name}`)"
     model = rerun.with_name(rerun.stem + "_local.json")  # bfr with the local model (its associative step)
     if model.is_file():
