@@ -19,19 +19,21 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import PAIRED, all_arms, machine, paired, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, all_arms, code_fingerprint, machine, paired, run_rows, summary  # noqa: E402
 
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.sampling import stratified_sample  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import data_dir  # noqa: E402
 from bfr_core.llm import make_llm  # noqa: E402
+from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.pipeline import provider_label  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
@@ -68,7 +70,8 @@ def main() -> int:
     triggers = [q for q in every if not q.qtype.startswith("locomo/")][: args.limit]
     load_before, t0 = machine(), time.perf_counter()
     out = {"command": "bench/bench_locomo_plus.py " + " ".join(sys.argv[1:]), "source": args.plus,
-           "ingest_s": took, "machine_before": load_before, "cached_ner_only": args.cached_ner_only}
+           "ingest_s": took, "machine_before": load_before, "cached_ner_only": args.cached_ner_only,
+           "bfr_setting": asdict(turn_scores.DEFAULT), "code": code_fingerprint()}
     only = args.cached_ner_only
     llm = None if args.provider == "rules" else make_llm(LLMConfig(provider=args.provider), store)
     out["provider"] = provider_label(llm)
