@@ -66,6 +66,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_ours import OUT, Views, open_store, questions
+from byo_common import code_fingerprint
 from ours_variants import DOC_VIEWS, INDEXES, Variant, VariantParts, combine, variant_parts
 
 from bfr_core.evaluation.metrics import complete_evidence_recall, official_scores, session_recalls, turn_hit
@@ -564,8 +565,9 @@ CASES_FORMAT = 3  # 3: RankCase.official (2: RankCase.parts is one VariantParts)
 
 
 def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> dict[str, list[RankCase]]:
-    """:func:`build_cases`, read from ``path`` (a pickle under bench/out/cache) with ``reuse``, else built
-    and written there (the score parts take minutes; the grid reads only them)."""
+    """:func:`build_cases`, read from ``path`` (a pickle under bench/out/cache) with ``reuse`` when the
+    pickle was built by this code (``byo_common.code_fingerprint``), else built and written there (the
+    score parts take minutes; the grid reads only them)."""
     import pickle
 
     class Cases(pickle.Unpickler):  # a pickle written by this file run as a script names its classes __main__'s
@@ -575,11 +577,12 @@ def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> d
     if reuse and path.exists():
         with path.open("rb") as fh:
             saved = Cases(fh).load()
-        if isinstance(saved, dict) and saved.get("format") == CASES_FORMAT and (BEAM in saved["cases"]) == beam:
+        if (isinstance(saved, dict) and saved.get("format") == CASES_FORMAT and (BEAM in saved["cases"]) == beam
+                and saved.get("code") == code_fingerprint()):
             return saved["cases"]
-        print(f"{path}: cases of another format or benchmark set, rebuilt", file=sys.stderr)
+        print(f"{path}: cases of another format, benchmark set or code, rebuilt", file=sys.stderr)
     cases = build_cases(store, beam)
-    path.write_bytes(pickle.dumps({"format": CASES_FORMAT, "cases": cases}))
+    path.write_bytes(pickle.dumps({"format": CASES_FORMAT, "code": code_fingerprint(), "cases": cases}))
     return cases
 
 

@@ -87,3 +87,20 @@ def test_official_rows_count_only_gold_user_turns_as_run_retrieval_does():
     assert S.case_row(official, V.Variant())[0] == 1
     outside = replace(official, gold=frozenset({"answer_a_9"}))  # an assistant turn: not in the user-turn corpus
     assert not S.case_row(outside, V.Variant()).any()
+
+
+def test_cached_cases_are_reused_only_when_built_by_the_same_code(tmp_path, monkeypatch):
+    built = []
+
+    def build(store, beam):  # noqa: ANN001, ANN202 - a stand-in for the minutes-long build
+        built.append(beam)
+        return {"locomo": [f"case {len(built)}"]}
+
+    monkeypatch.setattr(S, "build_cases", build)
+    monkeypatch.setattr(S, "code_fingerprint", lambda: "code-a")
+    path = tmp_path / "cases.pkl"
+    assert S.cached_cases(None, path, reuse=True) == {"locomo": ["case 1"]}  # nothing cached: built
+    assert S.cached_cases(None, path, reuse=True) == {"locomo": ["case 1"]} and len(built) == 1  # reused
+    monkeypatch.setattr(S, "code_fingerprint", lambda: "code-b")
+    assert S.cached_cases(None, path, reuse=True) == {"locomo": ["case 2"]}  # other code: rebuilt
+    assert S.cached_cases(None, path, reuse=False) == {"locomo": ["case 3"]}  # not asked to reuse
