@@ -7,8 +7,9 @@ markdown table: a row per system (arms, then the reference rankings), per source
 source with what it covers and the machine's load. Where the source's ``bfr`` rerun exists
 (``beam_<tier>_bfr.json``, ``locomo_plus_bfr.json``: ``bfr`` at the shipped setting), its ``bfr`` row and
 its reference rankings (computed beside it, by the same code) are the ones shown and the source's own
-``bfr``, unless both recorded the same ``bfr_setting``, becomes "bfr (earlier setting)"; where ``<rerun>_local.json`` exists
-(``bench_locomo_plus.py --provider local``), a row "bfr (local model)" shows ``bfr`` with the local model.
+``bfr``, unless both recorded the same ``bfr_setting``, becomes "bfr (earlier setting)"; where
+``<rerun>_local.json`` exists (``bench_locomo_plus.py --provider local``), a row "bfr (local model)"
+shows ``bfr`` with the local model.
 
     .venv/bin/python bench/byo_readme.py 100K 500K 1M
     .venv/bin/python bench/byo_readme.py plus

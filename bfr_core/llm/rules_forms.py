@@ -91,10 +91,10 @@ def conjuncts(clause: str) -> list[str]:
     """The clause once per conjunct of its first coordination ("A and B", "A, B and C"); [] when
     it has none. A coordination of names or of 3+ short items is taken whole; of two phrases, the
     right conjunct runs to the first preposition / auxiliary, the left one mirrors its length."""
-    # names are found by their capitals on the unaccented clause ("Renée" as "Renee") when that keeps
-    # every position, and the items are cut from the clause itself, accents and all
-    probe = unaccent(clause)
-    probe = probe if len(probe) == len(clause) else clause
+    # names are found by their capitals on the clause unaccented character by character ("Renée" as
+    # "Renee"; a character that would not stay one is kept), so every position holds, and the items
+    # are cut from the clause itself, accents and all
+    probe = "".join(u if len(u := unaccent(c)) == 1 else c for c in clause)
     for pat in (_NAME_LIST, _WORD_LIST):
         m = pat.search(probe)
         if m:
