@@ -1,0 +1,17 @@
+"""bench/bench_text_fold.py: what it counts as touched by the fold."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+import bench_text_fold as B  # noqa: E402
+
+
+def test_the_old_rule_is_the_ascii_one_and_counts_tell_letters_from_other_symbols():
+    assert B.ascii_words("Zürich isn’t far") == ["z", "rich", "isnt", "far"]
+    assert B.has_non_ascii_letter("Zoë") and not B.has_non_ascii_letter("x² — 😀") and not B.has_non_ascii_letter("ok")
+    # "x²" has no non-ASCII letter, but its words change ("x" -> "x2"); plain ASCII changes nothing
+    assert B.counts(["Zoë", "x²", "plain text"]) == {"texts": 3, "with_non_ascii_letters": 1, "words_changed": 2}
