@@ -43,8 +43,9 @@ from bfr_core.lexicon import (
     question_noise,
 )
 from bfr_core.llm.rules_forms import parts as question_parts
+from bfr_core.method.speaker_names import key_position, name_keys, question_words, same_person
 from bfr_core.records import Query, Turn
-from bfr_core.text import WORD, fold, stem, tokenize, unaccent, words
+from bfr_core.text import stem, tokenize, unaccent, words
 
 KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity", "latest", "person", "place", "time")
 # Kinds that ask for a value of a type besides the event's words (``llm.rules_forms``): two of them
@@ -116,22 +117,19 @@ def name_spans(text: str) -> list[str]:
 def first_person(text: str, speakers: Sequence[str] = ()) -> str | None:
     """FirstPerson(q): the first scope speaker named in ``text``, else its first name-like span.
 
-    Speakers are matched on their first name, case-insensitively, by position in the question.
+    Speakers are matched by name key (``speaker_names``: the first name, folded, or the whole label
+    where speakers share a first word), by position in the question; at one position the longer key
+    wins. The name returned is the first name as written, or the whole label for a whole-label key.
     LongMemEval's "user"/"assistant" are roles, never names, so they are ignored.
     """
-    low = WORD.findall(fold(text))  # "Caroline's" -> "caroline", "s"; "José" -> "jose"
-    best: tuple[int, str] | None = None
-    for sp in speakers:
-        first = (sp.split() or [""])[0]
-        if not first or first.lower() in ("user", "assistant"):
-            continue
-        key = fold(first)
-        if key in low:
-            pos = low.index(key)
-            if best is None or pos < best[0]:
-                best = (pos, first)
+    ws = question_words(text)  # "Caroline's" -> "caroline"; "José" -> "jose"
+    best: tuple[int, int, str] | None = None
+    for sp, key in zip(speakers, name_keys(speakers), strict=True):
+        pos = key_position(ws, key)
+        if pos is not None and (best is None or (pos, -len(key)) < best[:2]):
+            best = (pos, -len(key), sp if len(key) > 1 else sp.split()[0])
     if best is not None:
-        return best[1]
+        return best[2]
     spans = name_spans(text)
     return spans[0] if spans else None
 
@@ -355,7 +353,7 @@ def covers_lexically(req: Requirement, turn: Turn, turn_stems: frozenset[str]) -
     also needs a value of its type)? A ``latest`` requirement is covered as its fact is; which of
     the covering turns is newest is the caller's to decide (``stage1.incidence``)."""
     if req.kind == "entity":
-        if turn.speaker and stem(turn.speaker.split()[0].lower()) == req.terms[0]:
+        if turn.speaker and same_person(turn.speaker, req.terms):
             return True
         return all(t in turn_stems for t in req.terms)
     if req.kind == "constraint":

@@ -25,11 +25,12 @@ import numpy as np
 
 from bfr_core.dates import date_windows, in_windows
 from bfr_core.lru import LockedLRU
+from bfr_core.method.speaker_names import key_position, name_keys, question_words
 from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trust
 from bfr_core.records import Hit, Query
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.common import rank_order
-from bfr_core.text import fold, words
+from bfr_core.text import fold
 
 W_BM25 = 1.0  # weight of z(BM25) in the text score: the unit every other weight is measured in (FIXED)
 _NAME_WORD = re.compile(r"\b[^\W\d_]{3,}\b")  # a word of 3+ letters of any script (a capitalised one is a name)
@@ -116,20 +117,14 @@ def z_fusion(arrays: Sequence[np.ndarray], weights: Sequence[float], n: int) -> 
 
 
 def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:
-    """Scope speakers the question names: by first name, or a capitalised nickname prefix ("Mel").
-
-    LongMemEval's "user" / "assistant" are roles, never names.
+    """Scope speakers the question names: by name key (``speaker_names``: the first name, or the whole
+    label where speakers share a first word, "Speaker 1"), or a capitalised nickname prefix ("Mel") of
+    a first name. LongMemEval's "user" / "assistant" are roles, never names.
     """
-    ws = set(words(text))
+    ws = question_words(text)
     caps = [fold(w) for w in _NAME_WORD.findall(text) if w[0].isupper() and w[1:].islower()]
-    out = []
-    for sp in speakers:
-        first = fold((sp.split() or [""])[0])
-        if not first or first in ("user", "assistant"):
-            continue
-        if first in ws or any(first.startswith(c) for c in caps):
-            out.append(sp)
-    return out
+    return [sp for sp, key in zip(speakers, name_keys(speakers), strict=True) if key and (
+        key_position(ws, key) is not None or (len(key) == 1 and any(key[0].startswith(c) for c in caps)))]
 
 
 def neighbour_max(s: np.ndarray, session: np.ndarray, d: int) -> np.ndarray:
