@@ -1,9 +1,11 @@
 """Tokenization shared by BM25, the lexical tests in Stage I and the answer metrics.
 
 Covers: folding (case-folded, accents dropped: one rule for every comparison of words), word tokens
-(letters and digits of any script, inner apostrophes dropped), an English stop-word
+(letters and digits of any script, inner apostrophes dropped; Chinese and Japanese, written without
+spaces, as overlapping character bigrams), an English stop-word
 list (NLTK's 179 words, inlined so no corpus download is needed), Porter stemming (NLTK's
-implementation, the one the official LoCoMo scorer uses). Does not cover: sentence splitting, NER.
+implementation, the one the official LoCoMo scorer uses). Does not cover: sentence splitting, NER,
+dictionary word segmentation, Thai and other unspaced scripts of South-East Asia.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from functools import lru_cache
 WORD = re.compile(r"[^\W_]+")
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # the same on folded ASCII text, and faster
 _ACCENTS = re.compile("[\u0300-\u036f]")
+# Scripts written without spaces between words: kana and the CJK ideographs (Korean's Hangul is spaced).
+# A run of them is cut into overlapping character bigrams, as search engines index Chinese and Japanese
+# without a dictionary (Lucene's CJKAnalyzer): "东京大学" -> "东京", "京大", "大学".
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 STOP_WORDS: frozenset[str] = frozenset(
     """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
@@ -61,10 +67,32 @@ def fold(text: str) -> str:
     return text.lower() if text.isascii() else unaccent(text.casefold())
 
 
+def bigrams(token: str) -> list[str]:
+    """``token`` with each run of an unspaced script (:data:`_UNSPACED`) cut into overlapping character
+    bigrams (a run of one character stays whole); the parts in other scripts stay words, in order."""
+    out: list[str] = []
+    pos = 0
+    for m in _UNSPACED.finditer(token):
+        if m.start() > pos:
+            out.append(token[pos:m.start()])
+        run = m.group()
+        out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
+        pos = m.end()
+    if pos < len(token):
+        out.append(token[pos:])
+    return out
+
+
 def words(text: str) -> list[str]:
-    """Folded word tokens (:func:`fold`); apostrophes are removed first so "don't" -> "dont"."""
+    """Folded word tokens (:func:`fold`); apostrophes are removed first so "don't" -> "dont"; Chinese and
+    Japanese text, written without spaces, as character bigrams (:func:`bigrams`)."""
     low = fold(text).replace("'", "").replace("\u2019", "")
-    return (_ASCII_WORD if low.isascii() else WORD).findall(low)
+    if low.isascii():
+        return _ASCII_WORD.findall(low)
+    toks = WORD.findall(low)
+    if _UNSPACED.search(low) is None:
+        return toks
+    return [part for t in toks for part in (bigrams(t) if _UNSPACED.search(t) else (t,))]
 
 
 def tokenize(text: str, *, stop: bool = True, stemmed: bool = False) -> list[str]:

@@ -25,3 +25,10 @@ def test_relabel_replaces_first_names_as_whole_words_and_keeps_ids_and_nicknames
     assert out["qa"][0]["question"] == "What did Speaker 2 tell Speaker 1?"
     assert out["qa"][0]["evidence"] == ["D1:2"] and conv["session_1"][0]["dia_id"] == "D1:1"
     assert sample["conversation"]["speaker_a"] == "Jon Smith"  # the input is not changed
+
+
+def test_lowercase_questions_changes_only_the_questions():
+    sample = {"conversation": {"speaker_a": "Jon"}, "qa": [{"question": "What did Jon buy in May?", "evidence": ["D1:1"]}]}
+    out = B.lowercase_questions(sample)
+    assert out["qa"] == [{"question": "what did jon buy in may?", "evidence": ["D1:1"]}]
+    assert out["conversation"] is sample["conversation"] and sample["qa"][0]["question"] == "What did Jon buy in May?"

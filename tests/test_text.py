@@ -52,3 +52,24 @@ def test_lazy_word_lists_are_stemmed():
     from bfr_core.lexicon import question_noise
 
     assert stem("recommended") in question_noise() and "what" in question_noise()
+
+
+def test_unspaced_scripts_become_character_bigrams_and_other_scripts_stay_words():
+    from bfr_core.text import bigrams
+
+    assert words("我在东京大学读书，你呢？") == ["我在", "在东", "东京", "京大", "大学", "学读", "读书", "你呢"]
+    assert words("Tokyo東京タワーに行った") == ["tokyo", "東京", "京タ", "タワ", "ワー", "ーに", "に行", "行っ", "った"]
+    assert words("José 王 서울에 갔다") == ["jose", "王", "서울에", "갔다"]  # one character stays whole; Hangul is spaced
+    assert bigrams("abc東京def") == ["abc", "東京", "def"]
+    assert words("Zürich isn't far") == ["zurich", "isnt", "far"]  # nothing else changes
+
+
+def test_bm25_finds_a_chinese_turn_by_shared_bigrams():
+    from bfr_core.records import Turn
+    from bfr_core.retrieval.views.bm25 import BM25View
+
+    turns = [Turn("t1", "s1", 0, "A", "我上周在网上订了一个新的相机背带。"),
+             Turn("t2", "s1", 1, "B", "今天天气很好，我们去公园散步吧。"),
+             Turn("t3", "s1", 2, "A", "周末我想去看电影。")]
+    scores = BM25View(turns, stemmed=True, with_speaker=False).scores("我的相机背带是什么时候订的？")
+    assert int(scores.argmax()) == 0 and scores[0] > 0  # one token per run before: no turn shared a term

@@ -93,3 +93,9 @@ def test_word_trust_and_its_line():
     line = wt.describe("remark", t.to_dict())
     assert line.startswith("regime: remark (form remark") and "terms found 0.5" in line
     assert wt.describe("words", None) == "regime: words"
+
+
+def test_full_width_punctuation_ends_sentences_as_ascii_does():
+    assert wt.form("我昨天买了什么相机？") == "question"
+    assert wt.form("我买了新相机。我很开心！") == "remark"
+    assert wt.form("我买了新相机。你记得是哪天吗？") == "question"

@@ -27,7 +27,7 @@ AGREE_K = 10  # the smallest evidence-set size the workbench reports
 WEAK_Z = 3.0  # "no turn stands out": the top BM25 score is under the usual 3-sigma outlier line
 GATES = ("off", "form", "form|disagree", "form|weak")
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_SENTENCE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+[.!?\u3002\uff01\uff1f]*")  # ASCII and full-width ends (。！？)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +45,9 @@ class WordTrust:
 
 
 def sentence_form(sentence: str) -> str:
-    """One sentence's form: "question" ('?' or an interrogative opening), "request" (an imperative
+    """One sentence's form: "question" ('?', full-width too, or an interrogative opening), "request" (an imperative
     directive verb, optionally after "please"/"can you"), else "remark"."""
-    if sentence.rstrip().endswith("?"):
+    if sentence.rstrip().endswith(("?", "\uff1f")):
         return "question"
     ws = words(sentence)
     if ws and ws[0] == "please":
