@@ -8,7 +8,8 @@ speaker's first name, as a whole word, becomes that label everywhere it is writt
 questions, answers; nicknames such as "Mel" stay), ingests it beside the original into a temporary
 store, and runs on both, through the real pipeline: ``bfr`` at 10 and 40 turns (``bench_ours.SIZE_PLAN``),
 ``bfr-mv`` at C6 and ``mragent-flat`` (both read FirstPerson(q)). Same questions, same gold; only the
-names differ. Development figures: ``bfr``'s setting was chosen on LoCoMo's questions.
+names differ. A third copy keeps the names and types every question in lower case, as people type
+into a search box. Development figures: ``bfr``'s setting was chosen on LoCoMo's questions.
 
 Writes ``bench/out/speaker_labels.json``: one run per commit (a rerun replaces its commit's run), each
 with, per copy, the questions that name exactly one speaker (``turn_scores.named_speakers``: what the
@@ -60,6 +61,11 @@ def relabel(sample: dict) -> dict:
     return out
 
 
+def lowercase_questions(sample: dict) -> dict:
+    """One LoCoMo sample with its questions typed in lower case (names included: "what did caroline ...")."""
+    return {**sample, "qa": [{**q, "question": q["question"].lower()} for q in sample["qa"]]}
+
+
 def one_speaker_named(store: Store, dataset: str) -> int:
     """Questions that name exactly one of their scope's speakers (the speaker prior fires on them)."""
     views = Views(store, dataset)
@@ -92,13 +98,15 @@ def main() -> None:
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "bfr_core"], capture_output=True,
                            text=True, check=False).stdout.strip()
     result: dict = {"commit": commit + ("+uncommitted" if dirty else ""),
-                    "labels": list(LABELS), "development": "bfr's setting was chosen on LoCoMo's questions"}
+                    "speakers_relabelled_as": list(LABELS), "development": "bfr's setting was chosen on LoCoMo's questions"}
     with tempfile.TemporaryDirectory() as tmp:
-        labelled = Path(tmp) / "locomo_labelled.json"
-        labelled.write_text(json.dumps([relabel(s) for s in json.loads(src.read_text(encoding="utf-8"))]),
-                            encoding="utf-8")
+        samples = json.loads(src.read_text(encoding="utf-8"))
+        copies = {"names": src}
+        for name, change in (("labels", relabel), ("lowercase", lowercase_questions)):
+            copies[name] = Path(tmp) / f"locomo_{len(copies)}.json"
+            copies[name].write_text(json.dumps([change(s) for s in samples]), encoding="utf-8")
         store = Store(str(Path(tmp) / "store.duckdb"))
-        for name, path in (("names", src), ("labels", labelled)):
+        for name, path in copies.items():
             ingest(store, "locomo", path, name=name, entities=False)
             result[name] = run(store, name)
             print(name, json.dumps(result[name]), file=sys.stderr, flush=True)
