@@ -66,3 +66,10 @@ def test_a_speaker_covers_an_entity_when_one_name_begins_the_other():
     req = R.Requirement("r1", "Speaker 1", "entity", ("speaker", "1"))
     assert not R.covers_lexically(req, Turn("t1", "s1", 0, "Speaker 2", "I love hiking."), frozenset({"love", "hike"}))
     assert R.covers_lexically(req, Turn("t2", "s1", 1, "Speaker 1", "Me too."), frozenset())
+
+
+def test_chinese_speakers_are_named_through_their_character_bigrams():
+    assert name_keys(["王小明", "李华"]) == [("王小",), ("李华",)]
+    assert turn_scores.named_speakers("王小明上周去了哪里？", ["王小明", "李华"]) == ["王小明"]
+    assert name_keys(["王小明", "王小红"]) == [("王小", "小明"), ("王小", "小红")]  # a shared first bigram: whole labels
+    assert turn_scores.named_speakers("王小红喜欢什么？", ["王小明", "王小红"]) == ["王小红"]
