@@ -7,6 +7,7 @@ tests never pay the one-off full distillation.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import numpy as np
@@ -418,10 +419,11 @@ def test_run_encoding_in_parallel_writes_the_vectors_encoded_one_by_one(monkeypa
     assert rec[-1] == (rec[-1][1], rec[-1][1]) and [d for d, _ in rec] == sorted(d for d, _ in rec)
 
 
-def test_the_load_calibrates_minilm_once_and_the_eta_prior_follows_it(monkeypatch):
+def test_the_load_calibrates_minilm_once_and_the_eta_prior_follows_it(monkeypatch, tmp_path):
     """MiniLM's ETA prior is this machine's: the load times one thread on fixed texts (once per process
     and model); before any calibration the prior is PRIOR_S's."""
     monkeypatch.setattr(embed, "_CALIBRATED", {})
+    monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path))
     enc = TransformerEmbedder(16, bf16=True)
     assert embed.minilm_prior(enc) == embed.minilm_prior(None) == embed.PRIOR_S["minilm"]
     calls = []
@@ -432,3 +434,27 @@ def test_the_load_calibrates_minilm_once_and_the_eta_prior_follows_it(monkeypatc
     rate = embed._CALIBRATED[enc.model_id]
     assert rate > 0 and embed.minilm_prior(enc) == pytest.approx(rate * embed.CALIBRATION_RATIO)
     assert embed.calibrate(enc) == rate and calls == [4, len(embed.CALIBRATION)]  # measured once
+
+
+def test_a_calibration_is_remembered_for_the_machine_and_read_before_the_next_load(monkeypatch, tmp_path):
+    """The next process on this machine starts from the remembered rate, not PRIOR_S's (LoCoMo's 25 %
+    point falls inside MiniLM's load); another model, or an unreadable file, has none."""
+    monkeypatch.setattr(embed, "_CALIBRATED", {})
+    monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path))
+    enc, other = TransformerEmbedder(16, bf16=True), TransformerEmbedder(32)
+    assert embed.remembered(enc) is None and embed.minilm_prior(enc) == embed.PRIOR_S["minilm"]
+    embed.remember(enc, 4e-5)
+    embed.remember(other, 9e-5)  # a second entry keeps the first
+    assert embed.remembered(enc) == 4e-5 and embed.remembered(other) == 9e-5
+    assert embed.minilm_prior(enc) == pytest.approx(4e-5 * embed.CALIBRATION_RATIO)  # nothing measured in this process
+    embed._CALIBRATED[enc.model_id] = 6e-5
+    assert embed.minilm_prior(enc) == pytest.approx(6e-5 * embed.CALIBRATION_RATIO)  # this process's measurement first
+    saved = json.loads((tmp_path / embed.CALIBRATION_FILE).read_text())
+    assert set(saved) == {embed.machine_key(enc), embed.machine_key(other)} and enc.model_id in embed.machine_key(enc)
+    (tmp_path / embed.CALIBRATION_FILE).write_text("{not json")
+    assert embed.remembered(other) is None
+    embed.remember(other, 7e-5)  # a broken file is replaced, not fatal
+    assert embed.remembered(other) == 7e-5
+    monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path / embed.CALIBRATION_FILE / "x"))  # not a directory
+    embed.remember(enc, 1e-5)  # skipped: the ETA falls back, the ingest goes on
+    assert embed.remembered(enc) is None

@@ -78,6 +78,8 @@ from bfr_core.retrieval.encoders import (  # noqa: E402
     EmbedError,
     ShortOnlyEmbedder,
     TransformerEmbedder,
+    cache_dir,
+    cpu_name,
     default_model_id,
     default_spec,
     get_model,
@@ -349,10 +351,13 @@ WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, 
 # differ (at c1e5c16 an AMD EPYC ran MiniLM at 4.8e-5 to 5.6e-5 s a unit against the 8.0e-5 above,
 # calibrated on the previous machine, and the ETA at 25 % of a dev50 ingest was 33 % off; 2.6 % with
 # this). :func:`calibrate` times one torch thread on fixed texts; the ingest's seconds per unit (two
-# workers) are that times CALIBRATION_RATIO. Before the load ends (LoCoMo's 25 % point) the prior is
-# still PRIOR_S's.
+# workers) are that times CALIBRATION_RATIO. Each calibration is remembered for the machine
+# (:func:`remembered`: ``calibration.json`` under ``encoders.cache_dir()``, keyed by model, CPU, core
+# count and torch version), so only the first ingest on a machine starts from PRIOR_S's prior: it was
+# LoCoMo's 25 % point, which falls inside MiniLM's load, before its calibration exists.
 CALIBRATION = tuple(" ".join(["memory"] * n) for n in (24, 64, 112, 152) for _ in range(4))
 CALIBRATION_RATIO = 0.46  # ingest s/unit (2 workers) over one thread's on CALIBRATION: 0.449 LoCoMo, 0.469 dev50 (ingest.json ``pace_rates``)
+CALIBRATION_FILE = "calibration.json"
 _CALIBRATED: dict[str, float] = {}
 
 
@@ -497,7 +502,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     for t in work:
         sizes[_part(encoders[t.encoder_id])] += float(costs[id(t)].sum())
     minilm = next((enc for enc in encoders.values() if isinstance(enc, TransformerEmbedder)), None)
-    known = minilm is not None and minilm.model_id in _CALIBRATED  # loaded (and calibrated) earlier in this process
+    # calibrated on this machine: in this process (loaded earlier) or in an earlier one (remembered)
+    known = minilm is not None and (minilm.model_id in _CALIBRATED or remembered(minilm) is not None)
     pace = Pace(sizes, {**PRIOR_S, "minilm": minilm_prior(minilm)}, calibrated=("minilm",) if known else ())
     n_texts = sum(len(t.texts) for t in work)
     n_done = 0
@@ -609,13 +615,53 @@ def calibrate(enc: Embedder) -> float:
             encode_alone(enc, CALIBRATION)
             took = time.perf_counter() - t0
         _CALIBRATED[enc.model_id] = took / float(text_costs(enc, CALIBRATION).sum())
+        remember(enc, _CALIBRATED[enc.model_id])
     return _CALIBRATED[enc.model_id]
+
+
+def machine_key(enc: Embedder) -> str:
+    """What a calibration holds for: the model (its id names the token cap and bf16), the CPU, its cores, torch."""
+    import torch
+
+    return f"{enc.model_id} | {cpu_name()} | {os.cpu_count()} cpus | torch {torch.__version__}"
+
+
+def remembered(enc: Embedder) -> float | None:
+    """``enc``'s calibration from an earlier process on this machine (None: none, or the file unreadable)."""
+    import json
+
+    try:
+        rate = json.loads((cache_dir() / CALIBRATION_FILE).read_text(encoding="utf-8")).get(machine_key(enc))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
+
+
+def remember(enc: Embedder, rate: float) -> None:
+    """Keep ``rate`` for this machine (written whole, then renamed; a cache that cannot be written is skipped)."""
+    import json
+
+    path = cache_dir() / CALIBRATION_FILE
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        saved = {}
+    saved = saved if isinstance(saved, dict) else {}
+    saved[machine_key(enc)] = rate
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass
 
 
 def minilm_prior(enc: Embedder | None) -> float:
     """The ETA's seconds per MiniLM cost unit on this machine: ``enc``'s calibration times
-    :data:`CALIBRATION_RATIO` once measured (:func:`calibrate`), else :data:`PRIOR_S`'s."""
-    rate = _CALIBRATED.get(enc.model_id) if enc is not None else None
+    :data:`CALIBRATION_RATIO`, measured in this process (:func:`calibrate`) or remembered from an
+    earlier one (:func:`remembered`), else :data:`PRIOR_S`'s."""
+    rate = None if enc is None else _CALIBRATED.get(enc.model_id) or remembered(enc)
     return rate * CALIBRATION_RATIO if rate is not None else PRIOR_S["minilm"]
 
 

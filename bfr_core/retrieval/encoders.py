@@ -157,8 +157,20 @@ def default_short_id() -> str:
 
 
 # -- the static model distilled from it -------------------------------------------------------
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """This machine's cache of derived model files (``$BFR_CACHE_DIR``, default ``~/.cache/bfr-workbench``)."""
     return Path(os.environ.get("BFR_CACHE_DIR") or Path.home() / ".cache" / "bfr-workbench")
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere; "unknown")."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        import platform
+
+        return platform.processor() or "unknown"
+    return next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
 
 
 def distill_static(dims: int = 256, sif: float = 1e-4, batch: int = 512, limit: int | None = None) -> np.ndarray:
@@ -200,7 +212,7 @@ def distill_static(dims: int = 256, sif: float = 1e-4, batch: int = 512, limit: 
 
 def _static_table(dims: int) -> np.ndarray:
     """The distilled table, from the machine cache or distilled now (and cached atomically)."""
-    path = _cache_dir() / f"m2v-minilm-l6-v2-{dims}d.npy"
+    path = cache_dir() / f"m2v-minilm-l6-v2-{dims}d.npy"
     if path.is_file():
         return np.load(path)
     table = distill_static(dims)
