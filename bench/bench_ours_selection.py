@@ -461,6 +461,23 @@ def by_type_table(cases: Sequence[RankCase], rows: np.ndarray, index: np.ndarray
     return {str(t): {"n": int((types == t).sum()), **summarize(rows[types == t])} for t in sorted(set(types))}
 
 
+TERM_SHARE_LOW = 0.5  # "most of the question's informative terms occur nowhere in the scope"
+
+
+def by_term_share(cases: Sequence[RankCase], rows: np.ndarray, dense: np.ndarray, bm25: str = "stemmed") -> dict:
+    """A word-trust signal no gate reads, ``term_share`` (the share of the question's informative terms the
+    scope holds at all): the shipped ranking's ``rows`` beside the dense view's on the questions under
+    :data:`TERM_SHARE_LOW` and on the rest (hit@10 / hit@40), to show whether words should yield there."""
+    share = np.array([c.parts.trust[bm25].term_share if c.parts.trust.get(bm25) is not None else 1.0 for c in cases])
+    out = {}
+    for name, keep in ((f"under {TERM_SHARE_LOW:g} of the terms found", share < TERM_SHARE_LOW),
+                       (f"{TERM_SHARE_LOW:g} or more found", share >= TERM_SHARE_LOW)):
+        pick = {"shipped": rows[keep], "dense": dense[keep]}
+        out[name] = {"n": int(keep.sum()), **{f"{who} {f}": summarize(r)[f] for who, r in pick.items()
+                                             for f in ("hit@10", "hit@40")}}
+    return out
+
+
 def _json_knobs(k: dict) -> dict:
     return {a: list(v) if isinstance(v, tuple) else v for a, v in k.items()}
 
@@ -530,6 +547,8 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
         **{d: summarize(r) for d, r in dense.items()},
         "by type": {d: by_type_table(grid.cases[d], r) for d, r in dense.items()}}
     out["regimes at the shipped gate"] = {d: regime_counts(grid.cases[d], chosen) for d in present}
+    out["by term share at the shipped setting (no gate reads it)"] = {
+        d: by_term_share(grid.cases[d], grid.rows(chosen)[d], dense[d], chosen["bm25"]) for d in present}
     out["turn_scores.DEFAULT is the chosen setting"] = variant_of(chosen) == Variant()
     out["grid points evaluated"] = grid.evaluated
     return out

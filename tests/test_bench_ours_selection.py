@@ -65,6 +65,10 @@ def test_the_protocol_runs_end_to_end_on_fake_conversations():
     assert out["searched and dropped (issue 25, at b47aa4f)"] == S.DROPPED
     assert set(out["chosen on all folds (shipped)"]["knobs"]) == set(S.GRID)
     assert isinstance(out["turn_scores.DEFAULT is the chosen setting"], bool)
+    shares = out["by term share at the shipped setting (no gate reads it)"]["locomo"]
+    assert sum(b["n"] for b in shares.values()) == len(locomo)
+    assert all(0 <= b[f"{who} hit@{k}"] <= 100 for b in shares.values() if b["n"] for who in ("shipped", "dense")
+               for k in (10, 40))
     counts = out["regimes at the shipped gate"]
     assert set(counts) == {"locomo", "longmemeval"} and sum(counts["locomo"].values()) == len(locomo)
     row = S.case_row(locomo[0], V.Variant())
@@ -104,3 +108,14 @@ def test_cached_cases_are_reused_only_when_built_by_the_same_code(tmp_path, monk
     monkeypatch.setattr(S, "code_fingerprint", lambda: "code-b")
     assert S.cached_cases(None, path, reuse=True) == {"locomo": ["case 2"]}  # other code: rebuilt
     assert S.cached_cases(None, path, reuse=False) == {"locomo": ["case 3"]}  # not asked to reuse
+
+
+def test_term_share_buckets_split_the_questions_at_half_of_their_terms_found():
+    cases = _cases(["c0"])
+    rows = np.array([S.case_row(c, V.Variant()) for c in cases], dtype=np.int8)
+    low = replace(cases[0].parts.trust["stemmed"], term_share=0.25)
+    cases[0] = replace(cases[0], parts=replace(cases[0].parts, trust={"stemmed": low}))
+    out = S.by_term_share(cases, rows, np.zeros_like(rows))
+    assert [b["n"] for b in out.values()] == [1, 1]
+    assert out["under 0.5 of the terms found"]["dense hit@40"] == 0.0
+    assert out["under 0.5 of the terms found"]["shipped hit@40"] == 100 * rows[0][S.COLS.index("hit@40")]
