@@ -437,24 +437,38 @@ def test_the_load_calibrates_minilm_once_and_the_eta_prior_follows_it(monkeypatc
 
 
 def test_a_calibration_is_remembered_for_the_machine_and_read_before_the_next_load(monkeypatch, tmp_path):
-    """The next process on this machine starts from the remembered rate, not PRIOR_S's (LoCoMo's 25 %
-    point falls inside MiniLM's load); another model, or an unreadable file, has none."""
+    """The next process on this machine starts from the remembered rate and load time, not PRIOR_S's
+    (LoCoMo's 25 % point falls inside MiniLM's load); another model, or an unreadable file, has none."""
     monkeypatch.setattr(embed, "_CALIBRATED", {})
     monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path))
     enc, other = TransformerEmbedder(16, bf16=True), TransformerEmbedder(32)
-    assert embed.remembered(enc) is None and embed.minilm_prior(enc) == embed.PRIOR_S["minilm"]
-    embed.remember(enc, 4e-5)
-    embed.remember(other, 9e-5)  # a second entry keeps the first
-    assert embed.remembered(enc) == 4e-5 and embed.remembered(other) == 9e-5
+    assert embed.remembered(enc) is None and embed.load_prior(enc) is None
+    assert embed.minilm_prior(enc) == embed.PRIOR_S["minilm"]
+    embed.remember(enc, "minilm", 4e-5)
+    embed.remember(enc, "load", 3.2)  # a second measure keeps the first
+    embed.remember(other, "minilm", 9e-5)  # a second model keeps the first's
+    assert embed.remembered(enc) == 4e-5 and embed.load_prior(enc) == 3.2 and embed.remembered(other) == 9e-5
+    assert embed.load_prior(other) is None and embed.load_prior(None) is None
     assert embed.minilm_prior(enc) == pytest.approx(4e-5 * embed.CALIBRATION_RATIO)  # nothing measured in this process
     embed._CALIBRATED[enc.model_id] = 6e-5
     assert embed.minilm_prior(enc) == pytest.approx(6e-5 * embed.CALIBRATION_RATIO)  # this process's measurement first
     saved = json.loads((tmp_path / embed.CALIBRATION_FILE).read_text())
-    assert set(saved) == {embed.machine_key(enc), embed.machine_key(other)} and enc.model_id in embed.machine_key(enc)
+    assert saved == {embed.machine_key(enc): {"minilm": 4e-5, "load": 3.2}, embed.machine_key(other): {"minilm": 9e-5}}
+    assert enc.model_id in embed.machine_key(enc) and "torch" in embed.machine_key(enc)
+    with pytest.raises(ValueError, match="remember one of"):
+        embed.remember(enc, "static", 1.0)
     (tmp_path / embed.CALIBRATION_FILE).write_text("{not json")
     assert embed.remembered(other) is None
-    embed.remember(other, 7e-5)  # a broken file is replaced, not fatal
+    embed.remember(other, "minilm", 7e-5)  # a broken file is replaced, not fatal
     assert embed.remembered(other) == 7e-5
     monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path / embed.CALIBRATION_FILE / "x"))  # not a directory
-    embed.remember(enc, 1e-5)  # skipped: the ETA falls back, the ingest goes on
+    embed.remember(enc, "minilm", 1e-5)  # skipped: the ETA falls back, the ingest goes on
     assert embed.remembered(enc) is None
+
+
+def test_the_load_remembers_how_long_it_took(monkeypatch, tmp_path):
+    monkeypatch.setattr(embed, "_CALIBRATED", {})
+    monkeypatch.setenv("BFR_CACHE_DIR", str(tmp_path))
+    enc = TransformerEmbedder(16, bf16=True)
+    embed._load_clocked(enc)
+    assert embed.load_prior(enc) > 0 and embed.remembered(enc) == embed._CALIBRATED[enc.model_id]

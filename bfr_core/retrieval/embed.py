@@ -351,10 +351,10 @@ WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, 
 # differ (at c1e5c16 an AMD EPYC ran MiniLM at 4.8e-5 to 5.6e-5 s a unit against the 8.0e-5 above,
 # calibrated on the previous machine, and the ETA at 25 % of a dev50 ingest was 33 % off; 2.6 % with
 # this). :func:`calibrate` times one torch thread on fixed texts; the ingest's seconds per unit (two
-# workers) are that times CALIBRATION_RATIO. Each calibration is remembered for the machine
-# (:func:`remembered`: ``calibration.json`` under ``encoders.cache_dir()``, keyed by model, CPU, core
-# count and torch version), so only the first ingest on a machine starts from PRIOR_S's prior: it was
-# LoCoMo's 25 % point, which falls inside MiniLM's load, before its calibration exists.
+# workers) are that times CALIBRATION_RATIO. Each calibration, and how long the load took, is
+# remembered for the machine (:func:`remembered`: ``calibration.json`` under ``encoders.cache_dir()``,
+# keyed by model, CPU, core count and torch version), so only the first ingest on a machine starts
+# from PRIOR_S's priors: LoCoMo's 25 % point falls inside MiniLM's load, before its calibration exists.
 CALIBRATION = tuple(" ".join(["memory"] * n) for n in (24, 64, 112, 152) for _ in range(4))
 CALIBRATION_RATIO = 0.46  # ingest s/unit (2 workers) over one thread's on CALIBRATION: 0.449 LoCoMo, 0.469 dev50 (ingest.json ``pace_rates``)
 CALIBRATION_FILE = "calibration.json"
@@ -504,7 +504,9 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     minilm = next((enc for enc in encoders.values() if isinstance(enc, TransformerEmbedder)), None)
     # calibrated on this machine: in this process (loaded earlier) or in an earlier one (remembered)
     known = minilm is not None and (minilm.model_id in _CALIBRATED or remembered(minilm) is not None)
-    pace = Pace(sizes, {**PRIOR_S, "minilm": minilm_prior(minilm)}, calibrated=("minilm",) if known else ())
+    load_s = load_prior(minilm)
+    pace = Pace(sizes, {**PRIOR_S, "minilm": minilm_prior(minilm), **({"load": load_s} if load_s else {})},
+                calibrated=(("minilm",) if known else ()) + (("load",) if load_s else ()))
     n_texts = sum(len(t.texts) for t in work)
     n_done = 0
     written = [] if written is None else written
@@ -595,12 +597,15 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
 
 def _load_clocked(enc: Embedder) -> float:
     """Load ``enc``'s model and :func:`calibrate` it; return when that was done (``time.perf_counter``,
-    Pace's clock)."""
+    Pace's clock). How long both took is remembered for the next ingest's ETA (:func:`load_prior`)."""
     import time
 
+    start = time.perf_counter()
     enc._load()  # type: ignore[attr-defined]
     calibrate(enc)
-    return time.perf_counter()
+    done = time.perf_counter()
+    remember(enc, "load", done - start)
+    return done
 
 
 def calibrate(enc: Embedder) -> float:
@@ -615,39 +620,54 @@ def calibrate(enc: Embedder) -> float:
             encode_alone(enc, CALIBRATION)
             took = time.perf_counter() - t0
         _CALIBRATED[enc.model_id] = took / float(text_costs(enc, CALIBRATION).sum())
-        remember(enc, _CALIBRATED[enc.model_id])
+        remember(enc, "minilm", _CALIBRATED[enc.model_id])
     return _CALIBRATED[enc.model_id]
 
 
 def machine_key(enc: Embedder) -> str:
-    """What a calibration holds for: the model (its id names the token cap and bf16), the CPU, its cores, torch."""
-    import torch
+    """What a calibration holds for: the model (its id names the token cap and bf16), the CPU, its cores,
+    torch's version (read from its metadata: importing torch here would serialise its import before the load)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return f"{enc.model_id} | {cpu_name()} | {os.cpu_count()} cpus | torch {torch.__version__}"
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "none"
+    return f"{enc.model_id} | {cpu_name()} | {os.cpu_count()} cpus | torch {torch_version}"
 
 
-def remembered(enc: Embedder) -> float | None:
-    """``enc``'s calibration from an earlier process on this machine (None: none, or the file unreadable)."""
+REMEMBERED = ("minilm", "load")  # one thread's seconds per MiniLM cost unit; seconds to load and calibrate
+
+
+def _saved() -> dict:
     import json
 
     try:
-        rate = json.loads((cache_dir() / CALIBRATION_FILE).read_text(encoding="utf-8")).get(machine_key(enc))
-    except (OSError, ValueError, AttributeError):
-        return None
-    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
-
-
-def remember(enc: Embedder, rate: float) -> None:
-    """Keep ``rate`` for this machine (written whole, then renamed; a cache that cannot be written is skipped)."""
-    import json
-
-    path = cache_dir() / CALIBRATION_FILE
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        saved = json.loads((cache_dir() / CALIBRATION_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        saved = {}
-    saved = saved if isinstance(saved, dict) else {}
-    saved[machine_key(enc)] = rate
+        return {}
+    return saved if isinstance(saved, dict) else {}
+
+
+def remembered(enc: Embedder, what: str = "minilm") -> float | None:
+    """``enc``'s ``what`` (:data:`REMEMBERED`) measured by an earlier process on this machine (None: none,
+    or the file unreadable)."""
+    entry = _saved().get(machine_key(enc))
+    value = entry.get(what) if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def remember(enc: Embedder, what: str, value: float) -> None:
+    """Keep ``enc``'s ``what`` for this machine (written whole, then renamed; a cache folder that cannot be
+    written is skipped: the ETA falls back to :data:`PRIOR_S`)."""
+    import json
+
+    if what not in REMEMBERED:
+        raise ValueError(f"remember one of {', '.join(REMEMBERED)}, not {what!r}")
+    saved = _saved()
+    key = machine_key(enc)
+    saved[key] = {**(saved[key] if isinstance(saved.get(key), dict) else {}), what: value}
+    path = cache_dir() / CALIBRATION_FILE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -663,6 +683,11 @@ def minilm_prior(enc: Embedder | None) -> float:
     earlier one (:func:`remembered`), else :data:`PRIOR_S`'s."""
     rate = None if enc is None else _CALIBRATED.get(enc.model_id) or remembered(enc)
     return rate * CALIBRATION_RATIO if rate is not None else PRIOR_S["minilm"]
+
+
+def load_prior(enc: Embedder | None) -> float | None:
+    """Seconds an earlier process on this machine took to load and calibrate ``enc`` (None: not known)."""
+    return None if enc is None else remembered(enc, "load")
 
 
 def _in_flight(loading: dict) -> int:
