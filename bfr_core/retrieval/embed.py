@@ -43,8 +43,8 @@ Covers
   model whose count tracks time (``progress.Pace``: the static model's characters, MiniLM's load and
   its tokens, each part's rate measured from its own finished chunks), so its ETA holds; MiniLM's
   calibration and load time are remembered per machine (:func:`remembered`), so the next ingest's
-  ETA starts from them; its label counts texts. MiniLM runs one encode call per core (one torch thread each) while MiniLM loads
-  beside the static model. Turn vectors come from :func:`encode_alone` (batches of one token count:
+  ETA starts from them; its label counts texts. MiniLM runs one encode call per core (one torch
+  thread each) while MiniLM loads beside the static model. Turn vectors come from :func:`encode_alone` (batches of one token count:
   no padding), so a vector never depends on which other texts were cached already, nor on order or
   workers, and a rerun after a kill ends bit-identical.
 * Question vectors in the same table: ingest also caches each question text's vector from every
