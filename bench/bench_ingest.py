@@ -6,8 +6,8 @@ loading included) on a new store in a temp folder:
 * ``cold``: ``ingest(store, kind, path)`` on an empty store, as the first ingest on a machine (a cache
   folder without MiniLM's remembered calibration, ``embed.remembered``; ``cold_calibration_remembered``:
   the same on another empty store, the first run's calibration remembered, as every later ingest);
-  the time of each stage is read from the progress labels it reports (read, plan, static, MiniLM, write, NER, other), in wall and CPU
-  seconds (this process and its spaCy workers), with the peak memory (max RSS) and the ETA the
+  the time of each stage is read from the progress labels it reports (read, plan, static, MiniLM,
+  write, NER, other), in wall and CPU seconds (this process and its spaCy workers), with the peak memory (max RSS) and the ETA the
   bar printed at 25/50/75 % of the wall time against the time that actually remained (issue 29:
   the ETA of ``progress.eta_seconds`` over the stage, as ``ui.ingesting.bar_text`` shows it);
 * ``warm``: the same file again into that store, ``replace=True`` (every text cached), and the
