@@ -66,17 +66,15 @@ def lowercase_questions(sample: dict) -> dict:
     return {**sample, "qa": [{**q, "question": q["question"].lower()} for q in sample["qa"]]}
 
 
-def one_speaker_named(store: Store, dataset: str) -> int:
+def one_speaker_named(views: Views, qs: list) -> int:
     """Questions that name exactly one of their scope's speakers (the speaker prior fires on them)."""
-    views = Views(store, dataset)
-    return sum(len(turn_scores.named_speakers(q.text, views(q.scope_id).scope.speakers)) == 1
-               for q in questions(store, dataset))
+    return sum(len(turn_scores.named_speakers(q.text, views(q.scope_id).scope.speakers)) == 1 for q in qs)
 
 
 def run(store: Store, dataset: str) -> dict:
     views = Views(store, dataset)
     qs = questions(store, dataset)
-    out: dict = {"questions": len(qs), "one_speaker_named": one_speaker_named(store, dataset)}
+    out: dict = {"questions": len(qs), "one_speaker_named": one_speaker_named(views, qs)}
     for size in SIZES:
         ground, budget = SIZE_PLAN[size]
         r = score(qs, arm_runner(views, dataset, "bfr", budget, ground=ground))
