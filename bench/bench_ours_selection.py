@@ -96,6 +96,13 @@ GRID: dict[str, tuple] = {
     "remark_shift": (1.0, 0.5, 0.75),  # in that regime: the dense part's share of the score
 }
 START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
+# Weights with no natural upper end: when a search moves to a coordinate's largest value, that search's
+# grid grows by twice that value (a weight far above the z-scores' range is a filter), at most EXTEND_MAX
+# times, so no choice rests on the edge of a range typed before any search ran (every fold had chosen
+# dates 3.0 and role 1.0, both the old edges). Bounded or categorical coordinates (remark_shift, a share
+# <= 1; session_top, a count; the indexes, views and gates) never grow.
+OPEN_ENDED = ("w_dense", "speaker", "dates", "role", "near", "session", "recency", "doc_bm25", "doc_dense")
+EXTEND_MAX = 5
 # Coordinates searched until b47aa4f and dropped at issue 25: the search never moved to any of their
 # other values (no step of any search path in ours_selection.json at b47aa4f: 5 folds, 3 leave-one-
 # benchmark-out directions, all folds), so they stay at their start and every choice is unchanged.
@@ -374,12 +381,13 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
     cur = dict(START)
     best = round(pooled(grid.quality(cur, mask, only)), 6)
     path = [("start", None, best)]
+    values = {c: list(v) for c, v in GRID.items()}  # this search's grid (OPEN_ENDED coordinates may grow)
     changed, passes = True, 0
     while changed and passes < PASSES:
         passes += 1
         changed = False
-        for coord, values in GRID.items():
-            for v in values:
+        for coord, vals in values.items():
+            for v in vals:  # a value appended below is tried in this same loop
                 if v == cur[coord]:
                     continue
                 cand = {**cur, coord: v}
@@ -387,9 +395,28 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                 if val > best:
                     cur, best, changed = cand, val, True
                     path.append((coord, v, val))
-    path.append(("end", f"converged: pass {passes} changed nothing" if not changed
-                  else f"stopped at the cap of {PASSES} passes, still moving", best))
+                    if v == vals[-1] and coord in OPEN_ENDED and len(vals) < len(GRID[coord]) + EXTEND_MAX:
+                        vals.append(next_value(vals))
+                        path.append(("grid", f"{coord} at its largest value: {_json_value(vals[-1])} added", val))
+    edges = [c for c in OPEN_ENDED if cur[c] == values[c][-1] and cur[c] != START[c]]
+    path.append(("end", (f"converged: pass {passes} changed nothing" if not changed
+                         else f"stopped at the cap of {PASSES} passes, still moving")
+                 + (f"; at the largest value its grid may reach: {', '.join(edges)}" if edges else
+                    "; no open-ended weight at its grid's largest value"), best))
     return cur, path
+
+
+def next_value(vals: Sequence) -> object:
+    """Twice the largest of ``vals`` (a number, or a tuple of numbers doubled elementwise): a weight in z units
+    that keeps growing becomes, in a few steps, a filter that ranks its turns first."""
+    b = vals[-1]
+    if isinstance(b, tuple):
+        return tuple(round(2 * y, 6) for y in b)
+    return round(2 * b, 6)
+
+
+def _json_value(v: object) -> object:
+    return list(v) if isinstance(v, tuple) else v
 
 
 def folds_of(scopes: Sequence[str], k: int = FOLDS) -> dict[str, int]:
@@ -483,7 +510,7 @@ def _json_knobs(k: dict) -> dict:
 
 
 def _json_path(path: list) -> list:
-    return [[c, list(v) if isinstance(v, tuple) else v, o] for c, v, o in path]
+    return [[c, _json_value(v), o] for c, v, o in path]
 
 
 def build_cases(store: Store, beam: bool = False) -> dict[str, list[RankCase]]:

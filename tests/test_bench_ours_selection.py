@@ -41,6 +41,7 @@ def test_the_shipped_setting_is_the_search_on_every_conversation():
     assert len(searches) == S.FOLDS + len(benchmarks) + 1  # the folds, each benchmark left out once, all
     assert not any(step[0] in S.DROPPED for path in searches for step in path)
     assert all(path[-1][0] == "end" and path[-1][1].startswith("converged") for path in searches)  # none cut short
+    assert all(path[-1][1].endswith("no open-ended weight at its grid's largest value") for path in searches)
 
 
 def _cases(scopes: list[str]) -> list[S.RankCase]:
@@ -119,3 +120,27 @@ def test_term_share_buckets_split_the_questions_at_half_of_their_terms_found():
     assert [b["n"] for b in out.values()] == [1, 1]
     assert out["under 0.5 of the terms found"]["dense hit@40"] == 0.0
     assert out["under 0.5 of the terms found"]["shipped hit@40"] == 100 * rows[0][S.COLS.index("hit@40")]
+
+
+class _Peaked:
+    """A stand-in for Grid whose objective peaks at dates 6.0 (past the typed grid's edge, 3.0) and at
+    remark_shift 0.5 (bounded: never grows)."""
+
+    def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
+        f = 50 - abs(knobs["dates"] - 6.0) - abs(knobs["remark_shift"] - 0.5) + (knobs["remark"] != "off")
+        return {"locomo": dict.fromkeys(("hit@10", "hit@40", "cer@40", "session_recall_any@5"), f)}
+
+
+def test_a_search_at_an_open_ended_edge_doubles_its_largest_value():
+    chosen, path = S.search(_Peaked(), None, only=("locomo",))
+    assert chosen["dates"] == 6.0  # 6.0 added at the old edge 3.0, then 12.0 (tried, worse)
+    grown = [step[1] for step in path if step[0] == "grid"]
+    assert grown == ["dates at its largest value: 6.0 added", "dates at its largest value: 12.0 added"]
+    assert chosen["remark_shift"] == 0.5 and S.GRID["dates"][-1] == 3.0  # the module's grid is untouched
+    assert path[-1][0] == "end" and path[-1][1].startswith("converged")
+    assert path[-1][1].endswith("no open-ended weight at its grid's largest value")
+
+
+def test_next_value_doubles_numbers_and_pairs():
+    assert S.next_value((0.0, 0.5, 1.0)) == 2.0
+    assert S.next_value(((0.3, 0.2), (0.6, 0.4), (0.9, 0.6))) == (1.8, 1.2)
