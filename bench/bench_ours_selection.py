@@ -24,7 +24,10 @@ coordinate-wise search (:func:`search`): start at the z-fusion baseline (:data:`
 BM25 + static dense, z-scores, no priors, no context, the remark gate off), then for each coordinate in turn take the
 value with the best objective holding the others, pass after pass over the coordinates until a pass
 changes nothing (ties keep the current value; :data:`PASSES` only caps it, and the path's last step
-says whether the search converged). The search only ever sees the questions it is given.
+says whether the search converged). An open-ended weight (:data:`OPEN_ENDED`) the search moves to its
+grid's largest value gets twice that value added to that search's grid (at most :data:`EXTEND_MAX`
+times; ``--grow step`` adds one step of the last difference instead), so no choice rests on an edge
+typed before any search ran. The search only ever sees the questions it is given.
 
 The objective on a benchmark is the mean of hit@10, hit@40, CER@40 and session recall_any@5; on
 LongMemEval dev50 the session recall is LongMemEval's official convention exactly as its
@@ -97,12 +100,13 @@ GRID: dict[str, tuple] = {
 }
 START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # Weights with no natural upper end: when a search moves to a coordinate's largest value, that search's
-# grid grows by twice that value (a weight far above the z-scores' range is a filter), at most EXTEND_MAX
-# times, so no choice rests on the edge of a range typed before any search ran (every fold had chosen
+# grid grows by twice that value (GROW "double"; "step": one more step of the last two values' difference,
+# run once and dropped: its cap bound), at most EXTEND_MAX times, so no choice rests on the edge of a range typed before any search ran (every fold had chosen
 # dates 3.0 and role 1.0, both the old edges). Bounded or categorical coordinates (remark_shift, a share
 # <= 1; session_top, a count; the indexes, views and gates) never grow.
 OPEN_ENDED = ("w_dense", "speaker", "dates", "role", "near", "session", "recency", "doc_bm25", "doc_dense")
 EXTEND_MAX = 5
+GROW = "double"  # how an open-ended grid grows (next_value); --grow
 # Coordinates searched until b47aa4f and dropped at issue 25: the search never moved to any of their
 # other values (no step of any search path in ours_selection.json at b47aa4f: 5 folds, 3 leave-one-
 # benchmark-out directions, all folds), so they stay at their start and every choice is unchanged.
@@ -396,7 +400,7 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                     cur, best, changed = cand, val, True
                     path.append((coord, v, val))
                     if v == vals[-1] and coord in OPEN_ENDED and len(vals) < len(GRID[coord]) + EXTEND_MAX:
-                        vals.append(next_value(vals))
+                        vals.append(next_value(vals, GROW))
                         path.append(("grid", f"{coord} at its largest value: {_json_value(vals[-1])} added", val))
     edges = [c for c in OPEN_ENDED if cur[c] == values[c][-1] and cur[c] != START[c]]
     path.append(("end", (f"converged: pass {passes} changed nothing" if not changed
@@ -406,13 +410,18 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
     return cur, path
 
 
-def next_value(vals: Sequence) -> object:
-    """Twice the largest of ``vals`` (a number, or a tuple of numbers doubled elementwise): a weight in z units
-    that keeps growing becomes, in a few steps, a filter that ranks its turns first."""
-    b = vals[-1]
+def next_value(vals: Sequence, grow: str = "double") -> object:
+    """One value past the largest of ``vals`` (a number, or a tuple of numbers elementwise): twice it
+    ("double": a weight in z units that keeps growing becomes, in a few steps, a filter that ranks its
+    turns first), or it plus the last two values' difference ("step")."""
+    a, b = vals[-2], vals[-1]
+
+    def one(x: float, y: float) -> float:
+        return round(2 * y if grow == "double" else y + (y - x), 6)
+
     if isinstance(b, tuple):
-        return tuple(round(2 * y, 6) for y in b)
-    return round(2 * b, 6)
+        return tuple(one(x, y) for x, y in zip(a, b, strict=True))
+    return one(a, b)
 
 
 def _json_value(v: object) -> object:
@@ -543,7 +552,9 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
         "fixed by argument (not in the grid)": FIXED,
         "search": f"coordinate-wise from the start, passes over the coordinates in grid order until one changes "
                   f"nothing (cap {PASSES}; each path's last step says which), "
-                  "ties keep the current value; it sees only the questions of the folds it is given",
+                  "ties keep the current value; it sees only the questions of the folds it is given; an "
+                  f"open-ended weight moved to its grid's largest value grows that search's grid ({GROW}, at most "
+                  f"{EXTEND_MAX} times)",
         "objective": f"mean(hit@10, hit@40, cer@40, session_recall_any@{SESSION_K}), ranking top-k; on longmemeval "
                      f"the session recall is {key} (run_retrieval.py's convention: user turns only, only gold user turns "
                      "relevant, questions without one and abstention skipped, as bfr eval --official-corpus)",
@@ -642,7 +653,11 @@ def main() -> None:
                     "early when a pass changes nothing)")
     ap.add_argument("--beam", action="store_true", help=f"BEAM's 100K tier as a fourth development benchmark ({BEAM}; "
                     "its 500K and 1M tiers stay held out)")
+    ap.add_argument("--grow", choices=("double", "step"), default=GROW, help="how an open-ended weight's grid grows "
+                    "past its largest value (see OPEN_ENDED)")
+    ap.add_argument("--out", default=str(OUT / "ours_selection.json"))
     args = ap.parse_args()
+    globals()["GROW"] = args.grow
     globals()["PASSES"] = args.passes  # the one search setting, read by search() and written to the JSON
     t0 = time.time()
     store = open_all(Path(args.db), args.beam)
@@ -650,11 +665,12 @@ def main() -> None:
     store.close()  # the grid reads only the cases: other benches may open the store now
     print(f"cases ready in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     sel = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
-           "workers": args.workers, "passes": args.passes, **protocol(cases, args.workers)}
+           "workers": args.workers, "passes": args.passes, "grow": args.grow,
+           "open-ended (their grids grow)": list(OPEN_ENDED), **protocol(cases, args.workers)}
     sel["load_at_end"] = list(os.getloadavg())
     sel["elapsed_s"] = round(time.time() - t0, 1)
-    (OUT / "ours_selection.json").write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {OUT / 'ours_selection.json'} in {sel['elapsed_s']} s", file=sys.stderr)
+    Path(args.out).write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} in {sel['elapsed_s']} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

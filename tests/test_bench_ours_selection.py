@@ -144,3 +144,4 @@ def test_a_search_at_an_open_ended_edge_doubles_its_largest_value():
 def test_next_value_doubles_numbers_and_pairs():
     assert S.next_value((0.0, 0.5, 1.0)) == 2.0
     assert S.next_value(((0.3, 0.2), (0.6, 0.4), (0.9, 0.6))) == (1.8, 1.2)
+    assert S.next_value((0.0, 0.5, 1.0), "step") == 1.5 and S.next_value(((0.3, 0.2), (0.6, 0.4)), "step") == (0.9, 0.6)

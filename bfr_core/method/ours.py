@@ -35,10 +35,10 @@ was removed (issue 25): its wording had been written after reading dev50's faili
 questions, so it behaved as a question-type detector fitted to dev50.
 
 The capitals above are ``turn_scores.OursSettings``, the shipped values ``ours.toml`` ``[ours]``
-(chosen 2026-12-02 over LoCoMo, dev50, LoCoMo-Plus dev and BEAM 100K, the search run until it
-converged): w_dense 2.0, speaker 4, dates 3, context 0.3 / 0.2, session relevance 0.5 from its best
-turn, role 1.0, the remark gate "form|weak" with shift 1.0 (the dense view alone on remarks and on
-questions whose best BM25 score stands less than 3 sd above the scope's mean). The settings hold only what that ranking uses (issue
+(chosen 2026-12-03 over LoCoMo, dev50, LoCoMo-Plus dev and BEAM 100K, the search run until it
+converged, an open-ended weight's grid doubled past its edge when chosen there): w_dense 2.0,
+speaker 6, dates 6, context 0.3 / 0.2, session relevance 1.0 from its best turn, role 4.0, the
+remark gate "form" with shift 1.0 (the dense view alone on remarks). The settings hold only what that ranking uses (issue
 25): the variants the selection searched and the shipped setting leaves off (the unstemmed or
 "Speaker: text" BM25, the static vectors alone, recency, a session BM25 and a session-topic term
 and its vectors) are bench/ours_variants.py's, composed from ``turn_scores``' functions.
