@@ -100,10 +100,11 @@ GRID: dict[str, tuple] = {
 }
 START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # Weights with no natural upper end: when a search moves to a coordinate's largest value, that search's
-# grid grows by twice that value (GROW "double"; "step": one more step of the last two values' difference,
-# run once and dropped: its cap bound), at most EXTEND_MAX times, so no choice rests on the edge of a range typed before any search ran (every fold had chosen
-# dates 3.0 and role 1.0, both the old edges). Bounded or categorical coordinates (remark_shift, a share
-# <= 1; session_top, a count; the indexes, views and gates) never grow.
+# grid grows by twice that value (GROW "double"; "step", one more step of the last two values' difference,
+# was dropped: its cap binds, ours_selection_grow_step.json), at most EXTEND_MAX times, so no choice rests
+# on the edge of a range typed before any search ran (every fold had chosen dates 3.0 and role 1.0, both
+# the old edges). Bounded or categorical coordinates (remark_shift, a share <= 1; session_top, a count;
+# the indexes, views and gates) never grow.
 OPEN_ENDED = ("w_dense", "speaker", "dates", "role", "near", "session", "recency", "doc_bm25", "doc_dense")
 EXTEND_MAX = 5
 GROW = "double"  # how an open-ended grid grows (next_value); --grow
