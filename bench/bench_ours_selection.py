@@ -516,7 +516,7 @@ def by_term_share(cases: Sequence[RankCase], rows: np.ndarray, dense: np.ndarray
 
 
 def _json_knobs(k: dict) -> dict:
-    return {a: list(v) if isinstance(v, tuple) else v for a, v in k.items()}
+    return {a: _json_value(v) for a, v in k.items()}
 
 
 def _json_path(path: list) -> list:
@@ -547,7 +547,7 @@ def protocol(cases: dict[str, list[RankCase]], workers: int = 1) -> dict:
 def _protocol(grid: Grid, present: list[str]) -> dict:
     key = f"official_session_recall_any@{SESSION_K}"
     out: dict[str, object] = {
-        "grid": {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in GRID.items()},
+        "grid": {k: [_json_value(x) for x in v] for k, v in GRID.items()},
         "start (z-fusion baseline)": _json_knobs(START),
         "searched and dropped (issue 25, at b47aa4f)": DROPPED,
         "fixed by argument (not in the grid)": FIXED,
