@@ -403,7 +403,7 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                     if v == vals[-1] and coord in OPEN_ENDED and len(vals) < len(GRID[coord]) + EXTEND_MAX:
                         vals.append(next_value(vals, GROW))
                         path.append(("grid", f"{coord} at its largest value: {_json_value(vals[-1])} added", val))
-    edges = [c for c in OPEN_ENDED if cur[c] == values[c][-1] and cur[c] != START[c]]
+    edges = [c for c in OPEN_ENDED if cur[c] == values[c][-1]]  # START's value is each grid's first, never its last
     path.append(("end", (f"converged: pass {passes} changed nothing" if not changed
                          else f"stopped at the cap of {PASSES} passes, still moving")
                  + (f"; at the largest value its grid may reach: {', '.join(edges)}" if edges else
