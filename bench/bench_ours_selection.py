@@ -123,6 +123,10 @@ FIXED: dict[str, str] = {
                     "(only w_dense's ratio to it is a choice, and it is in the grid)",
     "turn_scores.ROLE_RATIO = 3.0": "what 'an assistant answering at length' means: one speaker's median turn 3x the other's; "
                         "read from the store's turn lengths, never fires on two speakers who write alike",
+    "turn_scores.ROLE_WORDS = 50": "'at length' means paragraphs: the long side's median turn has at least 50 words, "
+                        "which no chat partner's typical message has (a terse friend beside a chatty one is no "
+                        "user beside an assistant); read from turn lengths, no question. Added after the search: "
+                        "it changes no development store's decision (bench/out/stating_role.json)",
     "cover = True, pool 50, prefilter 20, ground 10": "the paper's Stage I and its operating point, as for every "
                                                       "paper arm (config.RetrievalConfig)",
     "Stage II order": "Stage II deepens the same ranking in its own order (no near-duplicate filter, no "

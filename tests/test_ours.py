@@ -203,6 +203,17 @@ def test_stating_role_is_observed_from_turn_lengths():
     assert turn_scores.stating_role(make_views(WEDDING_ROWS).turns, 3.0) == ""  # two friends: no role prior
 
 
+def test_stating_role_needs_paragraphs_not_only_a_ratio():
+    """A terse friend beside a chatty one (4x longer, but sentences) is no user beside an assistant."""
+    chatty = "we drove up to the lake on Saturday and the water was still far too cold"  # 16 words
+    rows = [("S1", "Ana", chatty), ("S1", "Ben", "ok cool")] * 4
+    assert turn_scores.stating_role(make_views(rows).turns) == ""
+    assert turn_scores.stating_role(make_views(rows).turns, words=10) == "Ben"  # the ratio alone would fire
+    long = " ".join(["word"] * turn_scores.ROLE_WORDS)
+    rows = [("S1", "user", "I adopted a cat."), ("S1", "assistant", long)] * 3
+    assert turn_scores.stating_role(make_views(rows).turns) == "user"  # a paragraph answer: it fires
+
+
 def test_default_role_prior_lifts_the_user_turns_only_where_roles_are_asymmetric():
     long = " ".join(["word"] * 60)
     rows = [("S1", "user", "I adopted a cat named Luna."), ("S1", "assistant", f"Cats {long}")] * 3

@@ -29,8 +29,9 @@ Measured with the local model in bench/bench_associative.py and bench/bench_loco
 ``--provider local``.
 
 The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
-shorter than the other's (a user beside an assistant) states the facts; it never fires on LoCoMo's
-two friends. An advice-request detector that gave a session-topic term a larger weight on requests
+shorter than the other's, when the other's median turn is a paragraph of 50 words or more (a user
+beside an assistant), states the facts; it never fires on LoCoMo's two friends, nor on a terse
+person beside a chatty one. An advice-request detector that gave a session-topic term a larger weight on requests
 was removed (issue 25): its wording had been written after reading dev50's failing preference
 questions, so it behaved as a question-type detector fitted to dev50.
 
@@ -48,7 +49,7 @@ number of the ranking is either a coordinate of its grid (the BM25 index, w_dens
 speaker, dates, role, near1/near2, session, session_top, recency, doc_bm25, doc_dense, doc_view,
 remark, remark_shift), chosen by a coordinate-wise search from the z-fusion baseline, or fixed by
 an argument that reads no benchmark question (its ``FIXED``: ``turn_scores.W_BM25`` is the unit,
-``turn_scores.ROLE_RATIO``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b);
+``turn_scores.ROLE_RATIO`` and ``ROLE_WORDS``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b);
 z-score fusion (against RRF) and Rocchio feedback were searched until b47aa4f and dropped, never
 chosen (its ``DROPPED``). The held-out figures come from
 conversation-level 5-fold cross-validation over LoCoMo's 10 chats, dev50's 50 haystacks, the

@@ -35,13 +35,14 @@ from bfr_core.text import fold
 W_BM25 = 1.0  # weight of z(BM25) in the text score: the unit every other weight is measured in (FIXED)
 _NAME_WORD = re.compile(r"\b[^\W\d_]{3,}\b")  # a word of 3+ letters of any script (a capitalised one is a name)
 ROLE_RATIO = 3.0  # median-length ratio that marks the other speaker as an assistant (FIXED)
+ROLE_WORDS = 50  # ... whose median turn is a paragraph, at least this many words (FIXED)
 
 
 @dataclass(frozen=True, slots=True)
 class OursSettings:
     """The numbers of bfr's ranking that the selection protocol chooses (bench/bench_ours_selection.py
     ``GRID``) and the shipped setting uses. Numbers it fixes by argument (``FIXED``) are the module
-    constants :data:`W_BM25`, :data:`ROLE_RATIO` (and Stage I's cover, always on in ``ours``); the
+    constants :data:`W_BM25`, :data:`ROLE_RATIO`, :data:`ROLE_WORDS` (and Stage I's cover, always on in ``ours``); the
     variants the shipped setting leaves off (another BM25 index, RRF, the static dense alone, recency,
     session documents, Rocchio feedback) live in bench/ours_variants.py. The field defaults turn every
     prior, context and session term and the remark gate off (the z-fusion of stemmed BM25 and the dense
@@ -181,12 +182,15 @@ class TurnScores:
         return out
 
 
-def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO) -> str:
+def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO, words: float = ROLE_WORDS) -> str:
     """The speaker whose turns state facts, when the store shows a user/assistant asymmetry; else "".
 
     Observed, not named: with exactly two speakers, if one speaker's median turn is ``ratio`` times
-    longer than the other's (an assistant answering at length), the other (the user) is the one who
-    states facts about themself. LoCoMo's two friends write turns of similar length: no role prior.
+    longer than the other's and at least ``words`` words (an assistant answering at length, in
+    paragraphs), the other (the user) is the one who states facts about themself. Two people chatting
+    write alike (LoCoMo's friends), and where one of them is terse ("ok", "sure") the other's median
+    message is still a sentence, not a paragraph: no role prior, which would otherwise lift the terse
+    speaker's turns.
     """
     lengths: dict[str, list[int]] = {}
     for t in turns:
@@ -195,9 +199,9 @@ def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO) -> str:
         return ""
     (a, la), (b, lb) = sorted(lengths.items())
     ma, mb = float(np.median(la)), float(np.median(lb))
-    if ma >= ratio * max(mb, 1.0):
+    if ma >= max(ratio * max(mb, 1.0), words):
         return b
-    if mb >= ratio * max(ma, 1.0):
+    if mb >= max(ratio * max(ma, 1.0), words):
         return a
     return ""
 
