@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 import browser_check as bc  # noqa: E402
+import git_commit  # noqa: E402  (bench/: the code this bench measured)
 
 from bfr_core.store import Store  # noqa: E402
 
@@ -119,8 +120,7 @@ def time_fresh_clone(src: Path, log: Path) -> dict:
     t0 = time.perf_counter()
     subprocess.run(["git", "clone", "-q", str(src), str(FRESH)], check=True, env=env)
     clone_s = time.perf_counter() - t0
-    commit = subprocess.run(["git", "-C", str(FRESH), "rev-parse", "--short", "HEAD"], check=True,
-                            capture_output=True, text=True).stdout.strip()
+    commit = git_commit.commit(FRESH)
     port = bc.free_port()
     url = f"http://127.0.0.1:{port}"
     with log.open("w") as out:

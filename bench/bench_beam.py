@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import git_commit  # noqa: E402  (bench/: the code this bench measured)
 from byo_common import PAIRED, all_arms, code_fingerprint, machine, paired, run_rows, summary  # noqa: E402
 
 from bfr_core.ingest import ingest  # noqa: E402
@@ -42,14 +42,6 @@ from bfr_core.ingest.beam import conversation_dirs, load_beam  # noqa: E402
 from bfr_core.ingest.sources import data_dir  # noqa: E402
 from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _done(rows_file: Path, settings: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -102,7 +94,7 @@ def main() -> int:
     done = {c["scope_id"] for c in chunks}
     todo = [s for s in scopes if s not in done][: args.max_scopes]
     log = lambda m: print(m, flush=True)  # noqa: E731
-    commit = _commit()  # the code this process loaded (HEAD at its start)
+    commit = git_commit.commit()  # the code this process loaded (HEAD at its start)
 
     def write() -> None:
         finished = {c["scope_id"] for c in chunks}

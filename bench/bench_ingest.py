@@ -289,17 +289,6 @@ def full_s_sized(dev50: Path, out: Path, min_texts: int = FULL_S_TEXTS) -> dict[
             "bytes": out.stat().st_size}
 
 
-def commit() -> str:
-    try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+uncommitted" if dirty else "")
-
-
 def first_machine_cache(folder: Path) -> Path:
     """A cache folder as on a machine where MiniLM was never calibrated (``embed.remembered`` finds
     nothing): this machine's distilled static model linked in (distilling it again would take a
@@ -392,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     code = args.code.resolve()
     rows = []
     start_load = [round(x, 2) for x in os.getloadavg()]
+    from git_commit import commit  # bench/ is on sys.path when run as a script
+
     measured = commit() if code == ROOT else f"code at {code}"  # at the start: the code the children import
     with tempfile.TemporaryDirectory(prefix="bfr-bench-ingest-") as tmp:
         inputs = [(k, k, benchmark_file(k)) for k in filter(None, args.only.split(","))]

@@ -42,6 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import git_commit  # noqa: E402  (bench/: the code this bench measured)
+
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.pipeline import run_query  # noqa: E402
 from bfr_core.retrieval.scope import clear_cache, scope_views  # noqa: E402
@@ -85,15 +87,6 @@ def pct(values: list[float], q: float) -> float:
     return round(vals[min(len(vals) - 1, int(q * len(vals)))], 1)
 
 
-def _commit() -> str:
-    """The code measured: the repository's HEAD (and "+changes" when the work tree differs)."""
-    import subprocess
-
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "bfr_core"], cwd=ROOT, capture_output=True, text=True)
-    return (head.stdout.strip() or "unknown") + ("+changes" if dirty.stdout.strip() else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "offline.duckdb"))
@@ -128,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = store.questions(DATASET)
         result: dict[str, Any] = {
             "benchmark": "msize", "source_db": Path(args.db).name,
-            "commit": _commit(), "questions": len(questions), "seed": args.seed,
+            "commit": git_commit.commit(), "questions": len(questions), "seed": args.seed,
             "sessions_per_haystack": [len(store.scope(DATASET, q.scope_id).session_ids) for q in questions][:3],
             "unique_turns_written": rep.turns,  # distinct turn rows; a filler session shared by haystacks is one
             "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in os.getloadavg()],

@@ -34,6 +34,7 @@ from dataclasses import fields
 from pathlib import Path
 from types import ModuleType
 
+import git_commit  # noqa: E402  (bench/: the code this bench measured)
 import numpy as np
 from bench_ours import OUT, Views, open_store, questions
 from ours_variants import Variant, score_variant
@@ -185,14 +186,11 @@ def main() -> None:
         (OUT / "ours_variants_identity.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {OUT / 'ours_variants_identity.json'}", file=sys.stderr)
         return
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).parent).stdout.strip()
+    commit = git_commit.commit(mark_changes=False)
     if args.dump:
         t0 = time.time()
         rows = dump(Path(args.db), args.conversations)
-        meta = {"label": args.dump, "commit": commit, "dirty": bool(subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-            cwd=Path(__file__).parent).stdout.strip()), "conversations": args.conversations,
+        meta = {"label": args.dump, "commit": commit, "dirty": git_commit.commit().endswith("+uncommitted"), "conversations": args.conversations,
             "settings": repr(turn_scores.DEFAULT), "load": list(os.getloadavg()), "elapsed_s": round(time.time() - t0, 1)}
         path = OUT / "cache" / f"ours_identity_{args.dump}.json"
         path.write_text(json.dumps({"meta": meta, **rows}) + "\n", encoding="utf-8")

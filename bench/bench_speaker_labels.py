@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import git_commit  # noqa: E402  (bench/: the code this bench measured)
 from bench_ours import SIZE_PLAN, Views, arm_runner, questions, score  # noqa: E402
 
 from bfr_core.ingest import ingest  # noqa: E402
@@ -91,11 +91,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.time()
     src = benchmark_file("locomo")
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "bfr_core"], capture_output=True,
-                           text=True, check=False).stdout.strip()
-    result: dict = {"commit": commit + ("+uncommitted" if dirty else ""),
+    result: dict = {"commit": git_commit.commit(),
                     "speakers_relabelled_as": list(LABELS), "development": "bfr's setting was chosen on LoCoMo's questions"}
     with tempfile.TemporaryDirectory() as tmp:
         samples = json.loads(src.read_text(encoding="utf-8"))

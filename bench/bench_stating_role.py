@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -29,6 +28,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import git_commit  # noqa: E402  (bench/: the code this bench measured)
 
 from bfr_core.ingest.beam import load_beam  # noqa: E402
 from bfr_core.ingest.locomo import load_locomo  # noqa: E402
@@ -89,9 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "stating_role.json"))
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()
-    result = {"command": "bench/bench_stating_role.py", "commit": commit,
+    result = {"command": "bench/bench_stating_role.py", "commit": git_commit.commit(),
               "role_ratio": turn_scores.ROLE_RATIO, "role_words": turn_scores.ROLE_WORDS,
               "benchmarks": {name: benchmark_row(b) for name, b in bundles().items()}}
     result["no_decision_differs"] = not any(r["decision_differs"] for r in result["benchmarks"].values())
