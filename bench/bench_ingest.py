@@ -338,16 +338,12 @@ def bench_input(name: str, kind: str, path: Path, code: Path, tmp: Path, opts: a
 
 
 def cpu_model() -> str:
-    """The CPU's model name and whether it has native bf16 (MiniLM runs in bf16 where it does): the limit and
+    """The CPU's model name and whether MiniLM runs in bf16 there (native bf16, or ``$BFR_BF16``): the limit and
     every time here depend on it, and sessions run on different machines (the limit was 27.97 s for LoCoMo's
     MiniLM texts at 28374d0 and 16.32 s at c1e5c16)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return platform.processor() or "unknown"
-    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
-    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
-    return f"{name} ({'avx512_bf16' if 'avx512_bf16' in flags else 'no avx512_bf16'})"
+    from bfr_core.retrieval.encoders import cpu_has_bf16, cpu_name
+
+    return f"{cpu_name()} ({'bf16 autocast' if cpu_has_bf16() else 'fp32, no native bf16'})"
 
 
 def main(argv: list[str] | None = None) -> int:
