@@ -72,7 +72,7 @@ def number_match(gold: str, generated: str) -> bool:
 
 def one(store: Store, llm: Any, dataset: str, q: Question) -> dict[str, Any]:
     trace = run_query(scope_views(store, dataset, q.scope_id), q.query(), "bfr-mv", dataset_id=dataset)
-    by_id = store.turns_by_id(dataset, list(trace.evidence))
+    by_id = store.turns_by_id(dataset, list(trace.evidence), q.scope_id)
     texts = fit_for(llm, q.text, render_evidence([by_id[t] for t in trace.evidence if t in by_id]))
     row: dict[str, Any] = {"dataset": dataset, "question_id": q.question_id, "set_size": len(texts),
                            "span_question": dates.SPAN_BETWEEN_EVENTS.search(q.text) is not None}

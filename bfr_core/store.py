@@ -91,8 +91,9 @@ FROM turns t JOIN sessions s ON s.dataset_id = t.dataset_id AND s.session_id = t
 WHERE t.dataset_id = ? AND t.session_id = ? ORDER BY t.idx
 """
 Q_TURNS_BY_ID = """
-SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, s.date, t.local_id
+SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, coalesce(ss.date, s.date), t.local_id
 FROM turns t JOIN sessions s ON s.dataset_id = t.dataset_id AND s.session_id = t.session_id
+LEFT JOIN scope_sessions ss ON ss.dataset_id = t.dataset_id AND ss.session_id = t.session_id AND ss.scope_id = ?
 WHERE t.dataset_id = ? AND list_contains(?, t.turn_id)
 """
 Q_QUESTIONS = """
@@ -421,8 +422,11 @@ class Store:
         rows = self.cursor().execute(Q_SESSION_TURNS, [dataset_id, session_id]).fetchall()
         return tuple(_turn(r) for r in rows)
 
-    def turns_by_id(self, dataset_id: str, turn_ids: Sequence[str]) -> dict[str, Turn]:
-        rows = self.cursor().execute(Q_TURNS_BY_ID, [dataset_id, list(turn_ids)]).fetchall()
+    def turns_by_id(self, dataset_id: str, turn_ids: Sequence[str], scope_id: str | None = None) -> dict[str, Turn]:
+        """The turns named, each dated as ``scope_id`` dates its session (a LongMemEval session shared by
+        two haystacks carries each haystack's date, as :meth:`scope_turns` gives it); with no scope, or
+        a session outside it, the session's stored date."""
+        rows = self.cursor().execute(Q_TURNS_BY_ID, [scope_id, dataset_id, list(turn_ids)]).fetchall()
         return {r[0]: _turn(r) for r in rows}
 
     def sessions(self, dataset_id: str) -> list[Session]:

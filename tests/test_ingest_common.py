@@ -110,3 +110,27 @@ def test_gzip_bomb_limit_applies_to_gunzipped_text_only(tmp_path: Path, monkeypa
     assert len(_items(_write(tmp_path, raw))) == 200  # a plain file: no limit
     with pytest.raises(InputError, match="input limit"):
         _items(_write(tmp_path, gzip.compress(raw, mtime=0), "b.json.gz"))
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\u0085"])
+def test_jsonl_lines_end_at_newline_only(tmp_path: Path, sep: str) -> None:
+    """Characters ``str.splitlines`` breaks at are ordinary inside a JSON string (json.dumps writes them)."""
+    from bfr_core.ingest.common import iter_jsonl
+
+    rows = [{"text": f"one{sep}two"}, {"text": "three"}]
+    p = _write(tmp_path, ("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n").encode(), "a.jsonl")
+    assert [obj for _, obj in iter_jsonl(p)] == rows
+    assert [n for n, _ in iter_jsonl(p)] == [1, 2]
+
+
+@pytest.mark.parametrize("raw, why", [(b'{"a": NaN}', "NaN is not JSON"), (b'{"a": -Infinity}', "-Infinity is not JSON"),
+                                      (b'{"a": 1e999}', "beyond a double's range")])
+def test_whole_file_and_jsonl_refuse_what_json_does_not_allow(tmp_path: Path, raw: bytes, why: str) -> None:
+    from bfr_core.ingest.common import iter_jsonl, load_json
+
+    with pytest.raises(InputError, match=why):
+        load_json(_write(tmp_path, raw))
+    with pytest.raises(InputError, match=why) as err:
+        list(iter_jsonl(_write(tmp_path, b'{"a": 1}\n' + raw + b"\n", "a.jsonl")))
+    assert "line 2" in str(err.value)
+    assert load_json(_write(tmp_path, b'{"a": 1e308, "b": -2.5e-300}', "ok.json")) == {"a": 1e308, "b": -2.5e-300}

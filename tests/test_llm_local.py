@@ -142,7 +142,7 @@ def shutter(local, tmp_path_factory):
     store.write_bundle(load_longmemeval(str(src), dataset_id="longmemeval"))
     q = store.question("longmemeval", "b3c15d39")
     trace = run(store, "longmemeval", "b3c15d39", "bfr-mv")
-    by_id = store.turns_by_id("longmemeval", list(trace.evidence))
+    by_id = store.turns_by_id("longmemeval", list(trace.evidence), q.scope_id)
     full = render_evidence([by_id[t] for t in trace.evidence])
     return q, trace, full, fit_snippets(full, q.text, *prompt_budget([local]))
 

@@ -206,3 +206,22 @@ def test_a_lock_held_past_the_wait_says_who_holds_it(db):
         assert str(db) in msg and "locked by process" in msg and "BFR_LOCK_WAIT_S" in msg
     finally:
         holder.close()
+
+
+def test_turns_by_id_dates_a_shared_session_as_the_question_scope_does():
+    """A session in two haystacks (LongMemEval) is dated by each haystack: what the answerer, the judges
+    and an annotator see must carry the date the question's own haystack gives it."""
+    d1, d2 = datetime(2023, 1, 10), datetime(2023, 6, 20)
+    sessions = (Session("s1", d1, "10 Jan"), Session("f", datetime(2023, 1, 12), "12 Jan"))
+    turns = (Turn("s1_1", "s1", 0, "user", "I ordered a tripod today."), Turn("f_1", "f", 0, "user", "Basil tips?"))
+    scopes = (Scope("lme", "h1", ("s1", "f"), ("user",), (d1, datetime(2023, 1, 12))),
+              Scope("lme", "h2", ("f", "s1"), ("user",), (datetime(2023, 6, 1), d2)))
+    questions = tuple(Question("lme", q, h, "When did I order the tripod?", a, "temporal-reasoning", ("s1_1",))
+                      for q, h, a in (("q1", "h1", "10 January"), ("q2", "h2", "20 June")))
+    s = Store()
+    s.write_bundle(Bundle("lme", "longmemeval", "mem", "sha", sessions, turns, scopes, questions,
+                          IngestReport("lme", "longmemeval", "mem", 2, 2, 2, 2, 2)))
+    assert s.turns_by_id("lme", ["s1_1"], "h1")["s1_1"].date == d1
+    assert s.turns_by_id("lme", ["s1_1"], "h2")["s1_1"].date == d2
+    assert s.turns_by_id("lme", ["s1_1"])["s1_1"].date == d1  # no scope: the stored (first seen) date
+    assert {t.turn_id: t.date for t in s.scope_turns("lme", "h2")}["s1_1"] == d2

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(trace.to_dict(), indent=2))
         return 0
     ids = {tid for s in trace.steps for tid in _ids_in(s)}
-    turns = store.turns_by_id(dataset, sorted(ids)) if ids else {}
+    turns = store.turns_by_id(dataset, sorted(ids), question.scope_id) if ids else {}
     print(format_trace(trace, question=question, turns=turns, head=args.head))
     return 0
 

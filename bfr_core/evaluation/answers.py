@@ -235,7 +235,7 @@ def score_answers(
 
     def jobs() -> Iterator[tuple[AnswerWork, tuple[Question, tuple[ArmTodo, ...]]]]:
         for qid, group in by_question.items():
-            arms = tuple(_todo(store, dataset_id, r) for r in group)
+            arms = tuple(_todo(store, dataset_id, questions[qid].scope_id, r) for r in group)
             for part in ((arms,) if workers == 1 else tuple((a,) for a in arms)):
                 yield work, (questions[qid], part)
 
@@ -277,9 +277,9 @@ def _lme_judgment(llm: LLM, panel: SuffPanel, q: Question, response: str) -> tup
     return label, error, spent_ms(llm, *panel.clients) - start
 
 
-def _todo(store: Store, dataset_id: str, row: tuple[Any, ...]) -> ArmTodo:
+def _todo(store: Store, dataset_id: str, scope_id: str, row: tuple[Any, ...]) -> ArmTodo:
     _, arm, evidence, prev_answer, prev_judge, prev_suff, prev_lme = row
-    by_id = store.turns_by_id(dataset_id, list(evidence))
+    by_id = store.turns_by_id(dataset_id, list(evidence), scope_id)  # the question's haystack's dates
     return ArmTodo(arm, tuple(render([by_id[t] for t in evidence if t in by_id])), prev_answer, prev_judge, prev_suff,
                   prev_lme)
 

@@ -183,7 +183,7 @@ def dry_run(store: Store, spec: RunSpec, *, llm: Any = None, answer_llm: Any = N
             prev = stored.get((qid, arm), (None, None, None, None))
             if not ((prev[1] is None) or (judge and prev[2] is None) or (suff and prev[3] is None)):
                 continue
-            by_id = store.turns_by_id(spec.dataset_id, list(ev))
+            by_id = store.turns_by_id(spec.dataset_id, list(ev), qmap[qid].scope_id)
             texts = tuple(render([by_id[t] for t in ev if t in by_id]))
             score_question(work, (qmap[qid], (ArmTodo(arm, texts, prev[1], prev[2], prev[3]),)))
     if arm_llm is not None and arm_llm in answer_fakes:  # one client for both: split its log

@@ -231,11 +231,7 @@ def blinded_item(store: Store, item_id: str) -> BlindItem:
         raise LabelError(f"no label item '{item_id}' in {store.path}")
     dataset_id, question_id, ids = row[0], row[1], set(row[2])
     q = store.question(dataset_id, question_id)
-    # scope turns carry the per-haystack session date (LongMemEval), turns_by_id the stored one
-    turns = {t.turn_id: t for t in store.scope_turns(dataset_id, q.scope_id) if t.turn_id in ids}
-    missing = ids - set(turns)
-    if missing:
-        turns.update(store.turns_by_id(dataset_id, sorted(missing)))
+    turns = store.turns_by_id(dataset_id, sorted(ids), q.scope_id)  # the question's haystack's dates
     order = sorted(turns.values(), key=lambda t: (t.date or datetime.min, t.session_id, t.idx))
     lines = tuple(EvidenceLine(i + 1, _fmt_date(t.date), t.speaker, t.text) for i, t in enumerate(order))
     return BlindItem(item_id, q.text, q.answer, _fmt_date(q.date), lines)

@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
 import zlib
 from collections import Counter
@@ -125,11 +126,34 @@ def _number_problem(text: str, exc: ValueError) -> str:
     return f"{where}a number of more than 4,300 digits ({str(exc).split(':')[0]})"
 
 
+class _NotFinite(ValueError):
+    """A JSON text that Python's json accepts but JSON does not (NaN, Infinity, a number past a double)."""
+
+
+def _constant(name: str) -> Any:
+    raise _NotFinite(f"{name} is not JSON (it has no NaN or Infinity)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(f"the number {text[:24]} is beyond a double's range")
+    return value
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` that refuses what JSON itself does not allow (``NaN``, ``Infinity``, ``1e999``),
+    as the streaming reader does: a stored answer never becomes "nan" or "inf"."""
+    return json.loads(text, parse_constant=_constant, parse_float=_finite)
+
+
 def load_json(path: str | Path) -> Any:
     """Parse a JSON (optionally gzipped) file; a syntax error names its line and column."""
     text = read_text(path)
     try:
-        data = json.loads(text)
+        data = strict_loads(text)
+    except _NotFinite as exc:
+        raise InputError(str(path), str(exc)) from None
     except json.JSONDecodeError as exc:
         hint = ""
         if exc.msg == "Extra data" and _first_line_is_object(text):
@@ -351,13 +375,18 @@ def _first_line_is_object(text: str) -> bool:
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """``(line_number, object)`` for each non-blank line of a JSON Lines file (1-based numbers)."""
+    """``(line_number, object)`` for each non-blank line of a JSON Lines file (1-based numbers).
+
+    Lines end at "\n" only (a "\r" before it is JSON whitespace): U+2028, U+2029 and U+0085, which
+    ``str.splitlines`` also breaks at, are ordinary characters inside a JSON string."""
     text = read_text(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = strict_loads(line)
+        except _NotFinite as exc:
+            raise InputError(str(path), str(exc), record=f"line {lineno}") from None
         except json.JSONDecodeError as exc:
             raise InputError(
                 str(path), f"malformed JSON at column {exc.colno}: {exc.msg}", record=f"line {lineno}"
