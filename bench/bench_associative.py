@@ -114,10 +114,16 @@ def held_out_tier(llm: Any, store: Store) -> dict[str, object]:
     return out
 
 
+def _rates(rows: np.ndarray) -> dict[str, float | None]:
+    """The KEEP figures in percent; None over no questions (no question in the regime is no 0 %)."""
+    if not len(rows):
+        return dict.fromkeys(KEEP)
+    return {f: v for f, v in summarize(rows).items() if f in KEEP}
+
+
 def figures(plain: np.ndarray, assoc: np.ndarray) -> dict[str, object]:
     """Both rankings' figures over the same questions and, per k, the paired hit counts and McNemar p."""
-    out: dict[str, object] = {"without the step": {f: v for f, v in summarize(plain).items() if f in KEEP},
-                              "with the antecedent": {f: v for f, v in summarize(assoc).items() if f in KEEP}}
+    out: dict[str, object] = {"without the step": _rates(plain), "with the antecedent": _rates(assoc)}
     for k in (10, 40):
         j = COLS.index(f"hit@{k}")
         m = mcnemar_by_key(dict(enumerate(assoc[:, j].tolist())), dict(enumerate(plain[:, j].tolist())))

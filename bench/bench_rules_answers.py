@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import Config  # noqa: E402
 from bfr_core.evaluation.answers import score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, evaluate  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate  # noqa: E402
 from bfr_core.evaluation.summary import summarize  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file  # noqa: E402
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         ingest(store, "locomo", DATA)
     config = Config()
     llm = make_llm(config.llm, store)
-    spec = RunSpec("locomo", ARMS, provider=llm.label)
+    spec = bind_data(store, RunSpec("locomo", ARMS, provider=llm.label))  # the run id evaluate writes
     store.delete_runs(spec.run_id)  # a fresh run: no earlier rows, no cached rules replies
     with store.transaction() as tx:
         tx.execute("DELETE FROM llm_cache WHERE provider = ?", [llm.provider])

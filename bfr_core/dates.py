@@ -39,6 +39,7 @@ MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "
                "october", "november", "december")
 MONTH_NUMBER: dict[str, int] = ({m: i + 1 for i, m in enumerate(MONTH_NAMES)}
                                 | {m[:3]: i + 1 for i, m in enumerate(MONTH_NAMES)})
+UNDATED = "undated"  # what an evidence snippet says in place of a missing session date ("(undated) Ana: ...")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 Ymd = tuple[int | None, int, int]  # a day date; the year may be unknown

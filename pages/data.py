@@ -11,7 +11,7 @@ import streamlit as st
 from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.ingest import default_name, ingest
-from bfr_core.ingest.jsonl import BLANK_WARNING
+from bfr_core.ingest.common import WARNING
 from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
@@ -134,8 +134,8 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
                    f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
                    f"({report.scoreable} scoreable).")
         for note in report.notes:
-            if note.startswith(BLANK_WARNING):
-                st.warning(W.esc(note.removeprefix(BLANK_WARNING).strip()), icon=":material/warning:")
+            if note.startswith(WARNING):
+                st.warning(W.esc(note.removeprefix(WARNING).strip()), icon=":material/warning:")
             else:
                 st.caption(W.esc(note))
     finally:

@@ -253,3 +253,10 @@ def test_progress_counts_the_file_bytes_to_its_size(tmp_path: Path, name: str) -
     assert all(total == size for _, total, _ in calls)
     assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls) and len({d for d, _, _ in calls}) == len(calls)
     assert 10 < len(calls) <= 101 and sum(d == size for d, _, _ in calls) == 1
+
+
+def test_a_file_without_has_answer_flags_warns_that_turn_gold_is_missing(tmp_path: Path):
+    plain = [_item("q1", [("answer_a_1", "2023/05/21 (Sun) 10:00", _turns("I bought a kite", "nice"))])]
+    notes = load_longmemeval(_write(tmp_path, plain)).report.notes
+    assert any(n.startswith("warning:") and "has_answer" in n for n in notes)
+    assert not [n for n in load_longmemeval(_write(tmp_path, _data(), "ok.json")).report.notes if n.startswith("warning:")]

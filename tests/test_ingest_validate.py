@@ -60,3 +60,13 @@ def test_refusals_name_file_record_and_field(scopes, questions, says):
     with pytest.raises(InputError) as err:
         validate(bundle(scopes, questions))
     assert str(err.value).startswith(says) and "\n" not in str(err.value)
+
+
+def test_blank_turns_are_kept_with_a_warning_naming_them():
+    b = bundle([Scope("d", "c1", ("s1", "s2"))])
+    blank = Turn("s1_2", "s1", 1, "user", "  \n ")
+    out = validate(Bundle(b.dataset_id, b.kind, b.source, b.source_sha256, b.sessions, (*b.turns, blank), b.scopes,
+                          b.questions, b.report))
+    assert len(out.turns) == 3
+    warning = [n for n in out.report.notes if n.startswith("warning:")]
+    assert len(warning) == 1 and "1 turn(s) with blank text kept ('s1_2')" in warning[0]

@@ -209,3 +209,16 @@ def test_the_rules_judge_replies_undecided_through_the_llm_call():
     payload = json.dumps({"question": "q", "gold": "Transgender woman", "generated": "a trans woman"})
     reply = json.loads(R.RulesLLM().complete(LLMRequest(prompt="p", role="judge", payload=payload)).text)
     assert reply["label"] == R.UNDECIDED and reply["reason"].startswith("Undecided offline")
+
+
+def test_answer_never_quotes_a_date_placeholder_or_a_bare_speaker():
+    """An undated snippet's "(undated)" and a "speaker: " prefix are the snippet's frame, not what was said: a name
+    the question shares with a speaker only breaks ties, a blank or one-word turn by that speaker is no answer."""
+    assert R.answer("What is the locker code?", ["(undated) Ana: The locker code is 4471."]) == "The locker code is 4471."
+    ev = ["(undated) May: ok", "(undated) May:  ", "(undated) Ana: May works as a nurse at the clinic."]
+    assert R.answer("What does May do for a living?", ev) == "May works as a nurse at the clinic."
+    assert R.answer("What does May do for a living?", ev[:2]) == R.NOT_FOUND
+    # the speaker still breaks a tie, and still answers a "who" question
+    tie = ["(2 May 2023) Ben: I adopted a cat.", "(3 May 2023) Ana: I adopted a dog."]
+    assert R.answer("What did Ana adopt?", tie) == "I adopted a dog."
+    assert R.answer("Who adopted a dog?", tie) == "Ana"

@@ -401,6 +401,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
         yield lineno, obj
 
 
+WARNING = "warning:"  # how a note the user should act on starts (the Data page shows it as a warning)
 MAX_TURN_CHARS = 1_000_000  # spaCy's max_length: the entity view's NER refuses longer texts
 
 

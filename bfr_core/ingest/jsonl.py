@@ -36,7 +36,7 @@ from typing import Any
 
 from bfr_core.dates import ISO_DATE_FORMS, parse_iso_date
 from bfr_core.errors import InputError, some
-from bfr_core.ingest.common import answer_text, expect, iter_jsonl, sha256_file
+from bfr_core.ingest.common import WARNING, answer_text, expect, iter_jsonl, sha256_file
 from bfr_core.ingest.common import field as get
 from bfr_core.progress import Progress
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
@@ -185,7 +185,6 @@ def _unique(items: list[tuple[str, int]], what: str, path: str) -> dict[str, int
     return out
 
 
-BLANK_WARNING = "warning:"  # how a note the user should act on starts (the Data page shows it as a warning)
 
 
 def blank_notes(qs: list[tuple[Question, int]], shown: int = 5) -> list[str]:
@@ -199,7 +198,7 @@ def blank_notes(qs: list[tuple[Question, int]], shown: int = 5) -> list[str]:
         lines = [line for q, line in qs if not value(q).strip()]
         if lines:
             where = ", ".join(map(str, lines[:shown])) + (", ..." if len(lines) > shown else "")
-            out.append(f"{BLANK_WARNING} {len(lines)} question(s) with a blank {name!r} (line {where})")
+            out.append(f"{WARNING} {len(lines)} question(s) with a blank {name!r} (line {where})")
     return out
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from bfr_core.dates import parse_lme_date
 from bfr_core.errors import InputError
 from bfr_core.ingest.common import (
+    WARNING,
     JsonArray,
     answer_text,
     expect,
@@ -236,6 +237,10 @@ def _bundle(path: str, b: _Builder, scopes: list[Scope], questions: list[Questio
         f"gold: {sum(len(q.gold) for q in questions):,} has_answer turns; {len(no_gold)} question(s) without "
         f"gold turns ({sum(q.is_abstention for q in no_gold)} of them abstention); {abstention} abstention in all",
     ]
+    if questions and not any(q.gold for q in questions) and abstention < len(questions):
+        notes.append(f"{WARNING} no turn of the file carries has_answer: true, so no question has gold turns; Turn "
+                     "Hit counts each as a miss (as LongMemEval's scorer does) and Gold Hit, ER and CER are "
+                     "undefined. Answers (--answer, --judge) are still scored")
     if b.redated:
         notes.append(
             f"dates: {len(b.redated):,} shared session(s) carry different dates in different haystacks; "

@@ -6,6 +6,8 @@ anything is written):
 * **refused** (:class:`~bfr_core.errors.InputError` naming file, record and field): a question whose
   scope is not in the bundle, a scope that lists a session the bundle does not hold, and a bundle in
   which no question has anything to search (after the repair below);
+* **kept, with a warning in the ingest report**: turns whose text is blank (only spaces), which
+  match no words and carry nothing an answer could quote;
 * **repaired, with a note in the ingest report**:
   - a session listed twice (or more) in one scope: the first occurrence (and its date) is kept;
     repeated turns made 4 of 6 arms fail that question;
@@ -23,6 +25,7 @@ from collections import Counter
 from dataclasses import replace
 
 from bfr_core.errors import InputError, some
+from bfr_core.ingest.common import WARNING
 from bfr_core.records import Bundle, Question, Scope
 
 
@@ -40,6 +43,7 @@ def validate(bundle: Bundle) -> Bundle:
         if q.scope_id not in scope_ids:
             raise InputError(path, f"unknown scope {q.scope_id!r} ({len(scope_ids):,} scopes: "
                              f"{some(sorted(scope_ids))})", record=f"question {q.question_id!r}", field="scope")
+    bundle = _blank_turns(bundle)
     scopes, repeated = _first_occurrences(bundle.scopes)
     turns = Counter(t.session_id for t in bundle.turns)
     empty = {s.scope_id for s in scopes if not any(turns[sid] for sid in s.session_ids)}
@@ -62,6 +66,16 @@ def validate(bundle: Bundle) -> Bundle:
                      scoreable=sum(q.scoreable for q in questions), notes=(*bundle.report.notes, *notes),
                      by_type=_by_type(questions))
     return replace(bundle, scopes=kept, questions=questions, report=report)
+
+
+def _blank_turns(bundle: Bundle) -> Bundle:
+    """``bundle`` with a warning naming its blank turns (kept: a message may be an image or a sticker)."""
+    blank = [t.turn_id for t in bundle.turns if not t.text.strip()]
+    if not blank:
+        return bundle
+    note = (f"{WARNING} {len(blank):,} turn(s) with blank text kept ({some(blank)}); they match no words and "
+            "give an answer nothing to quote")
+    return replace(bundle, report=replace(bundle.report, notes=(*bundle.report.notes, note)))
 
 
 def _first_occurrences(scopes: tuple[Scope, ...]) -> tuple[list[Scope], Counter[str]]:

@@ -34,12 +34,13 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from bfr_core.dates import (
     INTERVAL_QUESTION,
     SPAN_UNIT,
+    UNDATED,
     Ymd,
     day_gap,
     find_day_dates,
@@ -65,6 +66,8 @@ def sentences(text: str) -> list[str]:
 
 # Evidence is often rendered with its session date first: "(05 February 2023) user: ...".
 _ANCHOR = re.compile(r"^\s*[(\[]([^)\]]{4,40})[)\]]\s*")
+# ... and its speaker next ("user: ", "Caroline: "): who said it, not what was said.
+_SPEAKER = re.compile(r"^[^:\n]{1,40}:(\s+|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,7 @@ def units(evidence: Sequence[str]) -> list[Unit]:
         m = _ANCHOR.match(snippet)
         anchor_found = find_day_dates(m.group(1)) if m else []
         anchor = anchor_found[0] if anchor_found else None
-        body = snippet[m.end():] if anchor else snippet
+        body = snippet[m.end():] if anchor or (m and m.group(1) == UNDATED) else snippet
         for sent in sentences(body):
             found = find_day_dates(sent)
             if found:
@@ -355,9 +358,10 @@ def span(question: str, evidence: Sequence[str]) -> tuple[str, str]:
     return (_date_text(picked[0]), _date_text(picked[1])) if picked else ("", "")
 
 
-def _narrow(question: str, unit: Unit) -> str:
-    """The span of ``unit`` the question type asks for, or its sentence."""
-    ql, sentence = question.lower(), unit.text
+def _narrow(question: str, unit: Unit, said: str | None = None) -> str:
+    """The span of ``unit`` the question type asks for, or its sentence (``said``: the sentence without its
+    speaker; a "who" question still reads the speaker's name)."""
+    ql, sentence = question.lower(), unit.text if said is None else said
     if re.match(r"\s*(when|what (date|day|month|year|time))\b", ql):
         if unit.spans:
             return unit.spans[0]
@@ -370,7 +374,7 @@ def _narrow(question: str, unit: Unit) -> str:
             return m.group(0).strip()
     if re.match(r"\s*(who|whom)\b", ql):
         qn = set(person_names(question))
-        names = [n for n in person_names(sentence) if n not in qn]
+        names = [n for n in person_names(unit.text) if n not in qn]
         if names:
             return " and ".join(names[:3])
     return sentence.strip()
@@ -392,8 +396,21 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     if computed:
         return computed
     found = units(texts)
-    shared, best = by_overlap(question, [u.text for u in found])[0]
-    return _narrow(question, found[best]) if shared else NOT_FOUND
+    said = [_said(u) for u in found]
+    qt = toks(question)
+    ranked = sorted(range(len(found)), key=lambda i: (-len(qt & toks(said[i].text)), -len(qt & toks(found[i].text)), i))
+    best = next((i for i in ranked if said[i].text), None)  # a sentence with words beside its speaker
+    if best is None or not qt & toks(said[best].text):
+        return NOT_FOUND
+    return _narrow(question, found[best], said[best].text)
+
+
+def _said(unit: Unit) -> Unit:
+    """``unit`` without a leading "speaker: " (a name the question shares with it only says who spoke: a
+    tie-breaker, never the match, and not part of the answer)."""
+    if not unit.turn.lstrip().startswith(unit.text):  # a later sentence of its snippet: no speaker before it
+        return unit
+    return replace(unit, text=_SPEAKER.sub("", unit.text, count=1).strip())
 
 
 # -- suff --------------------------------------------------------------------------------------

@@ -12,17 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bfr_core.dates import UNDATED
 from bfr_core.records import Turn
 
 DATE_FORMAT = "%d %B %Y"
 HEADER = re.compile(r"^\([^()\n]{1,40}\) [^:\n]{1,40}: ")
-DATED = re.compile(r"^\((\d{1,2} [A-Z][a-z]+ \d{4}|undated)\) ")
+DATED = re.compile(rf"^\((\d{{1,2}} [A-Z][a-z]+ \d{{4}}|{UNDATED})\) ")
 
 
 def render(turns: Sequence[Turn]) -> list[str]:
     """Evidence snippets as the answerer and judges read them, in the set's order, without ids."""
     out = []
     for t in turns:
-        when = t.date.strftime(DATE_FORMAT) if t.date else "undated"
+        when = t.date.strftime(DATE_FORMAT) if t.date else UNDATED
         out.append(f"({when}) {t.speaker}: {t.text}")
     return out
