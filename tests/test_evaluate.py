@@ -223,3 +223,22 @@ def test_a_spec_bound_to_replaced_data_is_refused(tmp_path):
         ev.evaluate(store, replace(spec, data_sha="0" * 64))
     assert ev.RunSpec("demo", ("mem0",)).run_id != spec.run_id
     store.close()
+
+
+def test_no_scoreable_question_says_why_not_to_ingest(tmp_path):
+    """A dataset whose questions have no gold turns is in the store: the error must not say "ingest it first"."""
+    from bfr_core.errors import BfrError
+    from bfr_core.ingest import ingest
+    from bfr_core.store import Store
+
+    src = tmp_path / "d.jsonl"
+    src.write_text(json.dumps({"type": "session", "session_id": "s", "turns": [{"speaker": "a", "text": "hi"}]}) + "\n"
+                   + json.dumps({"type": "question", "question_id": "q", "question": "hi?", "answer": "x", "scope": "default",
+                                 "gold": []}) + "\n", encoding="utf-8")  # one scope: "default"
+    store = Store(tmp_path / "s.duckdb")
+    ingest(store, "jsonl", src, name="d", embed=False)
+    with pytest.raises(BfrError, match="has no scoreable question") as err:
+        ev.select_questions(store, "d")
+    assert "ingest it first" not in str(err.value)
+    with pytest.raises(BfrError, match="no dataset 'other'.*ingest it first"):
+        ev.select_questions(store, "other")

@@ -71,6 +71,15 @@ def test_stitching_follows_build_conv(tmp_path: Path) -> None:
     assert len([s for s in b.sessions if s.session_id.endswith(":S1")]) == 2
 
 
+def test_the_query_comes_after_every_session_even_when_dates_are_out_of_order(tmp_path: Path) -> None:
+    plus, locomo = _files(tmp_path, [_item()])
+    data = json.loads(locomo.read_text(encoding="utf-8"))
+    for c in data:  # the first session dated after the last
+        c["conversation"]["session_1_date_time"] = "1:00 pm on 1 August, 2023"
+    locomo.write_text(json.dumps(data), encoding="utf-8")
+    assert load_locomo_plus(plus, locomo=locomo).questions[0].date == datetime(2023, 8, 8, 13, 0)
+
+
 def test_rule_reads_content_not_position(tmp_path: Path) -> None:
     items = [_item(cue=f"A: cue {i}", trigger=f"A: trigger {i}") for i in range(12)]
     plus, locomo = _files(tmp_path, items)

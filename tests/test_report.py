@@ -22,6 +22,9 @@ def test_report_after_eval_with_answers(tmp_path, capsys):
     assert "| bfr-mv − mem0 |" in out and "p (Holm)" in out
     row = next(line for line in out.splitlines() if line.startswith("| mem0 |"))
     assert row.count("|") > 10  # per-type columns, not a single overall value
+    assert main(["report", run_id, "--db", str(db), "--ref", "bfr"]) == 2  # not an arm of this run
+    err = capsys.readouterr().err
+    assert "--ref 'bfr'" in err and "has no such arm (its arms: mem0, bfr-mv)" in err
 
 
 def test_report_unknown_run_is_a_clear_error(tmp_path, capsys):

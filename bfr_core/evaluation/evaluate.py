@@ -125,7 +125,10 @@ def select_questions(store: Store, dataset_id: str, limit: int | None = None, sa
     type (``sample``) or the first ``limit``."""
     qs = store.questions(dataset_id, scoreable_only=True)
     if not qs:
-        raise BfrError(f"dataset '{dataset_id}' has no scoreable questions in {store.path}; ingest it first")
+        if store.dataset(dataset_id) is None:
+            raise BfrError(f"no dataset '{dataset_id}' in {store.path}; ingest it first")
+        raise BfrError(f"dataset '{dataset_id}' in {store.path} has no scoreable question (none has gold evidence "
+                       "turns): a retrieval run has nothing to score")
     if sample:
         qs = stratified_sample(qs, sample, seed)
     return qs[:limit] if limit else qs

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from bfr_core.errors import BfrError
 from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap
 from bfr_core.evaluation.summary import run_rows, summarize
 from bfr_core.store import Store
@@ -102,6 +103,8 @@ def budget_table(summary: dict[str, Any]) -> str:
 def report(store: Store, run_id: str, ref: str | None = None, k: int | None = None) -> str:
     summary = summarize(store, run_id, k=k)
     arms = list(summary["arms"])
+    if ref is not None and ref not in arms:
+        raise BfrError(f"--ref {ref!r}: run {run_id} has no such arm (its arms: {', '.join(arms)})")
     ref = ref or ("mem0" if "mem0" in arms else arms[0])
     rows = run_rows(store, run_id, k)
     cut = f" · every set cut to its first {k} ids" if k is not None else ""

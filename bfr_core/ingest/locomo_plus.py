@@ -11,7 +11,7 @@ Construction (as ``build_conv.py``):
   trigger_query), 16) mod (number of samples)`` (file order of ``locomo10.json``). The rule reads
   the item's own text, not its position, so an item lands in the same conversation whether it is
   read from the full 401-item file or from any part of it.
-* **Times**: query time = the conversation's last session's date + 7 days; cue time = query time
+* **Times**: query time = the conversation's last session's date + 7 days (its latest date, should an earlier session be dated later); cue time = query time
   minus the time gap (:func:`bfr_core.dates.gap_days`: weeks 7 days, months 30, years 365, "a" /
   "an" = 1; no count found = 0 days).
 * **Cue session**: the cue dialogue's ``A:`` / ``B:`` lines become turns of a new session dated at
@@ -85,7 +85,8 @@ class _Conversation:
         if last.date is None:
             raise InputError(path, f"the last session of {scope.scope_id} has no readable date; the query time "
                              "is that date + 7 days", record=scope.scope_id, field=f"{last.session_id} date")
-        self.query_time = last.date + QUERY_AFTER_LAST
+        # after every session: the latest date (the last one's in LoCoMo, whose dates run in order)
+        self.query_time = max(s.date for s in self.sessions if s.date is not None) + QUERY_AFTER_LAST
 
 
 def _item(n: int, item: Any, path: str, convs: list[_Conversation], dataset_id: str
