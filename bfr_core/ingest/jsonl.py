@@ -185,8 +185,6 @@ def _unique(items: list[tuple[str, int]], what: str, path: str) -> dict[str, int
     return out
 
 
-
-
 def blank_notes(qs: list[tuple[Question, int]], shown: int = 5) -> list[str]:
     """One warning per field left blank (only spaces) on some question: how many and their first lines.
 

@@ -34,7 +34,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 
 from bfr_core.dates import (
@@ -380,13 +380,6 @@ def _narrow(question: str, unit: Unit, said: str | None = None) -> str:
     return sentence.strip()
 
 
-def by_overlap(question: str, texts: Sequence[str]) -> list[tuple[int, int]]:
-    """(content tokens shared with the question, position) for every text, most shared first, ties by
-    position."""
-    qt = toks(question)
-    return sorted(((len(qt & toks(t)), i) for i, t in enumerate(texts)), key=lambda x: (-x[0], x[1]))
-
-
 def answer(question: str, evidence: Sequence[str]) -> str:
     """Extractive answer: a computed interval, else the best-overlap sentence (narrowed by type)."""
     texts = [e for e in evidence if e and e.strip()]
@@ -398,19 +391,19 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     found = units(texts)
     said = [_said(u) for u in found]
     qt = toks(question)
-    ranked = sorted(range(len(found)), key=lambda i: (-len(qt & toks(said[i].text)), -len(qt & toks(found[i].text)), i))
-    best = next((i for i in ranked if said[i].text), None)  # a sentence with words beside its speaker
-    if best is None or not qt & toks(said[best].text):
+    ranked = sorted(range(len(found)), key=lambda i: (-len(qt & toks(said[i])), -len(qt & toks(found[i].text)), i))
+    best = next((i for i in ranked if said[i]), None)  # a sentence with words beside its speaker
+    if best is None or not qt & toks(said[best]):
         return NOT_FOUND
-    return _narrow(question, found[best], said[best].text)
+    return _narrow(question, found[best], said[best])
 
 
-def _said(unit: Unit) -> Unit:
-    """``unit`` without a leading "speaker: " (a name the question shares with it only says who spoke: a
-    tie-breaker, never the match, and not part of the answer)."""
+def _said(unit: Unit) -> str:
+    """``unit``'s sentence without a leading "speaker: " (a name the question shares with it only says who
+    spoke: a tie-breaker, never the match, and not part of the answer)."""
     if not unit.turn.lstrip().startswith(unit.text):  # a later sentence of its snippet: no speaker before it
-        return unit
-    return replace(unit, text=_SPEAKER.sub("", unit.text, count=1).strip())
+        return unit.text
+    return _SPEAKER.sub("", unit.text, count=1).strip()
 
 
 # -- suff --------------------------------------------------------------------------------------
