@@ -102,7 +102,7 @@ def test_mismatched_ids_are_clear_errors_and_write_nothing(demo_run, tmp_path: P
         before = store.cursor().execute("SELECT count(*) FROM results").fetchone()[0]
         bad = tmp_path / "bad.jsonl"
         bad.write_text("\n".join(json.dumps({"question_id": q, "ranking": ["nope-1", "nope-2"]}) for q in qids))
-        with pytest.raises(BfrError, match=rf"{2 * len(qids)} id\(s\) name no turn or session.*'{qids[0]}: nope-1'"
+        with pytest.raises(BfrError, match=rf"{2 * len(qids)} id\(s\) name no turn or session.*{qids[0]}: 'nope-1'"
                                             rf".* and {2 * len(qids) - 5} more$"):
             import_run(store, bad, dataset_id="demo", name="bad", run_id=run_id)
         bad.write_text(json.dumps({"question_id": "zz-9", "evidence": []}))
@@ -239,4 +239,82 @@ def test_lme_session_log_expands_sessions(tmp_path: Path) -> None:
     assert arm["turn_hit"] == 100.0 and arm["recall_all"] == 0.0
     ids = dict((q, ids) for _, q, ids, _ in export_rows(store, rep.run_id))
     assert ids["q0"] == ["answer_0_2_1", "answer_0_2_2", "answer_0_2_3"]
+    store.close()
+
+
+def _session_corpus(item: dict[str, Any]) -> list[str]:
+    """run_retrieval.py's session-granularity corpus ids: an answer session without a has_answer user
+    turn is renamed noans."""
+    return [sid if "answer" not in sid or any(t["role"] == "user" and t.get("has_answer") for t in sess)
+            else sid.replace("answer", "noans")
+            for sid, sess in zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True)]
+
+
+@pytest.mark.skipif(not EVAL_UTILS.is_file(), reason=f"{EVAL_UTILS} not available")
+def test_lme_session_log_is_scored_as_sessions_as_eval_utils_does(tmp_path: Path, monkeypatch) -> None:
+    """A session-granularity log's official figures are evaluate_retrieval over sessions, not its expanded turns
+    (an answer session's answerless user turns, as a noans pseudo-session, used up the top-5 budget)."""
+    spec = importlib.util.spec_from_file_location("lme_eval_utils", EVAL_UTILS)
+    official = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(official)
+    monkeypatch.setattr(np, "asfarray", lambda a: np.asarray(a, dtype=float), raising=False)  # gone in numpy 2
+    src = tmp_path / "lme.json"
+    _lme_file(src)
+    store = Store(tmp_path / "s.duckdb")
+    ingest(store, "longmemeval", src, embed=False)
+    items = {i["question_id"]: i for i in json.loads(src.read_text())}
+    orders = {"q0": [2, 0, 1], "q1": [0, 2, 1]}  # indexes into each haystack's sessions, best first
+    log = tmp_path / "retrievallog_session_x"
+    log.write_text("\n".join(json.dumps({"question_id": q, "retrieval_results": {"ranked_items": [
+        {"corpus_id": _session_corpus(items[q])[i]} for i in order]}}) for q, order in orders.items()) + "\n")
+    rep = import_run(store, log, dataset_id="longmemeval", name="sess-log")
+    rows = {r["question_id"]: r for r in official_rows(store, rep.run_id, "sess-log", ks=(1, 2, 3))}
+    for qid, order in orders.items():
+        corpus = _session_corpus(items[qid])
+        correct = [c for c in corpus if "answer" in c]
+        for k in (1, 2, 3):
+            want = official.evaluate_retrieval(order, correct, corpus, k=k)
+            got = rows[qid]
+            assert (got[f"session_recall_any@{k}"], got[f"session_recall_all@{k}"]) == want[:2], (qid, k)
+            assert got[f"session_ndcg_any@{k}"] == pytest.approx(want[2], abs=1e-12)
+            assert got[f"turn_recall_any@{k}"] is None  # a session ranking ranks no turn
+    store.close()
+
+
+def test_names_that_would_stand_in_for_an_arm_or_break_a_table_are_refused(demo_run, tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    db, run_id = demo_run
+    path = tmp_path / "run.jsonl"
+    assert main(["export-run", run_id, "--db", str(db), "--format", "jsonl", "--arm", "mem0", "--out", str(path)]) == 0
+    store = Store(db)
+    try:
+        for bad, says in (("", "non-empty"), ("my sys", "without spaces"), ("x|y", "'|'"), ("bfr", "an arm of this")):
+            with pytest.raises(BfrError, match=says):
+                import_run(store, path, dataset_id="demo", name=bad)
+        # an arm the run ran (here: mem0, were it no arm of this workbench) is never replaced by a file
+        monkeypatch.setattr("bfr_core.pipeline.arm_names", lambda: [])
+        with pytest.raises(BfrError, match="was run here, not imported"):
+            import_run(store, path, dataset_id="demo", name="mem0", run_id=run_id, replace=True)
+        assert {r["arm"] for r in load_results(store, run_id)} >= {"mem0", "amem"}
+    finally:
+        store.close()
+
+
+def test_an_id_that_differs_by_spaces_or_unicode_form_gets_a_hint(tmp_path: Path) -> None:
+    src = tmp_path / "d.jsonl"
+    src.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in (
+        {"type": "session", "session_id": "s", "turns": [{"turn_id": "café_1", "speaker": "a", "text": "hi"}]},
+        {"type": "question", "question_id": "q", "question": "hi?", "answer": "x", "scope": "default",
+         "gold": ["café_1"]})) + "\n", encoding="utf-8")
+    store = Store(tmp_path / "s.duckdb")
+    ingest(store, "jsonl", src, name="d", embed=False)
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps({"question_id": "q", "ranking": ["cafe\u0301_1"]}) + "\n", encoding="utf-8")
+    with pytest.raises(BfrError, match="spaces or Unicode form differ") as err:
+        import_run(store, run, dataset_id="d", name="theirs")
+    assert "q: 'cafe\u0301_1' (the scope has 'caf\u00e9_1'" in str(err.value)
+    run.write_text(json.dumps({"question_id": "q", "ranking": ["café_1"]}) + "\n", encoding="utf-8")
+    rep = import_run(store, run, dataset_id="d", name="theirs")
+    assert [s.source for s in imported_systems(store, "d")] == [str(run.resolve())]  # the path, from anywhere
+    assert rep.questions == 1
     store.close()

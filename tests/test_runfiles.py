@@ -55,6 +55,8 @@ def test_jsonl_ranking_and_evidence(tmp_path: Path) -> None:
         ({"question_id": "q", "ranking": [1]}, "field 'ranking\\[0\\]'"),
         ({"question_id": "q", "rankings": []}, "unknown field"),
         ({"ranking": []}, "field 'question_id'"),
+        ({"question_id": "q", "ranking": ["a", "b", "a"]}, "id 'a' twice \\(positions 0 and 2\\)"),
+        ({"question_id": "q", "evidence": ["a", "a"]}, "id 'a' twice"),
     ],
 )
 def test_jsonl_errors_name_line_and_field(tmp_path: Path, row: dict, message: str) -> None:
@@ -85,3 +87,26 @@ def test_writers(tmp_path: Path) -> None:
         write_trec(io.StringIO(), [("sys", "q 1", ["a"], None)])
     out = io.StringIO()
     assert write_qrels(out, [("q1", ["a", "b"]), ("q2", [])]) == 2 and out.getvalue() == "q1 0 a 1\nq1 0 b 1\n"
+
+
+def test_trec_refuses_a_score_that_is_not_a_finite_number(tmp_path: Path) -> None:
+    """A NaN sort key leaves the list unsorted: file order, not scores, would decide the top k."""
+    for bad in ("nan", "inf", "-Infinity"):
+        with pytest.raises(InputError, match=f"line 2.*score '{bad}' is not a finite number"):
+            read_run(_w(tmp_path, f"q1 Q0 a 4 0.1 s\nq1 Q0 b 1 {bad} s\nq1 Q0 c 2 5 s\n"), "trec")
+
+
+def test_system_labels_on_some_lines_only_and_tag_on_a_log_are_refused(tmp_path: Path) -> None:
+    rows = [{"question_id": "q1", "ranking": ["a"], "system": "A"}, {"question_id": "q2", "ranking": ["b"]}]
+    mixed = _w(tmp_path, "\n".join(json.dumps(r) for r in rows), "run.jsonl")
+    for tag in (None, "A"):
+        with pytest.raises(InputError, match=r"some lines name a system \(A\) and some name none"):
+            read_run(mixed, tag=tag)
+    log = _w(tmp_path, json.dumps({"question_id": "q1", "retrieval_results": {"ranked_items": []}}) + "\n", "log")
+    with pytest.raises(InputError, match="--tag does not apply"):
+        read_run(log, tag="x")
+
+
+def test_detect_reads_a_first_line_holding_a_line_separator(tmp_path: Path) -> None:
+    p = _w(tmp_path, json.dumps({"question_id": "q\u2028x", "ranking": []}, ensure_ascii=False) + "\n", "run.jsonl")
+    assert detect(p) == "jsonl"

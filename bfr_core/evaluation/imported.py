@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any
 
 from bfr_core.errors import BfrError, some
 from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
-from bfr_core.evaluation.metrics import official_scores
+from bfr_core.evaluation.metrics import official_scores, official_session_scores
 from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
 from bfr_core.records import Question, Step, Trace, Turn
@@ -87,6 +88,20 @@ class _Resolver:
             return [self.local[doc]], False
         return self.sessions.get(doc), doc in self.sessions
 
+    def near(self, doc: str) -> str | None:
+        """The known id ``doc`` becomes once stripped and NFC-normalised, when it differs (a hint)."""
+        fixed = unicodedata.normalize("NFC", doc.strip())
+        known = fixed != doc and (fixed in self.turn_ids or fixed in self.local or fixed in self.sessions)
+        return fixed if known else None
+
+    def session_ranking(self, sub: Submitted, k: int | None) -> list[str] | None:
+        """The submitted ids when every one names a session (a session-granularity ranking), else None."""
+        ids = list(sub.ids[:k] if (k is not None and sub.is_ranking) else sub.ids)
+        if not sub.is_ranking or not ids or any(d in self.turn_ids or d in self.local or d not in self.sessions
+                                                for d in ids):
+            return None
+        return ids
+
 
 def resolve(sub: Submitted, resolver: _Resolver, k: int | None) -> tuple[list[str], list[float], list[str], int]:
     """``(turn ids, their scores, unknown ids, sessions expanded)`` for one question."""
@@ -106,11 +121,12 @@ def resolve(sub: Submitted, resolver: _Resolver, k: int | None) -> tuple[list[st
 
 
 def _trace(dataset_id: str, q: Question, name: str, fmt: str, source: str, ids: list[str], scores: list[float],
-           sub: Submitted, k: int | None) -> Trace:
+           sub: Submitted, k: int | None, sessions: list[str] | None) -> Trace:
     kind = "ranking" if sub.is_ranking else "evidence set"
     step = Step("topk", f"{name}: imported {kind} ({fmt})", tuple(ids), 0, {
         "view": f"imported:{name}", "cue": q.text, "k": len(ids), "source": source, "format": fmt,
         "cut_k": k, "submitted": len(sub.ids), "scores_given": sub.scores is not None,
+        **({"session_ranking": sessions} if sessions else {}),
         "hits": [{"turn_id": t, "score": round(float(s), 6)} for t, s in zip(ids, scores, strict=True)]})
     return Trace(dataset_id, q.question_id, name, "", f"{PROVIDER}:{fmt}", (step,), 0.0)
 
@@ -121,8 +137,10 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     """Score ``path`` as arm ``name`` of ``run_id`` (or of a new run of its own); nothing is written
     unless every id maps. Returns what was imported."""
     ensure_schema(store)
+    check_name(name)
     if store.dataset(dataset_id) is None:
         raise BfrError(f"no dataset '{dataset_id}' in {store.path}; ingest it first")
+    source = str(Path(path).resolve())  # where the file was, from any working directory
     fmt, subs = read_run(path, fmt, tag)
     if not subs:
         raise BfrError(f"{path}: no question in the file" + (f" for system {tag!r}" if tag else ""))
@@ -131,7 +149,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     if unknown_q:
         raise BfrError(f"{path}: {len(unknown_q)} question id(s) not in dataset '{dataset_id}': "
                        f"{some(unknown_q)}")
-    run_qs, run_id, new_run = _run_questions(store, dataset_id, run_id, name, path, k, tag, every)
+    run_qs, run_id, new_run = _run_questions(store, dataset_id, run_id, name, path, source, k, tag, every)
     missing = [q.question_id for q in run_qs if q.question_id not in subs]
     if missing and not allow_missing:
         raise BfrError(f"{path}: {len(missing)} question(s) of the run are not in the file: "
@@ -146,14 +164,17 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
         if q.scope_id not in resolvers:
             resolvers[q.scope_id] = _Resolver(store.scope_turns(dataset_id, q.scope_id))
         ids, scores, unknown, n_exp = resolve(sub, resolvers[q.scope_id], k)
-        bad += [f"{q.question_id}: {u}" for u in unknown]
+        bad += [(q.question_id, u, resolvers[q.scope_id].near(u)) for u in unknown]
         expanded += n_exp
-        trace = _trace(dataset_id, q, name, fmt, str(path), ids, scores, sub, k)
+        trace = _trace(dataset_id, q, name, fmt, source, ids, scores, sub, k,
+                       resolvers[q.scope_id].session_ranking(sub, k))
         rows.append(result_row(run_id, q, trace))
         traces.append((run_id, q.question_id, name, json.dumps(trace.to_dict())))
     if bad:
-        raise BfrError(f"{path}: {len(bad)} id(s) name no turn or session of their question's scope: "
-                       f"{some(bad)}")
+        shown = "; ".join(f"{qid}: {u!r}" + (f" (the scope has {near!r}: spaces or Unicode form differ)" if near else "")
+                          for qid, u, near in bad[:5])
+        more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
+        raise BfrError(f"{path}: {len(bad)} id(s) name no turn or session of their question's scope: {shown}{more}")
     if new_run is not None:
         register_run(store, run_id, dataset_id, [name], "", k or 0, PROVIDER, len(run_qs), new_run,
                      data_sha=str(store.dataset(dataset_id)["source_sha256"]))  # the data version it was scored on
@@ -163,8 +184,20 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
                         round(sum(sizes) / len(sizes), 2) if sizes else 0.0, expanded)
 
 
-def _run_questions(store: Store, dataset_id: str, run_id: str | None, name: str, path: str | Path, k: int | None,
-                   tag: str | None, every: dict[str, Question]) -> tuple[list[Question], str, dict | None]:
+def check_name(name: str) -> None:
+    """An imported system's name: not empty, no whitespace or '|' (TREC tags and Markdown tables hold
+    it), and not the name of an arm this workbench runs (it would stand in for that arm)."""
+    from bfr_core.pipeline import arm_names
+
+    if not name or any(c.isspace() for c in name) or "|" in name:
+        raise BfrError(f"--name {name!r}: a system's name must be non-empty, without spaces or '|'")
+    if name in arm_names():
+        raise BfrError(f"--name {name!r} is an arm of this workbench; name the imported system otherwise "
+                       f"(e.g. '{name}-theirs')")
+
+
+def _run_questions(store: Store, dataset_id: str, run_id: str | None, name: str, path: str | Path, source: str,
+                   k: int | None, tag: str | None, every: dict[str, Question]) -> tuple[list[Question], str, dict | None]:
     """The questions the arm is scored on, the run id, and for a new run (scoreable questions) its
     options: registered only once every id has mapped."""
     if run_id is not None:
@@ -178,7 +211,7 @@ def _run_questions(store: Store, dataset_id: str, run_id: str | None, name: str,
     qs = select_questions(store, dataset_id)
     key = json.dumps([dataset_id, name, sha256_file(path), k, tag])
     new_id = f"{dataset_id}-import-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
-    return qs, new_id, {"imported": {"source": str(path), "k": k, "tag": tag}}
+    return qs, new_id, {"imported": {"source": source, "k": k, "tag": tag}}
 
 
 def _write(store: Store, run_id: str, name: str, rows: list, traces: list, replace: bool) -> None:
@@ -186,6 +219,12 @@ def _write(store: Store, run_id: str, name: str, rows: list, traces: list, repla
         if not replace:
             raise BfrError(f"run '{run_id}' already has an arm '{name}'; pass --replace to import it again, "
                            "or choose another --name")
+        ran = store.cursor().execute("SELECT count(*) FROM traces WHERE run_id = ? AND arm = ? AND "
+                                     "coalesce(trace->>'$.provider', '') NOT LIKE ?", [run_id, name, f"{PROVIDER}:%"]
+                                     ).fetchone()[0]
+        if ran:
+            raise BfrError(f"arm '{name}' of run '{run_id}' was run here, not imported: --replace only replaces an "
+                           "imported system; choose another --name")
         delete_arm(store, run_id, name)
     add_arm(store, run_id, name)
     write_batch(store, run_id, rows, traces)
@@ -261,7 +300,9 @@ def gold_rows(store: Store, run_id: str) -> list[tuple[str, list[str]]]:
 def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 10)) -> list[dict[str, Any]]:
     """Per non-abstention question, LongMemEval's official figures (``metrics.official_scores``, on
     ``run_retrieval.py``'s ids) of the arm's stored ranking over the scope's user turns (its
-    corpus), with ``question_id`` and ``qtype``."""
+    corpus), with ``question_id`` and ``qtype``. An imported session-granularity ranking is scored
+    as sessions (``metrics.official_session_scores``: what ``run_retrieval.py`` reports for such a
+    log; its turn figures are None), not through the turns it was expanded into."""
     row = run_row(store, run_id)
     if row is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
@@ -276,6 +317,9 @@ def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 1
             corpora[q.scope_id] = [t.turn_id for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
         corpus = corpora[q.scope_id]
         user = frozenset(corpus)
-        out.append({"question_id": qid, "qtype": q.qtype,
-                    **official_scores([t for t in ids if t in user], q.gold, corpus, ks)})
+        data = ((load_trace_dict(store, run_id, qid, arm) or {}).get("steps") or [{}])[-1].get("data", {})
+        sessions = data.get("session_ranking")
+        scores = (official_session_scores(sessions, q.gold, corpus, ks) if sessions
+                  else official_scores([t for t in ids if t in user], q.gold, corpus, ks))
+        out.append({"question_id": qid, "qtype": q.qtype, **scores})
     return out

@@ -282,6 +282,31 @@ def official_scores(
     return out
 
 
+def official_session_scores(
+    ranked_sessions: Sequence[str], gold: Collection[str], corpus: Sequence[str], ks: Sequence[int] = (5, 10)
+) -> dict[str, float | None]:
+    """LongMemEval's official report for a *session* ranking (``run_retrieval.py`` at session
+    granularity): each haystack session is one document, and the relevant ones are the sessions
+    holding a gold turn inside ``corpus`` (the user turns; an answer session without one is
+    ``noans`` there). The session keys of :func:`official_scores` from :func:`evaluate_retrieval`
+    over the sessions of ``corpus`` (in order); the turn keys are ``None`` (a session ranking ranks no
+    turn), as is every key when no gold turn is inside the corpus."""
+    if isinstance(ranked_sessions, str) or isinstance(corpus, str):
+        raise TypeError("ranked_sessions and corpus must be sequences of ids, not single strings")
+    inside = _idset(gold, "gold") & frozenset(corpus)
+    sessions = list(dict.fromkeys(strip_turn_id(t) for t in corpus))
+    relevant = {strip_turn_id(t) for t in inside}
+    out: dict[str, float | None] = {}
+    for k in ks:
+        s = evaluate_retrieval(ranked_sessions, relevant, k, sessions) if inside else None
+        for m in ("recall_any", "recall_all", "ndcg_any"):
+            out[f"turn_{m}@{k}"] = None
+        out[f"session_recall_any@{k}"] = s.recall_any if s else None
+        out[f"session_recall_all@{k}"] = s.recall_all if s else None
+        out[f"session_ndcg_any@{k}"] = s.ndcg_any if s else None
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # One question, and many
 # --------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ Does not cover: mapping ids to a dataset's turns (``evaluation.imported``), TREC
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,7 @@ class Submitted:
 
 def detect(path: str | Path) -> str:
     """``jsonl``, ``lme`` or ``trec`` from the first non-blank line."""
-    first = next((ln for ln in read_text(path).splitlines() if ln.strip()), "")
+    first = next((ln for ln in read_text(path).split("\n") if ln.strip()), "")
     try:
         obj = json.loads(first)
     except json.JSONDecodeError:
@@ -72,12 +73,22 @@ def read_run(path: str | Path, fmt: str = "auto", tag: str | None = None) -> tup
 
 
 def _ids(value: Any, path: str, record: str, name: str) -> tuple[str, ...]:
+    """The ids of a ranking or set; an id given twice is an error, as in a TREC run."""
     expect(value, list, path, record, name)
-    return tuple(expect(v, str, path, record, f"{name}[{i}]") for i, v in enumerate(value))
+    ids = tuple(expect(v, str, path, record, f"{name}[{i}]") for i, v in enumerate(value))
+    first: dict[str, int] = {}
+    for i, v in enumerate(ids):
+        if v in first:
+            raise InputError(path, f"id {v!r} twice (positions {first[v]} and {i})", record=record, field=name)
+        first[v] = i
+    return ids
 
 
 def _one_system(found: Iterable[str], tag: str | None, path: str) -> None:
     tags = sorted(set(found))
+    if "" in tags and len(tags) > 1:
+        raise InputError(path, f"some lines name a system ({', '.join(tags[1:6])}) and some name none; label every "
+                         "line or none")
     if tag is None and len(tags) > 1:
         raise InputError(path, f"the file holds {len(tags)} systems ({', '.join(tags[:5])}); pick one with --tag")
     if tag is not None and tag not in tags:
@@ -135,6 +146,9 @@ def _read_trec(path: str, tag: str | None) -> dict[str, Submitted]:
             rank, score = int(parts[3]), float(parts[4])
         except ValueError:
             raise InputError(path, "rank must be an integer and score a number", record=f"line {n}") from None
+        if not math.isfinite(score):
+            raise InputError(path, f"score {parts[4]!r} is not a finite number (the ranking sorts by it)",
+                             record=f"line {n}")
         lines.append((n, parts[0], parts[2], rank, score, parts[5]))
     _one_system((x[5] for x in lines), tag, path)
     grouped: dict[str, list[tuple[int, str, int, float]]] = {}
@@ -160,6 +174,8 @@ def lme_id(corpus_id: str) -> str:
 
 
 def _read_lme(path: str, tag: str | None) -> dict[str, Submitted]:
+    if tag is not None:
+        raise InputError(path, "a LongMemEval retrieval log holds one system: --tag does not apply")
     out: dict[str, Submitted] = {}
     for line, obj in iter_jsonl(path):
         r = f"line {line}"
