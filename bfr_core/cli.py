@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from bfr_core.errors import BfrError
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"bfr {argv[0]}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader closed the pipe (bfr report | head): stop quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141
 
 
 if __name__ == "__main__":

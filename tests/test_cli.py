@@ -69,3 +69,19 @@ def test_eval_says_when_vectors_are_computed_as_it_goes(tmp_path, monkeypatch, c
     store.close()
     assert main(argv) == 0
     assert "no vectors yet" not in capsys.readouterr().err
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly():
+    """`bfr report RUN | head` must not end in a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    code = ("import bfr_core.commands.report as r\n"
+            "r.run = lambda args: print('row\\n' * 500_000)\n"
+            "from bfr_core.cli import main\n"
+            "raise SystemExit(main(['report', 'x', '--db', 'y']))\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stdout.readline() == b"row\n"
+    p.stdout.close()  # as head does after its lines
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 141 and b"Traceback" not in err, err.decode()
