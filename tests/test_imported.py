@@ -117,6 +117,9 @@ def test_mismatched_ids_are_clear_errors_and_write_nothing(demo_run, tmp_path: P
         assert rep.missing == len(qids) - 1
         rows = [r for r in load_results(store, run_id) if r["arm"] == "partial"]
         assert sum(r["status"] == "failed" for r in rows) == len(qids) - 1
+        from bfr_core.evaluation.report import report
+
+        assert f"| partial | 0.0 | 0.0 | {len(qids) - 1} |" in report(store, run_id)  # the report says how many
     finally:
         store.close()
 

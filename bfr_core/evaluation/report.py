@@ -94,9 +94,11 @@ def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str) 
 
 
 def budget_table(summary: dict[str, Any]) -> str:
-    """Each arm's mean evidence-set size and retrieval calls: the budget its figures were bought at."""
-    lines = ["| Method | mean set size | mean calls |", "|---|---|---|"]
-    lines += [f"| {arm} | {a.get('mean_set_size')} | {a.get('mean_calls')} |" for arm, a in summary["arms"].items()]
+    """Each arm's mean evidence-set size and retrieval calls: the budget its figures were bought at; and
+    its failed questions (an error, or absent from an imported file), scored as empty sets."""
+    lines = ["| Method | mean set size | mean calls | failed (scored empty) |", "|---|---|---|---|"]
+    lines += [f"| {arm} | {a.get('mean_set_size')} | {a.get('mean_calls')} | {a.get('failed', 0)} |"
+              for arm, a in summary["arms"].items()]
     return "\n".join(lines)
 
 
