@@ -92,6 +92,11 @@ def test_jsonl_export_import_new_run_and_k_cut(demo_run, tmp_path: Path, capsys)
         assert {m: mine[m] for m in ("turn_hit", "gold_hit", "er", "cer")} == {m: cut[m] for m in ("turn_hit", "gold_hit", "er", "cer")}
     finally:
         store.close()
+    copy = tmp_path / "copy.jsonl"  # the same content under another path: the same run, said so
+    copy.write_bytes(path.read_bytes())
+    assert main(["import-run", str(copy), "--db", str(db), "--dataset", "demo", "--name", "amem-top3",
+                 "--tag", "amem", "--k", "3"]) == 2
+    assert "this file's content was imported as 'amem-top3' before" in capsys.readouterr().err
 
 
 def test_mismatched_ids_are_clear_errors_and_write_nothing(demo_run, tmp_path: Path) -> None:

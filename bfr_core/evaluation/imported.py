@@ -149,6 +149,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     if unknown_q:
         raise BfrError(f"{path}: {len(unknown_q)} question id(s) not in dataset '{dataset_id}': "
                        f"{some(unknown_q)}")
+    run_arg = run_id
     run_qs, run_id, new_run = _run_questions(store, dataset_id, run_id, name, path, source, k, tag, every)
     missing = [q.question_id for q in run_qs if q.question_id not in subs]
     if missing and not allow_missing:
@@ -178,7 +179,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     if new_run is not None:
         register_run(store, run_id, dataset_id, [name], "", k or 0, PROVIDER, len(run_qs), new_run,
                      data_sha=str(store.dataset(dataset_id)["source_sha256"]))  # the data version it was scored on
-    _write(store, run_id, name, rows, traces, replace)
+    _write(store, run_id, name, rows, traces, replace, own_run=run_arg is None)
     sizes = [r[6] for r in rows]
     return ImportReport(run_id, name, fmt, len(rows), len(missing), len(subs) - (len(run_qs) - len(missing)),
                         round(sum(sizes) / len(sizes), 2) if sizes else 0.0, expanded)
@@ -214,11 +215,12 @@ def _run_questions(store: Store, dataset_id: str, run_id: str | None, name: str,
     return qs, new_id, {"imported": {"source": source, "k": k, "tag": tag}}
 
 
-def _write(store: Store, run_id: str, name: str, rows: list, traces: list, replace: bool) -> None:
+def _write(store: Store, run_id: str, name: str, rows: list, traces: list, replace: bool, own_run: bool) -> None:
     if name in {r["arm"] for r in load_results(store, run_id)}:
         if not replace:
-            raise BfrError(f"run '{run_id}' already has an arm '{name}'; pass --replace to import it again, "
-                           "or choose another --name")
+            why = (f"this file's content was imported as '{name}' before (its run '{run_id}', named by the content, "
+                   "not the path)" if own_run else f"run '{run_id}' already has an arm '{name}'")
+            raise BfrError(f"{why}; pass --replace to import it again, or choose another --name")
         ran = store.cursor().execute("SELECT count(*) FROM traces WHERE run_id = ? AND arm = ? AND "
                                      "coalesce(trace->>'$.provider', '') NOT LIKE ?", [run_id, name, f"{PROVIDER}:%"]
                                      ).fetchone()[0]
