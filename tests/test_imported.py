@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -189,8 +190,11 @@ def _corpus_ids(item: dict[str, Any]) -> list[str]:
     return ids
 
 
-@pytest.mark.skipif(not EVAL_UTILS.is_file(), reason=f"{EVAL_UTILS} not available")
-def test_lme_log_matches_official_eval_utils(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def lme_official(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Path, Store]]:
+    """LongMemEval's own eval_utils module, the two-question file of :func:`_lme_file` and a store holding it."""
+    if not EVAL_UTILS.is_file():
+        pytest.skip(f"{EVAL_UTILS} not available")
     spec = importlib.util.spec_from_file_location("lme_eval_utils", EVAL_UTILS)
     official = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(official)
@@ -199,6 +203,12 @@ def test_lme_log_matches_official_eval_utils(tmp_path: Path, monkeypatch: pytest
     _lme_file(src)
     store = Store(tmp_path / "s.duckdb")
     ingest(store, "longmemeval", src, embed=False)
+    yield official, src, store
+    store.close()
+
+
+def test_lme_log_matches_official_eval_utils(lme_official, tmp_path: Path) -> None:
+    official, src, store = lme_official
     items = json.loads(src.read_text())
     log, rankings = tmp_path / "retrievallog_turn_mem0", {}
     with log.open("w") as fh:
@@ -229,7 +239,6 @@ def test_lme_log_matches_official_eval_utils(tmp_path: Path, monkeypatch: pytest
             assert got[f"turn_ndcg_any@{k}"] == pytest.approx(t[2], abs=1e-12)
             assert (got[f"session_recall_any@{k}"], got[f"session_recall_all@{k}"]) == s[:2]
             assert got[f"session_ndcg_any@{k}"] == pytest.approx(s[2], abs=1e-12)
-    store.close()
 
 
 def test_lme_session_log_expands_sessions(tmp_path: Path) -> None:
@@ -258,18 +267,10 @@ def _session_corpus(item: dict[str, Any]) -> list[str]:
             for sid, sess in zip(item["haystack_session_ids"], item["haystack_sessions"], strict=True)]
 
 
-@pytest.mark.skipif(not EVAL_UTILS.is_file(), reason=f"{EVAL_UTILS} not available")
-def test_lme_session_log_is_scored_as_sessions_as_eval_utils_does(tmp_path: Path, monkeypatch) -> None:
+def test_lme_session_log_is_scored_as_sessions_as_eval_utils_does(lme_official, tmp_path: Path) -> None:
     """A session-granularity log's official figures are evaluate_retrieval over sessions, not its expanded turns
     (an answer session's answerless user turns, as a noans pseudo-session, used up the top-5 budget)."""
-    spec = importlib.util.spec_from_file_location("lme_eval_utils", EVAL_UTILS)
-    official = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(official)
-    monkeypatch.setattr(np, "asfarray", lambda a: np.asarray(a, dtype=float), raising=False)  # gone in numpy 2
-    src = tmp_path / "lme.json"
-    _lme_file(src)
-    store = Store(tmp_path / "s.duckdb")
-    ingest(store, "longmemeval", src, embed=False)
+    official, src, store = lme_official
     items = {i["question_id"]: i for i in json.loads(src.read_text())}
     orders = {"q0": [2, 0, 1], "q1": [0, 2, 1]}  # indexes into each haystack's sessions, best first
     log = tmp_path / "retrievallog_session_x"
@@ -286,7 +287,6 @@ def test_lme_session_log_is_scored_as_sessions_as_eval_utils_does(tmp_path: Path
             assert (got[f"session_recall_any@{k}"], got[f"session_recall_all@{k}"]) == want[:2], (qid, k)
             assert got[f"session_ndcg_any@{k}"] == pytest.approx(want[2], abs=1e-12)
             assert got[f"turn_recall_any@{k}"] is None  # a session ranking ranks no turn
-    store.close()
 
 
 def test_names_that_would_stand_in_for_an_arm_or_break_a_table_are_refused(demo_run, tmp_path: Path,
