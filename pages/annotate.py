@@ -48,7 +48,7 @@ name = access.identity() or st.text_input(
 if access.identity():
     st.caption(f"Labelling as **{W.esc(name)}** (your login).")
 total = R.label_queue_size(path)
-sets = [d["dataset_id"] for d in R.datasets(path)]
+sets = R.datasets(path)
 if not total:
     if store.read_only:
         st.info("This store is open read-only (another process holds it, for example a running `bfr eval`) "
@@ -57,9 +57,13 @@ if not total:
         st.info("This store holds no dataset yet, so there is nothing to label. Load one (Data page, or):")
         st.code(C.ingest_cmd(path), language="bash")
     else:
-        st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs. Run one "
-                "with `--suff`, so that LLM judgments can be revealed after your labels, then press Refresh:")
-        st.code("\n".join(C.eval_cmds(path, sets, suff=True)), language="bash")
+        cmds = C.eval_cmds(path, sets, suff=True)
+        if not cmds:
+            st.info(C.NOTHING_TO_SCORE)
+        else:
+            st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs. Run one "
+                    "with `--suff`, so that LLM judgments can be revealed after your labels, then press Refresh:")
+            st.code("\n".join(cmds), language="bash")
     st.stop()
 if not R.judged_item_count(path):
     st.caption("No item has LLM Suff@Set judgments yet, so none will be revealed after your labels. For them, "

@@ -15,7 +15,7 @@ from ui import democase as D
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
-from ui.answering import answer_and_judge, verdict_text
+from ui.answering import answer_and_judge, reference_text, verdict_text
 from ui.runner import stepper
 
 R.require_frame()
@@ -41,7 +41,7 @@ st.markdown(("This is LongMemEval question `b3c15d39`, the paper's Figure 1." if
               "top-k finds one of them and misses the other, so it is relevant but not sufficient. Below, "
               "that premise is tested on this store's own rankings.")
 with st.container(border=True):
-    st.markdown(f"**Question**: {W.esc(q.text)}  \n**Reference answer**: {W.esc(q.answer)}")
+    st.markdown(f"**Question**: {W.esc(q.text)}  \n**Reference answer**: {W.esc(reference_text(q))}")
     st.caption(f"dataset {W.esc(case.dataset_id)} · {len(turns)} turns in scope · gold turns: "
                + ", ".join(W.esc(label[g]) for g in gold))
 
@@ -112,7 +112,7 @@ rank_slot.dataframe(D.rank_rows(gold, ranks, {"mem0": topk.evidence, **({"BFR-MV
 st.header("4 · Real cases from this store's runs", anchor=False)
 found = D.gallery(path)
 if not found:
-    sets = [d["dataset_id"] for d in R.datasets(path)]
+    sets = R.datasets(path)
     st.info("No finished run in this store shows the gap yet (a top-k arm holding some gold turns but not all, "
             "and a BFR arm holding them all). Run an evaluation with a top-k and a BFR arm, then press Refresh:")
     st.code("\n".join(C.eval_cmds(path, sets)) or C.eval_cmd(path, "demo"), language="bash")

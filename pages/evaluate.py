@@ -16,7 +16,8 @@ ss = st.session_state
 st.title("Evaluate", anchor=False)
 path = R.store_path()
 key = str(R.resolve(path))
-sets = sorted((d["dataset_id"] for d in R.datasets(path)), key=lambda d: (d == "demo", d))
+scoreable = {d["dataset_id"]: d["counts"]["scoreable"] for d in R.datasets(path)}
+sets = sorted(scoreable, key=lambda d: (d == "demo", d))
 if not sets:
     st.info("This store holds no dataset yet. Load one on the Data page, or from a shell:")
     st.code(C.ingest_cmd(path), language="bash")
@@ -37,10 +38,12 @@ name, _, model = ("", "", "") if provider == R.OFFLINE else provider.partition("
 cmd = C.eval_cmd(path, dataset, arms=",".join(arms), sample=int(sample) or None, provider=name or None, model=model)
 st.caption("The same run from a shell, in the repository folder:")
 st.code(cmd, language="bash")
+if not scoreable[dataset]:
+    st.info(f"No question of {dataset} has gold turns, so a run has nothing to score (`bfr eval` refuses it).")
 if R.store().read_only and not busy:
     st.info("Another process holds this store now (a running `bfr eval` or `bfr ingest`): start this when it ends.")
 if st.button("Run", type="primary", key="eval_run", icon=":material/play_arrow:",
-             disabled=busy or not arms or R.store().read_only):
+             disabled=busy or not arms or R.store().read_only or not scoreable[dataset]):
     try:
         E.start(key, cmd)
     except RuntimeError as exc:

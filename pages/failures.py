@@ -21,14 +21,18 @@ st.title("Failures", anchor=False)
 path = R.store_path()
 runs = sorted(R.runs(path), key=lambda r: r.get("finished") is None)
 if not runs:
-    sets = [d["dataset_id"] for d in R.datasets(path)]
+    sets = R.datasets(path)
     if not sets:
         st.info("No dataset and no evaluation run in this store yet. Load a dataset (Data page, or):")
         st.code(C.ingest_cmd(path), language="bash")
     else:
-        st.info("No evaluation run in this store yet. Start one on the Evaluate page, or from a shell, then "
-                "press Refresh:")
-        st.code("\n".join(C.eval_cmds(path, sets)), language="bash")
+        cmds = C.eval_cmds(path, sets)
+        if not cmds:
+            st.info(C.NOTHING_TO_SCORE)
+        else:
+            st.info("No evaluation run in this store yet. Start one on the Evaluate page, or from a shell, then "
+                    "press Refresh:")
+            st.code("\n".join(cmds), language="bash")
     st.stop()
 by_id = {r["run_id"]: r for r in runs}
 run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (
@@ -60,8 +64,13 @@ with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expande
     except (OSError, ValueError) as exc:
         st.error(f"cannot read {other}: {exc}")
         pts = []
-    if pts:
-        keys = T.quality_keys(pts)
+    keys = T.quality_keys(pts) if pts else []
+    if pts and not keys:
+        st.info("No quality figure is defined for these runs (no question has gold turns), so there is no "
+                "frontier to draw.")
+    if keys:
+        if ss.get("fail_fy") not in keys:  # a quality the previous run had and this one lacks
+            ss.pop("fail_fy", None)
         s1, s2 = st.columns(2)
         fy = s1.selectbox("Quality", keys, index=keys.index("gold_hit") if "gold_hit" in keys else 0, key="fail_fy")
         fx = s2.segmented_control("Cost", ["calls", "size"], default="calls", key="fail_fx") or "calls"

@@ -25,7 +25,7 @@ STEPS = [
     ("Load a benchmark", bool(datasets), "Data page (LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or JSONL)", C.ingest_cmd(path)),
     ("Watch one question being answered", False, "Demo page (the shutter-release case) or Trace", ""),
     ("Evaluate arms over a dataset", bool(finished), "Evaluate page, or from a shell, then Refresh; compare them on Failures",
-     (C.eval_cmds(path, [d["dataset_id"] for d in datasets]) or [""])[0]),  # none before a dataset is loaded
+     (C.eval_cmds(path, datasets) or [""])[0]),  # none before a dataset is loaded
     ("Label evidence sets blind", False, "Annotate (needs a finished run; `--suff` adds LLM judgments)", ""),
 ]
 for n, (what, done, where, cmd) in enumerate(STEPS, 1):

@@ -15,7 +15,7 @@ from ui import commands as C
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
-from ui.answering import answer_and_judge, verdict_text
+from ui.answering import answer_and_judge, reference_text, verdict_text
 from ui.ingesting import trace_note
 from ui.runner import stepper
 
@@ -80,7 +80,7 @@ q = store.question(dataset, qid)
 turns = R.scope_turns(path, dataset, q.scope_id)
 with st.container(border=True):
     st.markdown(f"**Question** · {W.esc(q.qtype)} · asked {W.esc(W.fmt_date(q.date))}  \n{W.esc(q.text)}")
-    st.markdown(f"**Reference answer**: {W.esc(q.answer)}")
+    st.markdown(f"**Reference answer**: {W.esc(reference_text(q))}")
     if show_gold:
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))

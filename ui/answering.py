@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.answer_f1 import locomo_f1
 from bfr_core.records import Question, Turn
 from bfr_core.roles import answer_judge, answerer
 from bfr_core.roles.fit import fit_for
@@ -36,6 +37,16 @@ def verdict_text(a: Answered) -> str:
     return f"{label} ({a.judge_reason})" if a.judge_reason else label
 
 
+ADVERSARIAL = 5  # LoCoMo's category of questions the conversation does not answer; their stored answer is the trap
+
+
+def reference_text(q: Question) -> str:
+    """The reference answer as a page shows it: for LoCoMo's adversarial questions, that there is none."""
+    if q.category == ADVERSARIAL:
+        return f"none: the conversation does not say (LoCoMo's adversarial question; its trap answer is “{q.answer}”)"
+    return q.answer
+
+
 def evidence_texts(turns: Sequence[Turn]) -> list[str]:
     return render(turns)
 
@@ -49,6 +60,11 @@ def answer_and_judge(llm: Any, question: Question, turns: Sequence[Turn], provid
         got = answerer.answered(llm, question.text, fit_for(llm, question.text, evidence_texts(turns)))
     except BfrError as exc:
         return Answered("", None, provider, str(exc))
+    if question.category == ADVERSARIAL:  # judged by LoCoMo's own rule, never against the trap answer
+        right = locomo_f1(got.text, question.answer, ADVERSARIAL) == 1.0
+        return Answered(got.text, "CORRECT" if right else "WRONG", provider, how=got.how,
+                        judge_reason="LoCoMo's adversarial rule: only a refusal (“not mentioned”, “no information "
+                                     "available”) is right, since the conversation does not answer it")
     try:
         verdict = answer_judge.judgment(llm, question.text, question.answer, got.text)
     except BfrError as exc:

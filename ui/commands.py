@@ -15,6 +15,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bfr_core.ingest.sources import PROJECT, benchmark_file
 
@@ -54,10 +55,16 @@ def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_A
     return " ".join(parts)
 
 
-def eval_cmds(db: str, datasets: Sequence[str], *, suff: bool = False) -> list[str]:
-    """One ``bfr eval`` line per dataset: the user's own first, the built-in demo last."""
-    ordered = sorted(datasets, key=lambda d: (d == "demo", d))
-    return [eval_cmd(db, d, suff=suff) for d in ordered]
+def eval_cmds(db: str, datasets: Sequence[dict[str, Any]], *, suff: bool = False) -> list[str]:
+    """One ``bfr eval`` line per dataset (``resources.datasets`` rows) that has a scoreable question (one
+    with gold turns; a retrieval run of any other has nothing to score and is refused): the user's own
+    first, the built-in demo last."""
+    ids = [d["dataset_id"] for d in datasets if d["counts"]["scoreable"]]
+    return [eval_cmd(db, d, suff=suff) for d in sorted(ids, key=lambda d: (d == "demo", d))]
+
+
+NOTHING_TO_SCORE = ("No question of this store's datasets has gold turns, so an evaluation run has nothing to score "
+                    "(`bfr eval` refuses it); load a dataset whose questions name their evidence.")
 
 
 def sweep_cmd(db: str, dataset: str, out: str) -> str:

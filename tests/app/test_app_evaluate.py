@@ -58,3 +58,27 @@ def test_progress_is_the_clis_last_line_and_cancel_is_said(tmp_path):
     assert not job.running
     ok, message = job.outcome()
     assert not ok and message.startswith("cancelled")
+
+
+def test_a_dataset_with_nothing_to_score_cannot_be_run(app_db, tmp_path):
+    """No question with gold turns: `bfr eval` refuses it, so the page says why and Run stays off; the
+    other pages offer no command for it."""
+    import json
+
+    from bfr_core.ingest import ingest
+
+    src = tmp_path / "nogold.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session", "session_id": "s", "turns": [{"speaker": "a", "text": "we saw a fox"}]},
+        {"type": "question", "question_id": "n1", "question": "what did we see?", "answer": "a fox",
+         "scope": "default", "gold": []})) + "\n", encoding="utf-8")
+    store = Store(app_db)
+    ingest(store, "jsonl", src, name="nogold", embed=False)
+    store.close()
+    at = _page()
+    at.selectbox(key="eval_dataset").select("nogold").run()
+    assert "No question of nogold has gold turns" in texts(at) and at.button(key="eval_run").disabled
+    at.selectbox(key="eval_dataset").select("demo").run()
+    assert not at.button(key="eval_run").disabled
+    at.switch_page("pages/home.py").run()  # Home's first command is for a dataset a run can score
+    assert "--dataset nogold" not in texts(at)

@@ -173,3 +173,32 @@ def test_numbers_have_meaning(app_db):
     assert "mem0 decided" in types.columns and "6 of 6" in list(types["mem0 decided"])
     assert "offline rules" in texts(at)
     assert not types.isna().any().any() and "None" not in types.astype(str).to_numpy()
+
+
+def test_a_run_with_no_defined_quality_shows_no_frontier_and_leaves_later_runs_whole(app_db, tmp_path):
+    """Every question scoreable but none with gold turns: no quality figure exists, so no frontier (it
+    crashed the page, and the empty choice it kept crashed every run shown after it)."""
+    import json
+
+    from bfr_core.cli import main
+    from bfr_core.ingest import ingest
+    from bfr_core.store import Store
+
+    src = tmp_path / "nogold.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session", "session_id": "s", "turns": [{"speaker": "a", "text": "we saw a fox"}]},
+        {"type": "question", "question_id": "n1", "question": "what did we see?", "answer": "a fox",
+         "scope": "default", "gold": [], "scoreable": True})) + "\n", encoding="utf-8")
+    store = Store(app_db)
+    ingest(store, "jsonl", src, name="nogold", embed=False)
+    store.close()
+    assert main(["eval", "--db", str(app_db), "--dataset", "nogold", "--arms", "mem0", "--quiet",
+                 "--json", str(tmp_path / "o.json")]) == 0
+    at = _page()
+    runs = at.selectbox(key="fail_run").options
+    nogold = next(r for r in runs if r.startswith("nogold"))
+    for run in (nogold, next(r for r in runs if not r.startswith("nogold"))):
+        at.selectbox(key="fail_run").select(run).run()
+        assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="fail_run").select(nogold).run()
+    assert not at.exception and "no frontier to draw" in texts(at)

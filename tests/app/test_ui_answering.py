@@ -23,3 +23,16 @@ def test_verdict_text_names_undecided_offline():
     assert verdict_text(Answered("x", "UNDECIDED", "offline rules", judge_reason="Undecided offline: ...")) == (
         "undecided offline (Undecided offline: ...)")
     assert verdict_text(Answered("x", None, "p")) == "not judged"
+
+
+def test_an_adversarial_question_has_no_reference_and_its_trap_answer_is_wrong():
+    """LoCoMo's category 5 stores the trap as the answer: quoting it must not be judged CORRECT."""
+    from ui.answering import reference_text
+
+    q = Question("d", "q5", "s", "What did Mia paint at dawn?", "a sunrise", "adversarial", (), category=5)
+    turns = [Turn("t1", "s1", 0, "Ana", "I painted a sunrise at dawn.")]
+    got = answer_and_judge(make_llm(LLMConfig(), Store()), q, turns, "offline rules")
+    assert "sunrise" in got.answer and got.judge == "WRONG" and "adversarial rule" in got.judge_reason
+    assert reference_text(q).startswith("none: the conversation does not say") and "a sunrise" in reference_text(q)
+    plain = Question("d", "q1", "s", "What did Ana paint?", "a sunrise", "single-hop", ("t1",), category=4)
+    assert reference_text(plain) == "a sunrise"

@@ -50,7 +50,8 @@ def test_gui_wording():
 def test_commands_name_this_store():
     assert C.ingest_cmd("/a b/s.duckdb") == \
         ".venv/bin/bfr ingest locomo ../shared/data/locomo10.json --db '/a b/s.duckdb'"
-    assert C.eval_cmds("s.duckdb", ["demo", "locomo"], suff=True) == [
+    sets = [{"dataset_id": d, "counts": {"scoreable": n}} for d, n in (("demo", 3), ("nogold", 0), ("locomo", 1986))]
+    assert C.eval_cmds("s.duckdb", sets, suff=True) == [  # none for a dataset with nothing to score
         ".venv/bin/bfr eval --db s.duckdb --dataset locomo --arms mem0,bfr-text,bfr-mv --sample 50 --suff",
         ".venv/bin/bfr eval --db s.duckdb --dataset demo --arms mem0,bfr-text,bfr-mv --sample 50 --suff"]
 
