@@ -75,3 +75,12 @@ def test_contains_reads_the_index_in_query_token_form():
     v = BM25View([Turn("t1", "s", 0, "Ann", "The gardens froze overnight", None, "")], stemmed=True, with_speaker=False)
     assert [v.contains(t) for t in v.query_tokens("garden froze ann")] == [True, True, False]
     assert not BM25View([]).contains("garden")
+
+
+def test_a_blank_turn_is_not_found_by_its_speakers_name():
+    """Indexed as "Sam: ", a blank turn was the shortest document holding "Sam" and outranked the answer."""
+    turns = (Turn("a", "s1", 0, "Sam", "We saw a fox near the river."), Turn("b", "s1", 1, "Sam", "   "),
+             Turn("c", "s1", 2, "Sam", ""), Turn("d", "s1", 3, "Sam", "Then we went home for dinner."))
+    assert not index_text(turns[1]).strip() and index_text(turns[0]) == "Sam: We saw a fox near the river."
+    scores = BM25View(turns).scores("What animal did Sam see near the river?")
+    assert scores[0] > 0 and scores[1] == scores[2] == 0  # before, each blank turn scored on "Sam"

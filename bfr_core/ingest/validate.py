@@ -73,8 +73,8 @@ def _blank_turns(bundle: Bundle) -> Bundle:
     blank = [t.turn_id for t in bundle.turns if not t.text.strip()]
     if not blank:
         return bundle
-    note = (f"{WARNING} {len(blank):,} turn(s) with blank text kept ({some(blank)}); they match no words and "
-            "give an answer nothing to quote")
+    note = (f"{WARNING} {len(blank):,} turn(s) with blank text kept ({some(blank)}); they hold no words to match "
+            "(not even their speaker's name is indexed) and give an answer nothing to quote")
     return replace(bundle, report=replace(bundle.report, notes=(*bundle.report.notes, note)))
 
 

@@ -30,9 +30,11 @@ def index_text(turn: Turn) -> str:
     speaker, so without the prefix neither BM25 nor an embedding can tell whose turn it is. On
     LoCoMo's 1,536 questions it moves BM25 top-10/40 Gold Hit from 59.6/73.0 to 61.9/74.2 and
     MiniLM from 35.0/59.2 to 50.4/72.1, and it is how the sanity anchors (62.8/75.3, 49.8/71.7) were
-    measured. Role speakers (LongMemEval's user/assistant) are left off.
+    measured. Role speakers (LongMemEval's user/assistant) are left off, and so is the name of a blank
+    turn's speaker: alone, it matched every question naming them, and BM25 ranked such a turn (no words
+    but the name, the shortest document) above the turn that answered.
     """
-    if turn.speaker.casefold() in ROLE_SPEAKERS:
+    if turn.speaker.casefold() in ROLE_SPEAKERS or not turn.text.strip():
         return turn.text
     return f"{turn.speaker}: {turn.text}"
 
