@@ -83,8 +83,9 @@ mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], def
 last = ss.get("annot_last")
 if mode == "Queue" and last and last[0] == name:
     judged, by = AG.judged_item(store, last[1])
-    st.success(f"Saved **{last[2]}**" + (" (queued: written to the store when the other process lets go)"
-                                          if last[3:] and last[3] else "") + f". LLM judges ({W.esc(by or '?')}) on that item: "
+    queued = " (queued: written to the store when the other process lets go)" if last[3:] and last[3] else ""
+    who = f" ({W.esc(by)})" if by else ""
+    st.success(f"Saved **{last[2]}**{queued}. LLM judges{who} on that item: "
                + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
 
 mine = [i for i in asked if i in raters.get(name, {})]
@@ -110,7 +111,7 @@ if item_id is not None:
         st.markdown(f"**Reference answer**: {W.esc(item.reference)}")
         st.markdown(f"**Evidence** ({len(item.evidence)} snippets, in time order)")
         for e in item.evidence:
-            st.markdown(f"`{e.n}` {W.esc(e.date)} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
+            st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
     st.markdown("Is the **complete reference answer** supported by this evidence alone?")
     st.caption("Keyboard: **S** sufficient · **I** insufficient · **U** uncertain (not while typing a note). "
                "A click saves at once; relabel any time under “My labels”.")
@@ -128,7 +129,8 @@ if item_id is not None:
     cur = L.current_label(store, item_id, name)
     if cur is not None:  # revealed only once this annotator has labelled the item
         judged, by = AG.judged_item(store, item_id)
-        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges ({W.esc(by or '?')}): "
+        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges"
+                    + (f" ({W.esc(by)})" if by else "") + ": "
                     + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
         st.dataframe(L.history(store, item_id, name), hide_index=True, key="annot_hist",
                      column_config={"label_id": None, "annotator": None})

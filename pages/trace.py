@@ -79,7 +79,8 @@ store = R.store()
 q = store.question(dataset, qid)
 turns = R.scope_turns(path, dataset, q.scope_id)
 with st.container(border=True):
-    st.markdown(f"**Question** · {W.esc(q.qtype)} · asked {W.esc(W.fmt_date(q.date))}  \n{W.esc(q.text)}")
+    asked = f" · asked {W.esc(W.fmt_date(q.date))}" if q.date else " · undated"
+    st.markdown(f"**Question** · {W.esc(q.qtype)}{asked}  \n{W.esc(q.text)}")
     st.markdown(f"**Reference answer**: {W.esc(reference_text(q))}")
     if show_gold:
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))

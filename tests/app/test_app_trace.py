@@ -123,3 +123,25 @@ def test_trace_says_when_the_scopes_dense_view_is_computed_now(app_db):
     at = _trace_page()
     at.selectbox(key="trace_question").select("q1").run()
     assert "is computed now" not in texts(at)
+
+
+def test_an_undated_question_says_so(app_db, tmp_path):
+    """A question without a date read "asked " with nothing after it."""
+    import json
+
+    from bfr_core.ingest import ingest
+    from bfr_core.store import Store
+
+    src = tmp_path / "undated.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session", "session_id": "s", "turns": [{"turn_id": "t1", "speaker": "Sam", "text": "we saw a fox"}]},
+        {"type": "question", "question_id": "u1", "question": "what did we see?", "answer": "a fox",
+         "scope": "default", "gold": ["t1"]})) + "\n", encoding="utf-8")
+    store = Store(app_db)
+    ingest(store, "jsonl", src, name="undated", embed=False)
+    store.close()
+    at = _trace_page()
+    at.selectbox(key="trace_dataset").select("undated").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert "· undated" in shown and "asked  " not in shown and "asked \n" not in shown
