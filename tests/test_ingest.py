@@ -158,3 +158,22 @@ def test_ray_ingest_on_a_local_2_worker_cluster_writes_the_local_store(tmp_path)
     vecs, ref = _vectors(dist), _vectors(local)
     assert vecs.keys() == ref.keys() and any(k[0].startswith("minilm") for k in ref)
     assert all(np.allclose(vecs[k], ref[k], rtol=0, atol=1e-6) for k in ref)
+
+
+def test_the_stored_source_is_the_files_absolute_path(tmp_path, monkeypatch):
+    """A path typed relative to another folder named nothing once the app ran from the repository folder."""
+    import json
+
+    from bfr_core.ingest import ingest
+    from bfr_core.store import Store
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.jsonl").write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session", "session_id": "s", "turns": [{"turn_id": "t1", "speaker": "a", "text": "hi"}]},
+        {"type": "question", "question_id": "q", "question": "hi?", "answer": "x", "scope": "default",
+         "gold": ["t1"]})) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    store = Store(tmp_path / "s.duckdb")
+    ingest(store, "jsonl", "sub/d.jsonl", name="d", embed=False)
+    assert store.dataset("d")["source"] == str((tmp_path / "sub" / "d.jsonl").resolve())
+    store.close()

@@ -176,6 +176,8 @@ def ingest(
         return _resume(store, dataset_id, kind, embed, wants_entities, progress)
     reading = (lambda d, t, _label: progress(d, t, "reading the file")) if progress else None
     bundle = loader(path, dataset_id=dataset_id, progress=reading, **(options or {}))
+    where = str(Path(path).resolve())  # stored: the Data page's "finish" command runs from the repository folder
+    bundle = dc_replace(bundle, source=where, report=dc_replace(bundle.report, source=where))
     if kind == "longmemeval":  # which release (S / M / oracle, full or a part): the report's first note
         release = recognise(bundle).note
         bundle = dc_replace(bundle, report=dc_replace(bundle.report, notes=(release, *bundle.report.notes)))
