@@ -10,6 +10,7 @@ store's finished runs (each opens in Trace). No sentence about the case is writt
 import streamlit as st
 
 from bfr_core import pipeline, plots
+from bfr_core.config import RetrievalConfig
 from ui import commands as C
 from ui import democase as D
 from ui import resources as R
@@ -70,9 +71,11 @@ if "dense" not in ranks:
 for holds, sentence in D.verdict(ranks, k, label):
     (st.success if holds else st.warning)(W.esc(sentence), icon=":material/check:" if holds else ":material/close:")
 if not any(h for h, _ in D.verdict(ranks, k, label)):
+    small = (f" The whole scope is {len(turns)} turns, fewer than mem0's k of {RetrievalConfig().k}, so any top-k holds all "
+             "of it." if len(turns) < RetrievalConfig().k else "")
     st.markdown(f"**Here, Figure 1's premise does not hold** in any ranked view at k = {k}: the case shows "
-                "no relevance-versus-sufficiency gap in this store. The gallery below lists questions of a "
-                "finished run where one does occur.")
+                "no relevance-versus-sufficiency gap in this store." + small + " The gallery below lists questions "
+                "of a finished run where one does occur.")
 
 rules = R.llm(R.OFFLINE)
 top_ans = answer_and_judge(rules, q, [turns[t] for t in topk.evidence if t in turns], R.OFFLINE)

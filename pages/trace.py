@@ -94,7 +94,9 @@ if arm in imported:  # no live run: the evidence its file gave, as stored by `bf
     about = (f"**{W.esc(arm)}** is an imported system ({W.esc(system.fmt)} file {W.esc(system.source)}, "
              f"eval run {W.esc(run_id)}): its stored evidence is shown; it cannot be run live here.")
     if trace is None:
-        st.info(about + " Its file has no evidence for this question.")
+        why = ("it is not in that run (the run scores the dataset's scoreable questions; an entry of the file for "
+               "another question was skipped on import)" if not q.scoreable else "its file gave none for this question")
+        st.info(about + f" No evidence is stored for this question: {why}.")
         st.stop()
     st.caption(about)
     shown = len(trace.steps)

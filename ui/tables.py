@@ -30,7 +30,9 @@ MEANING = {
     "ER": "Evidence Recall: the share of the question's gold turns the set holds (0 to 1; mean in %).",
     "CER": "Complete Evidence Recall: 1 only when the set holds every gold turn, else 0 (mean in %).",
     "set size": "turns in the evidence set.",
-    "F1": "LoCoMo's token F1 of the answer against the reference answer (0 to 1).",
+    "F1": ("LoCoMo's token F1 of the answer against the reference answer (0 to 1), as its official scorer "
+           "computes it: words split at spaces, so a script written without spaces (Chinese, Japanese, Thai) "
+           "scores 0 even for the right answer; read J there."),
     "judge": "J: 1 when the judge calls the answer CORRECT, 0 when WRONG; the mean is over decided rows only "
              "(the offline rules leave some UNDECIDED; those are counted apart, not as wrong).",
     "Suff": "Suff@Set: 1 when the judges call the evidence set sufficient for the whole reference answer, 0 when "
