@@ -97,7 +97,7 @@ def test_trace_lists_imported_systems_and_shows_stored_evidence_with_gold(app_db
     # a question its file did not hold: said so, nothing run
     at.selectbox(key="trace_arm").select("partial-sys").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "has no evidence for this question" in texts(at)
+    assert "No evidence is stored for this question: its file gave none" in texts(at)
 
 
 def test_home_lists_imported_systems(app_db, tmp_path: Path) -> None:
