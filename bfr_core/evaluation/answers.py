@@ -26,7 +26,7 @@ from bfr_core.evaluation.answer_f1 import f1_score, locomo_f1
 from bfr_core.llm.base import LLM, LLMCallFailed
 from bfr_core.llm.cache import CallRecord, LLMCache, call_arm, spent_ms
 from bfr_core.progress import Progress
-from bfr_core.records import Question
+from bfr_core.records import Question, Turn
 from bfr_core.roles.answer_judge import judgment as judge_role
 from bfr_core.roles.answerer import answer as answer_role
 from bfr_core.roles.fit import fit_for
@@ -235,7 +235,9 @@ def score_answers(
 
     def jobs() -> Iterator[tuple[AnswerWork, tuple[Question, tuple[ArmTodo, ...]]]]:
         for qid, group in by_question.items():
-            arms = tuple(_todo(store, dataset_id, questions[qid].scope_id, r) for r in group)
+            # every arm's evidence in one query, dated as the question's haystack dates it
+            by_id = store.turns_by_id(dataset_id, sorted({t for r in group for t in r[2]}), questions[qid].scope_id)
+            arms = tuple(_todo(by_id, r) for r in group)
             for part in ((arms,) if workers == 1 else tuple((a,) for a in arms)):
                 yield work, (questions[qid], part)
 
@@ -277,9 +279,8 @@ def _lme_judgment(llm: LLM, panel: SuffPanel, q: Question, response: str) -> tup
     return label, error, spent_ms(llm, *panel.clients) - start
 
 
-def _todo(store: Store, dataset_id: str, scope_id: str, row: tuple[Any, ...]) -> ArmTodo:
+def _todo(by_id: dict[str, Turn], row: tuple[Any, ...]) -> ArmTodo:
     _, arm, evidence, prev_answer, prev_judge, prev_suff, prev_lme = row
-    by_id = store.turns_by_id(dataset_id, list(evidence), scope_id)  # the question's haystack's dates
     return ArmTodo(arm, tuple(render([by_id[t] for t in evidence if t in by_id])), prev_answer, prev_judge, prev_suff,
                   prev_lme)
 

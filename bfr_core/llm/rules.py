@@ -389,21 +389,23 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     if computed:
         return computed
     found = units(texts)
-    said = [_said(u) for u in found]
     qt = toks(question)
-    ranked = sorted(range(len(found)), key=lambda i: (-len(qt & toks(said[i])), -len(qt & toks(found[i].text)), i))
-    best = next((i for i in ranked if said[i]), None)  # a sentence with words beside its speaker
-    if best is None or not qt & toks(said[best]):
+    parts = [_said(u) for u in found]  # (the speaker's prefix, what was said)
+    shared = [len(qt & toks(said)) for _, said in parts]
+    ranked = sorted(range(len(found)), key=lambda i: (-shared[i], -len(qt & toks(parts[i][0])) if parts[i][0] else 0, i))
+    best = next((i for i in ranked if parts[i][1]), None)  # a sentence with words beside its speaker
+    if best is None or not shared[best]:
         return NOT_FOUND
-    return _narrow(question, found[best], said[best])
+    return _narrow(question, found[best], parts[best][1])
 
 
-def _said(unit: Unit) -> str:
-    """``unit``'s sentence without a leading "speaker: " (a name the question shares with it only says who
-    spoke: a tie-breaker, never the match, and not part of the answer)."""
+def _said(unit: Unit) -> tuple[str, str]:
+    """``unit``'s sentence split into a leading "speaker: " and what was said (a name the question shares
+    with the speaker only says who spoke: a tie-breaker, never the match, and not part of the answer)."""
     if not unit.turn.lstrip().startswith(unit.text):  # a later sentence of its snippet: no speaker before it
-        return unit.text
-    return _SPEAKER.sub("", unit.text, count=1).strip()
+        return "", unit.text
+    m = _SPEAKER.match(unit.text)
+    return (m.group(0), unit.text[m.end():].strip()) if m else ("", unit.text)
 
 
 # -- suff --------------------------------------------------------------------------------------
