@@ -57,13 +57,9 @@ if not total:
         st.info("This store holds no dataset yet, so there is nothing to label. Load one (Data page, or):")
         st.code(C.ingest_cmd(path), language="bash")
     else:
-        cmds = C.eval_cmds(path, sets, suff=True)
-        if not cmds:
-            st.info(C.NOTHING_TO_SCORE)
-        else:
-            st.info("No finished eval run to label yet: the queue is built from finished `bfr eval` runs. Run one "
-                    "with `--suff`, so that LLM judgments can be revealed after your labels, then press Refresh:")
-            st.code("\n".join(cmds), language="bash")
+        W.eval_commands("No finished eval run to label yet: the queue is built from finished `bfr eval` runs. "
+                        "Run one with `--suff`, so that LLM judgments can be revealed after your labels, then press "
+                        "Refresh:", C.eval_cmds(path, sets, suff=True))
     st.stop()
 if not R.judged_item_count(path):
     st.caption("No item has LLM Suff@Set judgments yet, so none will be revealed after your labels. For them, "

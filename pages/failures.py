@@ -26,13 +26,8 @@ if not runs:
         st.info("No dataset and no evaluation run in this store yet. Load a dataset (Data page, or):")
         st.code(C.ingest_cmd(path), language="bash")
     else:
-        cmds = C.eval_cmds(path, sets)
-        if not cmds:
-            st.info(C.NOTHING_TO_SCORE)
-        else:
-            st.info("No evaluation run in this store yet. Start one on the Evaluate page, or from a shell, then "
-                    "press Refresh:")
-            st.code("\n".join(cmds), language="bash")
+        W.eval_commands("No evaluation run in this store yet. Start one on the Evaluate page, or from a shell, "
+                        "then press Refresh:", C.eval_cmds(path, sets))
     st.stop()
 by_id = {r["run_id"]: r for r in runs}
 run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (

@@ -16,6 +16,7 @@ import streamlit as st
 from bfr_core.progress import Progress
 from bfr_core.records import Turn
 from ui import resources as R
+from ui.commands import NOTHING_TO_SCORE
 
 GOLD = "★"
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=^\"'])")
@@ -166,3 +167,13 @@ def new_row_pick(key: str, ids: Sequence[str]) -> str | None:
         return None
     st.session_state[seen] = picked
     return picked
+
+
+def eval_commands(intro: str, cmds: list[str]) -> None:
+    """``intro`` and the ``bfr eval`` lines to run (``commands.eval_cmds``), or, when no dataset has
+    anything to score, why none is offered."""
+    if not cmds:
+        st.info(NOTHING_TO_SCORE)
+        return
+    st.info(intro)
+    st.code("\n".join(cmds), language="bash")
