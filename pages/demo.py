@@ -71,11 +71,10 @@ if "dense" not in ranks:
 for holds, sentence in D.verdict(ranks, k, label):
     (st.success if holds else st.warning)(W.esc(sentence), icon=":material/check:" if holds else ":material/close:")
 if not any(h for h, _ in D.verdict(ranks, k, label)):
-    small = (f" The whole scope is {len(turns)} turns, fewer than mem0's k of {RetrievalConfig().k}, so any top-k holds all "
-             "of it." if len(turns) < RetrievalConfig().k else "")
-    st.markdown(f"**Here, Figure 1's premise does not hold** in any ranked view at k = {k}: the case shows "
-                "no relevance-versus-sufficiency gap in this store." + small + " The gallery below lists questions "
-                "of a finished run where one does occur.")
+    parts = (f"**Here, Figure 1's premise does not hold** in any ranked view at k = {k}: the case shows no "
+             "relevance-versus-sufficiency gap in this store.", D.small_scope(len(turns), RetrievalConfig().k),
+             "The gallery below lists questions of a finished run where one does occur.")
+    st.markdown(" ".join(p for p in parts if p))
 
 rules = R.llm(R.OFFLINE)
 top_ans = answer_and_judge(rules, q, [turns[t] for t in topk.evidence if t in turns], R.OFFLINE)

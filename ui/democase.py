@@ -90,6 +90,13 @@ def verdict(ranks: Mapping[str, Mapping[str, int]], k: int, label: Mapping[str, 
     return out
 
 
+def small_scope(scope_turns: int, k: int) -> str:
+    """Why a premise cannot hold in a scope smaller than a top-k arm's k ("" when it is not smaller)."""
+    if scope_turns >= k:
+        return ""
+    return f"The whole scope is {scope_turns} turns, fewer than mem0's k of {k}, so any top-k holds all of it."
+
+
 def rank_rows(gold: Sequence[str], ranks: Mapping[str, Mapping[str, int]], held: Mapping[str, Sequence[str]],
               label: Mapping[str, str]) -> list[dict]:
     """One row per gold turn: its rank in each view and whether each arm's set holds it."""

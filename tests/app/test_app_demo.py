@@ -85,3 +85,11 @@ def test_offline_steps_show_the_shipped_recorded_requirements(app_db):
     at.button(key="demo_all").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert shipped_recording("q1") in texts(at).replace("\\", "")
+
+
+def test_a_scope_smaller_than_k_is_named_as_the_reason():
+    """In a 7-turn scope every top-10 holds every turn: the premise fails for that reason, and the page says it."""
+    from ui.democase import small_scope
+
+    assert small_scope(7, 10) == "The whole scope is 7 turns, fewer than mem0's k of 10, so any top-k holds all of it."
+    assert small_scope(10, 10) == "" and small_scope(600, 10) == ""
