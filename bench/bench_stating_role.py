@@ -24,8 +24,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -48,18 +46,11 @@ def scope_turns(bundle: Any) -> dict[str, list[Any]]:
     return {sc.scope_id: [t for s in sc.session_ids for t in by_session[s]] for sc in bundle.scopes}
 
 
-def medians(turns: list[Any]) -> dict[str, float]:
-    lengths: dict[str, list[int]] = defaultdict(list)
-    for t in turns:
-        lengths[t.speaker].append(len(t.text.split()))
-    return {s: float(np.median(v)) for s, v in sorted(lengths.items())}
-
-
 def benchmark_row(bundle: Any) -> dict[str, Any]:
     """Per benchmark: scopes, decisions with the ratio alone and with the paragraph condition too."""
     rows = []
     for scope_id, turns in scope_turns(bundle).items():
-        m = medians(turns)
+        m = turn_scores.speaker_medians(turns)
         ratio_only = turn_scores.stating_role(turns, words=0)
         shipped = turn_scores.stating_role(turns)
         rows.append({"scope": scope_id, "speakers": len(m), "long": max(m.values(), default=0.0),

@@ -96,16 +96,21 @@ class _Resolver:
 
     def session_ranking(self, sub: Submitted, k: int | None) -> list[str] | None:
         """The submitted ids when every one names a session (a session-granularity ranking), else None."""
-        ids = list(sub.ids[:k] if (k is not None and sub.is_ranking) else sub.ids)
+        ids = list(_cut(sub, k))
         if not sub.is_ranking or not ids or any(d in self.turn_ids or d in self.local or d not in self.sessions
                                                 for d in ids):
             return None
         return ids
 
 
+def _cut(sub: Submitted, k: int | None) -> tuple[str, ...]:
+    """The submitted ids ``k`` keeps: a ranking's first ``k``; an evidence set whole."""
+    return sub.ids[:k] if (k is not None and sub.is_ranking) else sub.ids
+
+
 def resolve(sub: Submitted, resolver: _Resolver, k: int | None) -> tuple[list[str], list[float], list[str], int]:
     """``(turn ids, their scores, unknown ids, sessions expanded)`` for one question."""
-    ids = sub.ids[:k] if (k is not None and sub.is_ranking) else sub.ids
+    ids = _cut(sub, k)
     scores = list(sub.scores[:len(ids)]) if sub.scores is not None else [float(len(ids) - i) for i in range(len(ids))]
     out: dict[str, float] = {}
     unknown, expanded = [], 0
@@ -277,6 +282,14 @@ def _ranking(trace: dict[str, Any] | None, evidence: Sequence[str]) -> tuple[lis
 def export_rows(store: Store, run_id: str, arms: Sequence[str] | None = None
                 ) -> Iterator[tuple[str, str, list[str], list[float] | None]]:
     """``(arm, question_id, ids, scores)`` for every stored row of the run (``arms`` picks some)."""
+    for arm, qid, evidence, trace in _arm_rows(store, run_id, arms):
+        ids, scores = _ranking(trace, evidence)
+        yield arm, qid, ids, scores
+
+
+def _arm_rows(store: Store, run_id: str, arms: Sequence[str] | None
+              ) -> Iterator[tuple[str, str, list[str], dict[str, Any] | None]]:
+    """``(arm, question_id, evidence, trace)`` for every stored row of the run (``arms`` picks some)."""
     row = run_row(store, run_id)
     if row is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
@@ -286,8 +299,7 @@ def export_rows(store: Store, run_id: str, arms: Sequence[str] | None = None
     for r in load_results(store, run_id):
         if arms and r["arm"] not in arms:
             continue
-        ids, scores = _ranking(load_trace_dict(store, run_id, r["question_id"], r["arm"]), r["evidence"] or [])
-        yield r["arm"], r["question_id"], ids, scores
+        yield r["arm"], r["question_id"], r["evidence"] or [], load_trace_dict(store, run_id, r["question_id"], r["arm"])
 
 
 def gold_rows(store: Store, run_id: str) -> list[tuple[str, list[str]]]:
@@ -311,7 +323,7 @@ def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 1
     qs = {q.question_id: q for q in store.questions(row[0])}
     out = []
     corpora: dict[str, list[Turn]] = {}
-    for _, qid, ids, _ in export_rows(store, run_id, [arm]):
+    for _, qid, evidence, trace in _arm_rows(store, run_id, [arm]):
         q = qs[qid]
         if q.is_abstention:
             continue
@@ -319,9 +331,8 @@ def official_rows(store: Store, run_id: str, arm: str, ks: Sequence[int] = (5, 1
             corpora[q.scope_id] = [t.turn_id for t in store.scope_turns(row[0], q.scope_id) if t.speaker == "user"]
         corpus = corpora[q.scope_id]
         user = frozenset(corpus)
-        data = ((load_trace_dict(store, run_id, qid, arm) or {}).get("steps") or [{}])[-1].get("data", {})
-        sessions = data.get("session_ranking")
+        sessions = ((trace or {}).get("steps") or [{}])[-1].get("data", {}).get("session_ranking")
         scores = (official_session_scores(sessions, q.gold, corpus, ks) if sessions
-                  else official_scores([t for t in ids if t in user], q.gold, corpus, ks))
+                  else official_scores([t for t in evidence if t in user], q.gold, corpus, ks))
         out.append({"question_id": qid, "qtype": q.qtype, **scores})
     return out

@@ -182,6 +182,14 @@ class TurnScores:
         return out
 
 
+def speaker_medians(turns: Sequence[Any]) -> dict[str, float]:
+    """Each speaker's median turn length in words, speakers in name order."""
+    lengths: dict[str, list[int]] = {}
+    for t in turns:
+        lengths.setdefault(t.speaker, []).append(len(t.text.split()))
+    return {s: float(np.median(v)) for s, v in sorted(lengths.items())}
+
+
 def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO, words: float = ROLE_WORDS) -> str:
     """The speaker whose turns state facts, when the store shows a user/assistant asymmetry; else "".
 
@@ -192,13 +200,10 @@ def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO, words: float =
     message is still a sentence, not a paragraph: no role prior, which would otherwise lift the terse
     speaker's turns.
     """
-    lengths: dict[str, list[int]] = {}
-    for t in turns:
-        lengths.setdefault(t.speaker, []).append(len(t.text.split()))
-    if len(lengths) != 2 or ratio <= 0:
+    medians = speaker_medians(turns)
+    if len(medians) != 2 or ratio <= 0:
         return ""
-    (a, la), (b, lb) = sorted(lengths.items())
-    ma, mb = float(np.median(la)), float(np.median(lb))
+    (a, ma), (b, mb) = medians.items()
     if ma >= max(ratio * max(mb, 1.0), words):
         return b
     if mb >= max(ratio * max(ma, 1.0), words):
