@@ -12,6 +12,7 @@ from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.ingest import default_name, ingest
 from bfr_core.ingest.common import WARNING
+from bfr_core.ingest.locomo_plus import STITCHES
 from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
@@ -69,6 +70,12 @@ options = {}
 if kind == "locomo-plus":  # the LoCoMo file its items are stitched into
     options["locomo"] = st.text_input("LoCoMo file (locomo10.json)", key="data_locomo",
                                       value=str(R.SHARED_DATA / "locomo10.json")) or None
+    options["stitch"] = st.radio(
+        "Cue placement", STITCHES, horizontal=True, key="data_stitch",
+        format_func=lambda s: "a session of its own (the benchmark's)" if s == "session" else "inside an existing session",
+        help="The benchmark makes each cue a short session of its own, which a session-level score can find by its "
+             "shape alone. Inside an existing session (the one before the cue's date) is a robustness variant, not "
+             "the benchmark: load it under another name to see which methods still find the cue.")
 
 store = R.store()
 dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if upload else "")) if (file_path or upload) else "")

@@ -12,7 +12,7 @@ import pytest
 
 from bfr_core.dates import gap_days
 from bfr_core.errors import InputError
-from bfr_core.ingest.locomo_plus import conversation_index, load_locomo_plus, parse_dialogue
+from bfr_core.ingest.locomo_plus import conversation_index, embed_position, load_locomo_plus, parse_dialogue
 from bfr_core.ingest.sources import data_dir
 
 DATA = data_dir()
@@ -107,6 +107,49 @@ def test_locomo_questions_in_the_first_stitched_scope(tmp_path: Path) -> None:
     assert plain.source_sha256 != b.source_sha256  # other questions: another dataset version (a new run id)
 
 
+def test_embedded_stitching_puts_the_cue_inside_the_session_before_it(tmp_path: Path) -> None:
+    items = [_item(), _item(cue="A: old news\nB: indeed", trigger="A: later", gap="one year later")]
+    plus, locomo = _files(tmp_path, items)
+    own, emb = load_locomo_plus(plus, locomo=locomo), load_locomo_plus(plus, locomo=locomo, stitch="embedded")
+    conv = conversation_index(items[0]["cue_dialogue"], items[0]["trigger_query"], 2)
+    sid, a, bb = [("c1", "Ann", "Bob"), ("c2", "Cat", "Dan")][conv]
+    q0, q1 = emb.questions
+    # cue at 25 May: the host is session 1 (1 May; session 2 is 1 June), copied for this item only
+    host = f"plus-000/{sid}:S1"
+    assert emb.scopes[0].session_ids == (host, f"{sid}:S2")
+    copy = [t for t in emb.turns if t.session_id == host]
+    pos = embed_position(items[0]["cue_dialogue"], items[0]["trigger_query"], 2)
+    texts = ["hi", "yo"]
+    texts[pos:pos] = ["I learned to say no.", "Good for you."]
+    assert [t.text for t in copy] == texts and [t.idx for t in copy] == [0, 1, 2, 3]
+    assert [t.turn_id for t in copy] == [f"{host}:{i}" for i in (1, 2, 3, 4)]  # cue turns named like the rest
+    assert q0.gold == (f"{host}:{pos + 1}", f"{host}:{pos + 2}")
+    assert [(t.speaker, t.local_id) for t in copy[pos:pos + 2]] == [(a, "cue:1"), (bb, "cue:2")]
+    assert all(t.date == datetime(2023, 5, 1, 13, 0) for t in copy)  # dated as the host
+    assert not any(":cue" in s for sc in emb.scopes for s in sc.session_ids)
+    # a cue before every session goes into the first
+    assert emb.scopes[1].session_ids[0].startswith("plus-001/") and emb.scopes[1].session_ids[0].endswith(":S1")
+    # the same questions and texts as the benchmark's stitching; another dataset version
+    assert [(q.text, q.answer, q.date) for q in own.questions] == [(q.text, q.answer, q.date) for q in emb.questions]
+    assert own.source_sha256 != emb.source_sha256 and emb.extra["stitch"] == "embedded"
+    assert any("EMBEDDED" in n for n in emb.report.notes)
+    assert [0 <= embed_position("c", "t", n) <= n for n in range(5)] == [True] * 5
+    with pytest.raises(InputError, match="stitch must be one of session, embedded"):
+        load_locomo_plus(plus, locomo=locomo, stitch="inline")
+
+
+def test_embedded_stitching_renames_locomo_gold_in_the_copied_session(tmp_path: Path) -> None:
+    items = [_item(cue=f"A: cue {i}", trigger=f"A: trigger {i}") for i in range(6)]
+    plus, locomo = _files(tmp_path, items)
+    b = load_locomo_plus(plus, locomo=locomo, locomo_questions=True, stitch="embedded")
+    turns = {t.turn_id: t for t in b.turns}
+    scopes = {s.scope_id: s for s in b.scopes}
+    for q in (q for q in b.questions if q.qtype.startswith("locomo/")):
+        (g,) = q.gold  # D1:1, in session 1, which every cue here (two weeks back) is embedded in
+        assert g.startswith(q.scope_id + "/") and turns[g].text == "hi" and turns[g].local_id == "D1:1"
+        assert turns[g].session_id in scopes[q.scope_id].session_ids
+
+
 @pytest.mark.parametrize(
     ("item", "field"),
     [
@@ -158,3 +201,7 @@ def test_cli_needs_and_reads_the_locomo_file(tmp_path: Path, capsys: pytest.Capt
     assert "missing.json: file not found" in capsys.readouterr().err and not db.exists()
     assert main([*args, "--locomo", str(locomo), "--locomo-questions"]) == 0
     assert "questions 2" in capsys.readouterr().out  # the trigger + its conversation's one LoCoMo question
+    assert main([*args, "--locomo", str(locomo), "--stitch", "embedded", "--name", "emb"]) == 0
+    assert "EMBEDDED" in capsys.readouterr().out
+    assert main(["ingest", "locomo", str(locomo), "--db", str(db), "--no-embed", "--quiet", "--stitch", "embedded"]) == 2
+    assert "--stitch: only for locomo-plus, not locomo" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 [--executor ray [--ray-address ADDR]]``.
 
 ``beam`` reads a folder (one conversation, a tier, or the root); ``locomo-plus`` stitches into the
-LoCoMo file named by ``--locomo`` (``--locomo-questions`` adds LoCoMo's own questions).
+LoCoMo file named by ``--locomo`` (``--locomo-questions`` adds LoCoMo's own questions; ``--stitch
+embedded`` puts each cue inside an existing session, a robustness variant).
 
 Loads one benchmark file into a DuckDB store and prints the report (counts, questions by type,
 notes on repaired or dropped gold ids). Bad input never leaves a partial dataset behind: all of the
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Ray cluster to join (e.g. ray://head:10001 or auto; default: start a local one)")
     parser.add_argument("--locomo-questions", action="store_true",
                         help="locomo-plus: also ask LoCoMo's own questions in the stitched conversations")
+    parser.add_argument("--stitch", default="session", choices=("session", "embedded"),
+                        help="locomo-plus: each cue a session of its own (the benchmark's, default) or inside the "
+                             "session before it (a robustness variant: can a method find the cue without its shape?)")
 
 
 def staged_progress() -> Progress:
@@ -84,9 +88,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         check_file(Path(args.path))
     elif not Path(args.path).is_dir():
         raise InputError(args.path, "folder not found (beam reads a conversation, tier or root folder)")
+    plus_only = [flag for flag, on in (("--locomo", args.locomo), ("--locomo-questions", args.locomo_questions),
+                                       ("--stitch", args.stitch != "session")) if on]
+    if plus_only and args.kind != "locomo-plus":
+        raise InputError(args.path, f"{', '.join(plus_only)}: only for locomo-plus, not {args.kind}")
     options = {}
     if args.kind == "locomo-plus":
-        options = {"locomo": args.locomo, "locomo_questions": args.locomo_questions}
+        options = {"locomo": args.locomo, "locomo_questions": args.locomo_questions, "stitch": args.stitch}
         if args.locomo:
             check_file(Path(args.locomo))
     executor = None

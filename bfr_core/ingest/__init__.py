@@ -159,7 +159,7 @@ def ingest(
     once its write has committed (the old copy is gone by then). Returns the report, with one extra
     note on the embedding step and one on the entity step (``entities``, default off: the entity
     view parses only the turns a cue could match, when first searched; both are caches by text hash).
-    ``options`` go to the loader (``locomo-plus``: ``locomo``, ``locomo_questions``). ``executor``
+    ``options`` go to the loader (``locomo-plus``: ``locomo``, ``locomo_questions``, ``stitch``). ``executor``
     (``evaluation.executors.make_executor``, e.g. a Ray cluster) runs MiniLM's encoding on its
     workers; the vectors come back and are written here, by the one store writer.
 

@@ -18,6 +18,15 @@ Construction (as ``build_conv.py``):
   the cue time (A -> ``speaker_a``, anything else -> ``speaker_b``; other lines are skipped, as
   there), placed among the conversation's sessions by date (a stable sort: after a session of the
   same time).
+* **Stitching** (``stitch``): "session" (the benchmark's own, above) or "embedded", a robustness
+  variant that is not the benchmark: the cue's turns go *inside* the host session, the latest of the
+  conversation's sessions dated at or before the cue time (the first when none is), at the position
+  ``int(sha256(cue_dialogue + "\n" + trigger_query + "\nposition"), 16) mod (host turns + 1)``,
+  dated as the host. The item's scope holds a copy of the host (``plus-000/conv-26:S3``, turns
+  ``plus-000/conv-26:S3:1``... in order, cue turns numbered like the rest, their ``local_id``
+  ``cue:1``...) in place of the shared one. In the benchmark's own stitching every cue is a session
+  of two or three turns of its own, which a session-level score can find by its shape alone;
+  embedded, it cannot (bench/bench_plus_stitching.py measures what that changes).
 * **Question**: the trigger query's text (its ``A:`` / ``B:`` lines, joined by newlines) asked at
   the query time; it is not a turn of the searched store. Gold = every cue turn. ``qtype`` = the
   relation type; the answer field holds the cue dialogue (the benchmark has no reference answer).
@@ -52,6 +61,7 @@ from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Tur
 
 KIND = "locomo-plus"
 QUERY_AFTER_LAST = timedelta(days=7)
+STITCHES = ("session", "embedded")  # the benchmark's own (a cue session), or the cue inside an existing session
 
 
 def conversation_index(cue: str, trigger: str, n: int) -> int:
@@ -69,6 +79,17 @@ def parse_dialogue(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def embed_position(cue: str, trigger: str, n_turns: int) -> int:
+    """Where the embedded stitching puts the cue's turns in a host session of ``n_turns`` turns (0..n_turns)."""
+    return int(hashlib.sha256(f"{cue}\n{trigger}\nposition".encode()).hexdigest(), 16) % (n_turns + 1)
+
+
+def host_session(sessions: list[Session], cue_time: datetime) -> Session:
+    """The embedded stitching's host: the latest session dated at or before ``cue_time`` (the first when none is)."""
+    before = [s for s in sessions if s.date is not None and s.date <= cue_time]
+    return max(before, key=lambda s: s.date) if before else sessions[0]
+
+
 def stitch_order(sessions: list[Session], cue: Session) -> list[str]:
     """Session ids sorted by date, the cue after any session of the same time (stable, as there)."""
     ordered = sorted([*sessions, cue], key=lambda s: s.date or datetime.min)
@@ -78,9 +99,10 @@ def stitch_order(sessions: list[Session], cue: Session) -> list[str]:
 class _Conversation:
     """One LoCoMo conversation as the stitcher needs it."""
 
-    def __init__(self, scope: Scope, sessions: dict[str, Session], path: str) -> None:
+    def __init__(self, scope: Scope, sessions: dict[str, Session], turns: dict[str, list[Turn]], path: str) -> None:
         self.scope = scope
         self.sessions = [sessions[s] for s in scope.session_ids]
+        self.turns = turns  # session id -> its turns in order (the embedded stitching copies one)
         last = self.sessions[-1]
         if last.date is None:
             raise InputError(path, f"the last session of {scope.scope_id} has no readable date; the query time "
@@ -89,8 +111,10 @@ class _Conversation:
         self.query_time = max(s.date for s in self.sessions if s.date is not None) + QUERY_AFTER_LAST
 
 
-def _item(n: int, item: Any, path: str, convs: list[_Conversation], dataset_id: str
-          ) -> tuple[Session, list[Turn], Scope, Question, int]:
+def _item(n: int, item: Any, path: str, convs: list[_Conversation], dataset_id: str, stitch: str = "session"
+          ) -> tuple[Session, list[Turn], Scope, Question, int, dict[str, str]]:
+    """One item stitched: its new session, that session's turns, its scope, its question, the conversation's
+    index, and the host turns the embedded stitching copied (original id -> the copy's; empty otherwise)."""
     record = f"item {n}"
     expect(item, dict, path, record, None)
     cue_text = get(item, "cue_dialogue", str, path, record)
@@ -105,22 +129,50 @@ def _item(n: int, item: Any, path: str, convs: list[_Conversation], dataset_id: 
     c = convs[conversation_index(cue_text, trigger_text, len(convs))]
     qid = f"plus-{n:03d}"
     cue_time = c.query_time - timedelta(days=gap_days(gap))
-    cue = Session(f"{qid}:cue", cue_time, cue_time.strftime("%Y-%m-%d %H:%M"))
     a, b = c.scope.speakers[0], c.scope.speakers[1]
-    turns = [Turn(f"{qid}:cue:{i + 1}", cue.session_id, i, a if who == "A" else b, text, cue_time, f"cue:{i + 1}")
-             for i, (who, text) in enumerate(cue_lines)]
-    scope = Scope(dataset_id, qid, tuple(stitch_order(c.sessions, cue)), c.scope.speakers)
+    said = [(a if who == "A" else b, text) for who, text in cue_lines]
+    if stitch == "embedded":
+        host = host_session(c.sessions, cue_time)
+        cue, turns, gold, order, renamed = _embedded(
+            qid, c, said, host, embed_position(cue_text, trigger_text, len(c.turns[host.session_id])))
+    else:
+        cue = Session(f"{qid}:cue", cue_time, cue_time.strftime("%Y-%m-%d %H:%M"))
+        turns = [Turn(f"{qid}:cue:{i + 1}", cue.session_id, i, who, text, cue_time, f"cue:{i + 1}")
+                 for i, (who, text) in enumerate(said)]
+        gold, order, renamed = tuple(t.turn_id for t in turns), tuple(stitch_order(c.sessions, cue)), {}
+    scope = Scope(dataset_id, qid, order, c.scope.speakers)
     question = Question(
         dataset_id=dataset_id, question_id=qid, scope_id=qid, text="\n".join(t for _, t in trigger_lines),
-        answer="\n".join(f"{t.speaker}: {t.text}" for t in turns), qtype=relation,
-        gold=tuple(t.turn_id for t in turns), date=c.query_time, scoreable=True,
+        answer="\n".join(f"{who}: {text}" for who, text in said), qtype=relation,
+        gold=gold, date=c.query_time, scoreable=True,
     )
-    return cue, turns, scope, question, convs.index(c)
+    return cue, turns, scope, question, convs.index(c), renamed
+
+
+def _embedded(qid: str, c: _Conversation, said: list[tuple[str, str]], host: Session, pos: int
+              ) -> tuple[Session, list[Turn], tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """The embedded stitching: a copy of ``host`` with the cue's turns at ``pos``; returns the copy, its
+    turns, the cue turns' ids (the gold), the scope's session order (the copy in the host's place) and
+    each host turn's id -> its copy's."""
+    copy = Session(f"{qid}/{host.session_id}", host.date, host.date_text)
+    original = c.turns[host.session_id]
+    rows: list[tuple[Turn | None, str, str, str]] = [(t, t.speaker, t.text, t.local_id) for t in original[:pos]]
+    rows += [(None, who, text, f"cue:{i + 1}") for i, (who, text) in enumerate(said)]
+    rows += [(t, t.speaker, t.text, t.local_id) for t in original[pos:]]
+    turns = [Turn(f"{copy.session_id}:{j + 1}", copy.session_id, j, who, text, host.date, local)
+             for j, (_, who, text, local) in enumerate(rows)]
+    gold = tuple(t.turn_id for t in turns[pos:pos + len(said)])
+    order = tuple(copy.session_id if s == host.session_id else s for s in c.scope.session_ids)
+    renamed = {was.turn_id: t.turn_id for (was, *_), t in zip(rows, turns, strict=True) if was is not None}
+    return copy, turns, gold, order, renamed
 
 
 def load_locomo_plus(path: str | Path, *, locomo: str | Path | None = None, dataset_id: str | None = None,
-                     progress: Progress | None = None, locomo_questions: bool = False) -> Bundle:
-    """Read ``locomo_plus.json`` (any part of it) and stitch each item into ``locomo`` (``locomo10.json``)."""
+                     progress: Progress | None = None, locomo_questions: bool = False, stitch: str = "session") -> Bundle:
+    """Read ``locomo_plus.json`` (any part of it) and stitch each item into ``locomo`` (``locomo10.json``),
+    as the benchmark does (``stitch`` "session") or inside an existing session ("embedded", not the benchmark)."""
+    if stitch not in STITCHES:
+        raise InputError(str(path), f"stitch must be one of {', '.join(STITCHES)}, not {stitch!r}")
     if locomo is None:
         from bfr_core.ingest.sources import benchmark_file
 
@@ -134,14 +186,18 @@ def load_locomo_plus(path: str | Path, *, locomo: str | Path | None = None, data
     dataset_id = dataset_id or KIND
     base = load_locomo(locomo, dataset_id=dataset_id)
     by_id = {s.session_id: s for s in base.sessions}
-    convs = [_Conversation(s, by_id, str(locomo)) for s in base.scopes]
+    by_session: dict[str, list[Turn]] = {}
+    for t in base.turns:
+        by_session.setdefault(t.session_id, []).append(t)
+    convs = [_Conversation(s, by_id, by_session, str(locomo)) for s in base.scopes]
     sessions, turns = list(base.sessions), list(base.turns)
     scopes: list[Scope] = []
     questions: list[Question] = []
     first_scope: dict[int, str] = {}
+    renamed: dict[str, dict[str, str]] = {}  # scope -> host turn id -> its copy's (embedded stitching)
     placed = Counter[str]()
     for n, item in enumerate(data):
-        cue, cue_turns, scope, question, conv = _item(n, item, p, convs, dataset_id)
+        cue, cue_turns, scope, question, conv, renamed[f"plus-{n:03d}"] = _item(n, item, p, convs, dataset_id, stitch)
         sessions.append(cue)
         turns += cue_turns
         scopes.append(scope)
@@ -151,25 +207,30 @@ def load_locomo_plus(path: str | Path, *, locomo: str | Path | None = None, data
         if progress:
             progress(n + 1, len(data), scope.scope_id)
     if locomo_questions:
-        questions += _locomo_questions(base, convs, first_scope)
+        questions += _locomo_questions(base, convs, first_scope, renamed)
     require_unique((t.turn_id for t in turns), "turn", p)
-    return _bundle(p, base, dataset_id, sessions, turns, scopes, questions, placed, data)
+    return _bundle(p, base, dataset_id, sessions, turns, scopes, questions, placed, data, stitch)
 
 
-def _locomo_questions(base: Bundle, convs: list[_Conversation], first_scope: dict[int, str]) -> list[Question]:
-    """LoCoMo's own questions, each asked in the first stitched scope of its conversation."""
+def _locomo_questions(base: Bundle, convs: list[_Conversation], first_scope: dict[int, str],
+                      renamed: dict[str, dict[str, str]]) -> list[Question]:
+    """LoCoMo's own questions, each asked in the first stitched scope of its conversation (gold in a host
+    session the embedded stitching copied named by the copy's turns)."""
     out = []
     for i, c in enumerate(convs):
         scope_id = first_scope.get(i)
         if scope_id is None:
             continue
-        out += [replace(q, question_id=f"{scope_id}/{q.question_id}", scope_id=scope_id, qtype=f"locomo/{q.qtype}")
+        ids = renamed.get(scope_id, {})
+        out += [replace(q, question_id=f"{scope_id}/{q.question_id}", scope_id=scope_id, qtype=f"locomo/{q.qtype}",
+                        gold=tuple(ids.get(g, g) for g in q.gold))
                 for q in base.questions if q.scope_id == c.scope.scope_id]
     return out
 
 
 def _bundle(path: str, base: Bundle, dataset_id: str, sessions: list[Session], turns: list[Turn],
-            scopes: list[Scope], questions: list[Question], placed: Counter[str], data: list[Any]) -> Bundle:
+            scopes: list[Scope], questions: list[Question], placed: Counter[str], data: list[Any],
+            stitch: str = "session") -> Bundle:
     gaps = Counter(gap_days(item["time_gap"]) == 0 for item in data)
     notes = [
         "stitching: item -> LoCoMo sample sha256(cue_dialogue + newline + trigger_query) mod "
@@ -178,6 +239,9 @@ def _bundle(path: str, base: Bundle, dataset_id: str, sessions: list[Session], t
         "and unit, placed at the query time as build_conv.py does)",
         f"gold: every cue turn ({sum(len(s.gold) for s in questions if not s.qtype.startswith('locomo/')):,} in all); "
         "the trigger query is the question, not a stored turn",
+        "cue placement: a session of its own at the cue time (the benchmark's)" if stitch == "session" else
+        "cue placement: EMBEDDED inside the latest session dated at or before the cue time, at a position read "
+        "from the item's text, dated as that session (a robustness variant, not the benchmark)",
     ]
     report = IngestReport(
         dataset_id=dataset_id, kind=KIND, source=path, scopes=len(scopes), sessions=len(sessions), turns=len(turns),
@@ -185,11 +249,13 @@ def _bundle(path: str, base: Bundle, dataset_id: str, sessions: list[Session], t
         by_type=tuple(sorted(Counter(q.qtype for q in questions).items())),
     )
     # the content identity of this dataset (a run's id covers it): both files, and whether LoCoMo's own
-    # questions were asked too (``--locomo-questions`` changes the questions, not the files)
+    # questions were asked too (``--locomo-questions`` changes the questions, not the files), and the
+    # stitching when it is not the benchmark's (the benchmark's keeps the identity it always had)
     own = any(q.qtype.startswith("locomo/") for q in questions)
-    digest = hashlib.sha256(f"{sha256_file(path)}\n{base.source_sha256}\n{own}".encode()).hexdigest()
+    variant = "" if stitch == "session" else f"\nstitch={stitch}"
+    digest = hashlib.sha256(f"{sha256_file(path)}\n{base.source_sha256}\n{own}{variant}".encode()).hexdigest()
     return Bundle(
         dataset_id=dataset_id, kind=KIND, source=path, source_sha256=digest, sessions=tuple(sessions),
         turns=tuple(turns), scopes=tuple(scopes), questions=tuple(questions), report=report,
-        extra={"locomo_source": base.source, "items_per_conversation": dict(placed)},
+        extra={"locomo_source": base.source, "items_per_conversation": dict(placed), "stitch": stitch},
     )

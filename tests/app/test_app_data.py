@@ -187,12 +187,19 @@ def test_ingest_beam_and_locomo_plus_then_listed(app_db):
     assert not at.exception, [e.value for e in at.exception]
     assert any("Loaded **locomo\\-plus**" in s.value and "2 questions" in s.value for s in at.success), texts(at)
     assert at.selectbox(key="data_dataset").options == ["beam", "demo", "locomo-plus"]
+    assert at.radio(key="data_stitch").value == "session"  # the benchmark's own placement unless asked
+    at.text_input(key="data_name").input("plus-embedded").run()
+    at.radio(key="data_stitch").set_value("embedded").run()
+    at.button(key="data_ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "EMBEDDED" in texts(at)  # the report says it is not the benchmark's stitching
+    at.text_input(key="data_name").input("").run()
     at.selectbox(key="data_dataset").select("beam").run()
     assert "kind beam" in texts(at)
     at.switch_page("pages/home.py").run()
     home = at.dataframe[0].value
     assert dict(zip(home["dataset"], home["kind"], strict=True)) == {
-        "demo": "jsonl", "beam": "beam", "locomo-plus": "locomo-plus"}
+        "demo": "jsonl", "beam": "beam", "locomo-plus": "locomo-plus", "plus-embedded": "locomo-plus"}
 
 
 def test_a_dataset_written_without_vectors_says_so_and_computes_the_rest(app_db, monkeypatch):
