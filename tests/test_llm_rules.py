@@ -222,3 +222,25 @@ def test_answer_never_quotes_a_date_placeholder_or_a_bare_speaker():
     tie = ["(2 May 2023) Ben: I adopted a cat.", "(3 May 2023) Ana: I adopted a dog."]
     assert R.answer("What did Ana adopt?", tie) == "I adopted a dog."
     assert R.answer("Who adopted a dog?", tie) == "Ana"
+
+
+def test_a_choice_question_is_answered_with_the_option_the_evidence_supports():
+    ev = ["(2 May 2023) Dana: hi there", "(3 May 2023) Ana: I moved to Paris last year."]
+    assert R.answer("Who moved to Paris, Dana or Ana?", ev) == "Ana"  # the speaker's name is a mention
+    assert R.answer("Did Sam buy tea or coffee?", ["(2 May 2023) Sam: I bought coffee at the market."]) == "coffee"
+    # which-first: the option mentioned earliest, when every option's mention is dated
+    first = ["(2 May 2023) user: I adopted a dog today.", "(3 June 2022) user: I adopted a cat today."]
+    assert R.answer("Which did I adopt first, the cat or the dog?", first) == "the cat"
+    undated = [first[0], "user: I adopted a cat."]
+    assert R.answer("Which did I adopt first, the cat or the dog?", undated) == "I adopted a dog today."  # no choice
+    # a tie, or no option mentioned: answered as before, never a guess between the options
+    tie = ["(2 May 2023) Ana: I moved to Paris.", "(3 May 2023) Dana: I moved to Paris too."]
+    assert R.answer("Who moved to Paris, Dana or Ana?", tie) == "I moved to Paris."
+    assert R.answer("Who moved to Paris, Dana or Ana?", ["(3 May 2023) Ben: I moved to Paris."]) == "Ben"  # who, as before
+
+
+def test_a_now_question_prefers_the_latest_of_equal_matches():
+    ev = ["(2 May 2022) Ana: I live in Rome.", "(3 May 2023) Ana: These days I live in Oslo.", "(1 Jan 2021) Ana: hi"]
+    assert R.answer("Where does Ana live now?", ev) == "These days I live in Oslo."
+    assert R.answer("Where does Ana currently live?", ev[::-1]) == "These days I live in Oslo."
+    assert R.answer("Where did Ana live?", ev) == "I live in Rome."  # no "now": the first of equal matches

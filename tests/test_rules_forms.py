@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bfr_core.llm import rules_forms as F
 from bfr_core.llm.rules_forms import MAX_PARTS, Part, conjuncts, event_order, parts
 
 
@@ -93,3 +94,21 @@ def test_at_most_five_parts_in_order_without_duplicates():
 
 def test_a_relative_clause_that_is_the_whole_ask_stays_whole():
     assert [p.kind for p in parts("What are some songs that Mia likes singing?")] == ["list"]
+
+
+@pytest.mark.parametrize(("question", "options"), [
+    ("Who moved to Paris, Dana or Ana?", ("Dana", "Ana")),
+    ("Did Sam buy green tea or black coffee?", ("green tea", "black coffee")),
+    ("Which did she adopt first, a cat, a dog or a bird?", ("a cat", "a dog", "a bird")),
+    ("What is his favourite: pizza or pasta?", ("pizza", "pasta")),
+    ("Is it red or blue", ("red", "blue")),
+    ("Did you go or not?", ()),  # a yes/no question
+    ("Did I go to the gym before or after work?", ()),  # a choice of relation, not of things
+    ("Would she move back home soon, or would she rather stay?", ()),  # "or" between clauses
+    ("Did she say that she would stay in the city for good or leave?", ("good", "leave")),  # read as written: a
+    # verb is no option, but this grammar cannot tell; the answerer then finds neither mentioned and answers as before
+    ("What did Mel and Sam do?", ()),
+    ("Red or red?", ()),
+])
+def test_choices_are_the_options_a_question_ends_with(question, options):
+    assert F.choices(question) == options

@@ -13,7 +13,9 @@ are exercised identically):
   turn; else text.
 * ``answer``     extractive: the evidence sentence with the highest token overlap, narrowed to a
   date / number / name / place span by question type; interval questions compute the day count
-  between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days").
+  between the two dates the evidence gives ("February 5th" -> "February 10th" = "5 days"); a choice
+  question ("..., Dana or Ana?") is answered with the option the evidence supports (:func:`choose`),
+  and a "now" question (``lexicon.LATEST_CUE``) takes the latest of equally matching sentences.
 * ``span``       the two event dates ``answer`` would subtract on an interval question.
 * ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
 * ``lme_judge``  LongMemEval's yes/no judge where text rules can decide (the gold contained in the
@@ -46,14 +48,14 @@ from bfr_core.dates import (
     find_day_dates,
     span_text,
 )
-from bfr_core.lexicon import NOT_NAME_CAPITALISED, NUMBER_WORDS
+from bfr_core.lexicon import LATEST_CUE, NOT_NAME_CAPITALISED, NUMBER_WORDS
 from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
-from bfr_core.llm.rules_forms import LABEL, event_order, strip_lead
+from bfr_core.llm.rules_forms import LABEL, choices, event_order, strip_lead
 from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.llm.rules_judges import UNDECIDED, judge, judge_one, lme_judge  # noqa: F401 - served below
 from bfr_core.llm.rules_tokens import NOT_FOUND, numbers, tok_list, toks  # noqa: F401 - served below
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 NAME = "offline rules"
 
 # -- sentences -----------------------------------------------------------------------------------
@@ -390,13 +392,48 @@ def answer(question: str, evidence: Sequence[str]) -> str:
         return computed
     found = units(texts)
     qt = toks(question)
+    picked = choose(question, found)
+    if picked:
+        return picked
     parts = [_said(u) for u in found]  # (the speaker's prefix, what was said)
     shared = [len(qt & toks(said)) for _, said in parts]
-    ranked = sorted(range(len(found)), key=lambda i: (-shared[i], -len(qt & toks(parts[i][0])) if parts[i][0] else 0, i))
+    newest = LATEST_CUE.search(question) is not None  # "now", "currently": the latest of equal matches
+
+    def key(i: int) -> tuple[int, int, int, int]:
+        return (-shared[i], -len(qt & toks(parts[i][0])) if parts[i][0] else 0, -_day(found[i]) if newest else 0, i)
+
+    ranked = sorted(range(len(found)), key=key)
     best = next((i for i in ranked if parts[i][1]), None)  # a sentence with words beside its speaker
     if best is None or not shared[best]:
         return NOT_FOUND
     return _narrow(question, found[best], parts[best][1])
+
+
+def _day(unit: Unit) -> int:
+    """The unit's latest date as a sortable number (0 when it has none; a year-less date sorts in year 0)."""
+    return max(((y or 0) * 10000 + m * 100 + d for y, m, d in unit.dates), default=0)
+
+
+def choose(question: str, found: Sequence[Unit]) -> str | None:
+    """A choice question's option (``rules_forms.choices``, as written) that the evidence supports: for a
+    which-first question the one whose mention is dated earliest (every option dated, else None); otherwise
+    the one mentioned (its words in a sentence, the speaker's name included) beside most of the question's
+    other words. None without options, when an option has no content word, or on a tie."""
+    opts = choices(question)
+    words = [toks(o) for o in opts]
+    if not opts or not all(words):
+        return None
+    mentions = [[u for u in found if w <= toks(u.text)] for w in words]
+    if event_order(question) is not None and re.search(r"\bfirst\b", question, re.I):
+        dated = [[_day(u) for u in m if u.dates] for m in mentions]
+        if not all(dated):
+            return None
+        score = [-min(d) for d in dated]
+    else:
+        rest = toks(question) - set().union(*words)
+        score = [max((1 + len(rest & toks(u.text)) for u in m), default=0) for m in mentions]
+    best = max(score)
+    return opts[score.index(best)] if best and score.count(best) == 1 else None
 
 
 def _said(unit: Unit) -> tuple[str, str]:

@@ -13,6 +13,8 @@ would list for it:
 * conjunction  "A and B", "A, B and C", "A or B" -> the frame once per conjunct (``list``).
 * latest       "current(ly)", "now", "these days", "latest", "most recent", "anymore", "still", ...
                -> the fact, plus a ``latest`` part (its newest mention: the value after any update).
+* choice       "..., A or B?", "Did I buy A or B?" -> :func:`choices` gives the options (the answerer
+               answers with one of them; the parts are the conjunction's).
 * slots        a question opening "who" / "where" / "when" -> the fact, plus a ``person`` / ``place``
                / ``time`` slot (a record that states the event with a value of that type).
 * the rest     one ``fact``: the question without its scaffold, as before.
@@ -191,6 +193,37 @@ def event_order(question: str) -> tuple[str, str] | None:
     if not m:
         return None
     return strip_lead(m.group("a")), m.group("b").strip(" ,.?!")
+
+
+_OPTION_WORDS = 4  # an option of a choice question is a short noun phrase ("a dog", "green tea"), not a clause
+_CLAUSE_OPEN = re.compile(rf"^\s*{_WH_AUX}\b", re.I)
+
+
+def choices(question: str) -> tuple[str, ...]:
+    """The options a choice question ends with, as written: "Who moved, Dana or Ana?" -> (Dana, Ana); "Did
+    Sam buy green tea or black coffee?" -> (green tea, black coffee); "..., a cat, a dog or a bird?" -> all
+    three. Empty when the question offers none ("or not", an "or" between clauses, options over
+    :data:`_OPTION_WORDS` words)."""
+    q = question.strip().rstrip("?.! ").strip()
+    segments = [x.strip() for x in q.split(",")]
+    last = re.split(r"\s+or\s+", segments[-1], flags=re.I)
+    if len(last) != 2 or last[1].lower() == "not":
+        return ()
+    right = last[1].split()
+    if not right or len(right) > _OPTION_WORDS:
+        return ()
+    head = segments[:-1]
+    if head:  # "..., A or B": the comma marks where the options start, and earlier short segments are options too
+        opts = [last[0], last[1]] if len(last[0].split()) <= _OPTION_WORDS else []
+        while opts and len(head) > 1 and len(head[-1].split()) <= _OPTION_WORDS and not _CLAUSE_OPEN.match(head[-1]):
+            opts.insert(0, head.pop())
+    else:  # "Did Sam buy tea or coffee": the left option is as long as the right one
+        left = last[0].split()
+        opts = [" ".join(left[-len(right):]), last[1]] if len(left) > len(right) else []
+    opts = [o.strip() for o in opts if o.strip()]
+    if any(w.lower() in _BOUNDARY for o in opts for w in (o.split()[0], o.split()[-1])):
+        return ()  # "before or after work": a choice of relation, not of things
+    return tuple(opts) if len(opts) >= 2 and len({o.lower() for o in opts}) == len(opts) else ()
 
 
 def parts(question: str) -> list[Part]:
