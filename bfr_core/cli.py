@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "label-export": ("bfr_core.commands.label_export", "export sufficiency labels (CSV / JSONL)"),
     "import-run": ("bfr_core.commands.import_run", "another system's run file as an arm of a run"),
     "export-run": ("bfr_core.commands.export_run", "a run's arms as TREC / JSONL, and its qrels"),
+    "export-data": ("bfr_core.commands.export_data", "what each question searches, as JSONL, for another system"),
 }
 
 

@@ -197,7 +197,8 @@ def load_locomo_plus(path: str | Path, *, locomo: str | Path | None = None, data
     renamed: dict[str, dict[str, str]] = {}  # scope -> host turn id -> its copy's (embedded stitching)
     placed = Counter[str]()
     for n, item in enumerate(data):
-        cue, cue_turns, scope, question, conv, renamed[f"plus-{n:03d}"] = _item(n, item, p, convs, dataset_id, stitch)
+        cue, cue_turns, scope, question, conv, moved = _item(n, item, p, convs, dataset_id, stitch)
+        renamed[scope.scope_id] = moved
         sessions.append(cue)
         turns += cue_turns
         scopes.append(scope)

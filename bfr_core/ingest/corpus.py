@@ -1,0 +1,80 @@
+"""What each question of a stored dataset searches, as JSON Lines: the corpus a system under test runs on.
+
+A researcher's own system is compared with the arms through ``bfr import-run``, which needs its run to
+name the store's turn ids over the same conversations. For a benchmark the workbench builds (LoCoMo-Plus
+stitched into LoCoMo, by a documented rule or ``--stitch embedded``; BEAM's batches as sessions) the
+system cannot rebuild that from the original files without re-implementing the loader, so this module
+writes it out: one line per scope, in scope order,
+
+``{"scope_id", "speakers": [...], "sessions": [{"session_id", "date", "turns": [{"turn_id", "speaker",
+"text", "local_id"}]}], "questions": [{"question_id", "question", "date", "qtype", "answer", "gold",
+"is_abstention", "scoreable"}]}``
+
+with the sessions in the scope's order, each dated as that scope dates it (a LongMemEval session two
+haystacks share carries each haystack's date), dates as ISO 8601 (``null`` when undated), and the
+store's turn ids, so a run naming them imports as is (``local_id``, the source file's own id, only
+where it differs from the turn id). ``blind`` leaves out every label a method must
+not read: the questions' ``answer``, ``gold``, ``qtype``, ``is_abstention`` and ``scoreable``, and
+the turns' ``local_id`` (the source's own id, which for a LoCoMo-Plus cue says ``cue``; the
+benchmark's own stitching still names its cue session ``...:cue``, so a blind corpus of it is
+blind in its labels, not in its construction).
+
+Does not cover: reading such a file back (it is an export, not a benchmark format), the store's
+vectors, runs (``bfr export-run``), labels (``bfr label-export``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from bfr_core.progress import Progress
+from bfr_core.records import Question, Scope, Turn
+
+LABELS = ("answer", "gold", "qtype", "is_abstention", "scoreable")  # what ``blind`` leaves out of a question
+
+
+def _iso(d: datetime | None) -> str | None:
+    return d.isoformat(timespec="minutes") if d is not None else None
+
+
+def scope_record(scope: Scope, turns: tuple[Turn, ...], questions: list[Question], blind: bool = False) -> dict[str, Any]:
+    """One scope's line: its sessions (scope order) with their turns, and the questions asked in it."""
+    by_session: dict[str, list[Turn]] = defaultdict(list)
+    for t in turns:
+        by_session[t.session_id].append(t)
+    dates = dict(zip(scope.session_ids, scope.session_dates, strict=True)) if scope.session_dates else {}
+    sessions = []
+    for sid in scope.session_ids:
+        ts = by_session.get(sid, [])
+        date = dates.get(sid) or (ts[0].date if ts else None)
+        sessions.append({"session_id": sid, "date": _iso(date), "turns": [
+            {"turn_id": t.turn_id, "speaker": t.speaker, "text": t.text,
+             **({} if blind or t.local_id in ("", t.turn_id) else {"local_id": t.local_id})} for t in ts]})
+    return {"scope_id": scope.scope_id, "speakers": list(scope.speakers), "sessions": sessions,
+            "questions": [question_record(q, blind) for q in questions]}
+
+
+def question_record(q: Question, blind: bool = False) -> dict[str, Any]:
+    """A question's entry: what a method may read, and with ``blind`` off its labels (:data:`LABELS`)."""
+    out: dict[str, Any] = {"question_id": q.question_id, "question": q.text, "date": _iso(q.date)}
+    if not blind:
+        out.update(qtype=q.qtype, answer=q.answer, gold=list(q.gold), is_abstention=q.is_abstention,
+                   scoreable=q.scoreable)
+    return out
+
+
+def corpus_lines(store: Any, dataset_id: str, blind: bool = False, progress: Progress | None = None) -> Iterator[str]:
+    """Every scope of ``dataset_id`` as one JSON line (:func:`scope_record`), in scope order."""
+    questions: dict[str, list[Question]] = defaultdict(list)
+    for q in store.questions(dataset_id):
+        questions[q.scope_id].append(q)
+    scopes = store.scopes(dataset_id)
+    for n, scope in enumerate(scopes):
+        record = scope_record(scope, store.scope_turns(dataset_id, scope.scope_id), questions[scope.scope_id], blind)
+        yield json.dumps(record, ensure_ascii=False) + "\n"
+        if progress:
+            progress(n + 1, len(scopes), scope.scope_id)
