@@ -171,6 +171,33 @@ def test_queued_labels_are_written_once_in_order_with_their_times(tmp_path):
     store.close()
 
 
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\u0085"])
+def test_a_note_with_a_unicode_line_break_is_kept_whole(tmp_path, brk):
+    """JSON allows U+2028, U+2029 and U+0085 raw in a string and str.splitlines breaks at them: a note pasted
+    with one made its pending label unreadable, and every label queued after it with it."""
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    db = tmp_path / "n.duckdb"
+    store = Store(db)
+    L.ensure_schema(store)
+    store.cursor().execute("INSERT INTO label_items (item_id, dataset_id, question_id, evidence) VALUES "
+                           "('i1', 'd', 'q1', ['t1']), ('i2', 'd', 'q2', ['t2'])")
+    note = f"first line{brk}second line"
+    L.queue_label(db, "i1", "ann", "insufficient", note)
+    L.queue_label(db, "i2", "ann", "sufficient")
+    assert brk not in L.pending_path(db).read_text(encoding="utf-8")  # escaped on disk: any reader splits it right
+    assert [(r["item_id"], r["note"]) for r in L.pending(db)] == [("i1", note), ("i2", "")]
+    # a side file an older version wrote, the character raw, reads back whole too
+    L.pending_path(db).write_text(json.dumps({**L.pending(db)[0]}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert brk in L.pending_path(db).read_text(encoding="utf-8") and L.pending(db)[0]["note"] == note
+    assert L.flush_pending(store) == 1
+    assert store.cursor().execute("SELECT note FROM labels").fetchone()[0] == note
+    assert json.loads(L.to_jsonl([{"note": note}]).rstrip("\n"))["note"] == note
+    assert len(L.to_jsonl([{"note": note}]).splitlines()) == 1
+    store.close()
+
+
 def test_a_read_only_store_keeps_the_queue_for_later(tmp_path):
     from bfr_core.evaluation import labels as L
     from bfr_core.store import Store

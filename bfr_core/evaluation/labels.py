@@ -40,6 +40,7 @@ import duckdb
 
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.evaluate import ensure_schema as ensure_runs_schema
+from bfr_core.jsonl import dumps_line, split_lines
 from bfr_core.runs import run_versions
 from bfr_core.store import Store
 
@@ -280,7 +281,7 @@ def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str
     8 x 500 race, ``bench/bench_label_race.py``.)"""
     row = {"item_id": item_id, "annotator": annotator, "label": label, "note": note or "",
            "created": datetime.now().isoformat(timespec="microseconds")}
-    data = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    data = dumps_line(row).encode("utf-8")
     path = pending_path(store_path)
     while True:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -316,7 +317,7 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:  # written by a flush meanwhile
         return []
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [json.loads(line) for line in split_lines(text) if line.strip()]
 
 
 def pending(store_path: str | Path) -> list[dict[str, Any]]:
@@ -450,7 +451,7 @@ def export_rows(store: Store) -> list[dict[str, Any]]:
 
 
 def to_jsonl(rows: Sequence[dict[str, Any]]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows)
+    return "".join(dumps_line(r, default=str) for r in rows)
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:

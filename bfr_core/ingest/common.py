@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 import ijson
 
 from bfr_core.errors import InputError, some
+from bfr_core.jsonl import split_lines
 
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
@@ -377,10 +378,10 @@ def _first_line_is_object(text: str) -> bool:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """``(line_number, object)`` for each non-blank line of a JSON Lines file (1-based numbers).
 
-    Lines end at "\n" only (a "\r" before it is JSON whitespace): U+2028, U+2029 and U+0085, which
+    Lines end where ``jsonl.split_lines`` ends them, at "\n" only: U+2028, U+2029 and U+0085, which
     ``str.splitlines`` also breaks at, are ordinary characters inside a JSON string."""
     text = read_text(path)
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -25,12 +25,12 @@ vectors, runs (``bfr export-run``), labels (``bfr label-export``).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from bfr_core.jsonl import dumps_line
 from bfr_core.progress import Progress
 from bfr_core.records import Question, Scope, Turn
 
@@ -75,6 +75,6 @@ def corpus_lines(store: Any, dataset_id: str, blind: bool = False, progress: Pro
     scopes = store.scopes(dataset_id)
     for n, scope in enumerate(scopes):
         record = scope_record(scope, store.scope_turns(dataset_id, scope.scope_id), questions[scope.scope_id], blind)
-        yield json.dumps(record, ensure_ascii=False) + "\n"
+        yield dumps_line(record)
         if progress:
             progress(n + 1, len(scopes), scope.scope_id)
