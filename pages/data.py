@@ -18,6 +18,8 @@ from ui import resources as R
 from ui import widgets as W
 from ui.ingesting import (
     clash_message,
+    corpus_file,
+    export_name,
     gui_error,
     names_line,
     rest_line,
@@ -190,3 +192,14 @@ if not ready.dense_ready:
     if Path(d["source"]).is_file():
         st.caption("The same from a shell (`bfr ingest` on the same file computes only what is missing):")
         st.code(C.finish_cmd(path, d["kind"], d["source"], chosen_id), language="bash")
+
+with st.expander("Your system on these conversations: export what each question searches"):
+    st.caption("One JSON line per conversation or haystack: its sessions in order, dated as it dates them, with the "
+               "store's turn ids, and its questions. A run your system makes over it imports with `bfr import-run` "
+               "and shows beside the arms on Failures and Trace.")
+    blind = st.checkbox("Blind: leave out answers, gold, question types and source ids", key="data_export_blind")
+    out_name = export_name(chosen_id, blind)
+    st.download_button("Download JSONL", data=corpus_file(store, chosen_id, blind),
+                       file_name=out_name, mime="application/jsonl", key="data_export", icon=":material/download:",
+                       on_click="ignore")
+    st.code(C.export_data_cmd(path, chosen_id, out_name, blind=blind), language="bash")

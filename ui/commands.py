@@ -40,6 +40,12 @@ def finish_cmd(db: str, kind: str, path: str, dataset: str) -> str:
     return f"{ingest_cmd(db, kind, path)} --name {shlex.quote(dataset)}"
 
 
+def export_data_cmd(db: str, dataset: str, out: str, *, blind: bool = False) -> str:
+    """``bfr export-data``: what each question of ``dataset`` searches, as JSON Lines."""
+    return (f"{BFR} export-data {shlex.quote(dataset)} --db {shlex.quote(db)} --out {shlex.quote(out)}"
+            + (" --blind" if blind else ""))
+
+
 def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_ARMS, sample: int | None = SAMPLE,
              provider: str | None = None, model: str = "") -> str:
     parts = [f"{BFR} eval", f"--db {shlex.quote(db)}", f"--dataset {shlex.quote(dataset)}",

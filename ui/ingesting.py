@@ -6,12 +6,18 @@ Covers: bar text with stage, count and ETA; a clash message that names the page'
 stopped ingest left (:func:`stopped_message`, from the dataset's row before and after); what a
 dataset written before its vectors (``--no-embed``, or the page's "write now" option) still
 computes on first use (:func:`vectors_line`, :func:`names_line`, :func:`rest_line`,
-:func:`trace_note`, :func:`stopped_vectors_message`; counts from ``bfr_core.retrieval.readiness``).
+:func:`trace_note`, :func:`stopped_vectors_message`; counts from ``bfr_core.retrieval.readiness``); the
+export it offers (:func:`export_name`, :func:`corpus_file`: ``bfr_core.ingest.corpus`` in a store session).
 Does not cover: the ingest itself (``bfr_core.ingest.ingest``), drawing the bar (``ui.widgets``).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from typing import Any
+
+from bfr_core.ingest.corpus import corpus_lines
 from bfr_core.progress import eta_seconds, fmt_eta
 from bfr_core.retrieval.embed import model_family
 from bfr_core.retrieval.readiness import LOAD_S, Readiness, first_use_seconds
@@ -88,3 +94,17 @@ def stopped_vectors_message(dataset_id: str, r: Readiness) -> str:
     done = r.texts - r.missing
     return (f"Stopped: the vectors computed so far are kept ({done:,} of {r.texts:,} turn texts of '{dataset_id}' "
             "have them now); the rest are computed on first use, or by “Compute the rest now” again.")
+
+
+def export_name(dataset_id: str, blind: bool) -> str:
+    """The file name the Data page offers for ``bfr export-data`` of ``dataset_id`` (safe on any system)."""
+    return re.sub(r"[^\w.-]+", "_", dataset_id) + ("-blind" if blind else "") + ".jsonl"
+
+
+def corpus_file(store: Any, dataset_id: str, blind: bool) -> Callable[[], str]:
+    """The export's text, made when the download is asked for (Streamlit calls it after the page's run has
+    ended, so it holds a store session of its own: in team mode the store is open only inside one)."""
+    def make() -> str:
+        with store.session():
+            return "".join(corpus_lines(store, dataset_id, blind))
+    return make

@@ -134,3 +134,20 @@ def test_pool_priors_say_what_the_associative_step_searched_with():
     assert pool_priors({"antecedent": {"source": "offline rules (undecided)", "statement": ""}}) == [
         "associative step (offline rules (undecided)): also searched with no earlier message"]
     assert pool_priors({"antecedent": None}) == []
+
+
+def test_the_data_pages_export_holds_a_store_session_of_its_own(tmp_path):
+    """Streamlit calls the download's data after the page's run: in team (shared) mode the store is open only
+    inside a session, so the export opens one, and lets the file go when it is done."""
+    from bfr_core.ingest.corpus import corpus_lines
+    from bfr_core.ingest.demo import ensure_demo_store
+    from ui.ingesting import corpus_file, export_name
+
+    db = tmp_path / "s.duckdb"
+    ensure_demo_store(db, embed=False).close()
+    shared = Store(db, shared=True)
+    text = corpus_file(shared, "demo", blind=True)()
+    assert not shared.holds_lock()  # the session ended with the export
+    plain = Store(db, read_only=True)
+    assert text == "".join(corpus_lines(plain, "demo", blind=True)) and text.count("\n") == 1
+    assert export_name("conv 1/é:x", True) == "conv_1_é_x-blind.jsonl" and export_name("demo", False) == "demo.jsonl"
