@@ -26,12 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import PAIRED, all_arms, code_fingerprint, machine, paired, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, code_fingerprint, machine, paired, plus_arguments, run_rows, summary  # noqa: E402
 
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.sampling import stratified_sample  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
-from bfr_core.ingest.sources import data_dir  # noqa: E402
 from bfr_core.llm import make_llm  # noqa: E402
 from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.pipeline import provider_label  # noqa: E402
@@ -42,15 +41,9 @@ PLUS, LOCOMO = "locomo-plus", "locomo"
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--plus", default=str(data_dir() / "locomo_plus_dev.json"))
-    ap.add_argument("--locomo", default=str(data_dir() / "locomo10.json"))
-    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "byo.duckdb"))
-    ap.add_argument("--arms", default=",".join(all_arms()))
-    ap.add_argument("--ks", default="10,40")
+    plus_arguments(ap)
     ap.add_argument("--locomo-sample", type=int, default=200)
     ap.add_argument("--limit", type=int, default=None, help="only the first N trigger questions (file order)")
-    ap.add_argument("--cached-ner-only", action="store_true",
-                    help="entity view: cached NER spans only, parse nothing; ingest without the NER pass")
     ap.add_argument("--provider", default="rules", choices=("rules", "local"),
                     help="the arms' model for the trigger items (bfr's associative step, Stage I's decomposition): "
                          "offline rules, or the local GGUF model (scripts/install_local_llm.sh; replies cached in --db)")

@@ -34,12 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import PAIRED, _row, all_arms, machine, paired, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, _row, machine, paired, plus_arguments, run_rows, summary  # noqa: E402
 from git_commit import commit  # noqa: E402
 from ours_variants import session_topic  # noqa: E402
 
 from bfr_core.ingest import ingest  # noqa: E402
-from bfr_core.ingest.sources import data_dir  # noqa: E402
 from bfr_core.method.turn_scores import ranking, zscore  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.scope import scope_views  # noqa: E402
@@ -76,13 +75,7 @@ def change(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, float | 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--plus", default=str(data_dir() / "locomo_plus_dev.json"))
-    ap.add_argument("--locomo", default=str(data_dir() / "locomo10.json"))
-    ap.add_argument("--db", default=str(ROOT / "bench" / "out" / "cache" / "byo.duckdb"))
-    ap.add_argument("--arms", default=",".join(all_arms()))
-    ap.add_argument("--ks", default="10,40")
-    ap.add_argument("--cached-ner-only", action="store_true",
-                    help="entity view: cached NER spans only, parse nothing; ingest without the NER pass")
+    plus_arguments(ap)
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "plus_stitching.json"))
     args = ap.parse_args()
     arms, ks = args.arms.split(","), [int(k) for k in args.ks.split(",")]

@@ -175,3 +175,16 @@ def machine() -> dict[str, Any]:
 
 def all_arms() -> list[str]:
     return list(ARMS)
+
+
+def plus_arguments(ap: Any) -> None:
+    """The options every LoCoMo-Plus bench shares: the two files, the store, the arms, the ks, cached NER only."""
+    from bfr_core.ingest.sources import data_dir
+
+    ap.add_argument("--plus", default=str(data_dir() / "locomo_plus_dev.json"))
+    ap.add_argument("--locomo", default=str(data_dir() / "locomo10.json"))
+    ap.add_argument("--db", default=str(CODE.parent / "bench" / "out" / "cache" / "byo.duckdb"))
+    ap.add_argument("--arms", default=",".join(all_arms()))
+    ap.add_argument("--ks", default="10,40")
+    ap.add_argument("--cached-ner-only", action="store_true",
+                    help="entity view: cached NER spans only, parse nothing; ingest without the NER pass")
