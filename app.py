@@ -91,4 +91,9 @@ with ExitStack() as held:
         st.session_state["app_was_snapshot"] = True
     if queued:
         st.toast(f"{queued} label(s) saved while the store was busy are now written.")
+    torn, kept_in = R.set_aside_labels(store)
+    if torn:
+        st.sidebar.warning(f"{torn} line(s) of the queued-label file were no whole label (a save killed while it "
+                           f"wrote) and are kept in {kept_in}; every whole label was written.",
+                           icon=":material/warning:")
     page.run()

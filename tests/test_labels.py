@@ -198,6 +198,35 @@ def test_a_note_with_a_unicode_line_break_is_kept_whole(tmp_path, brk):
     store.close()
 
 
+def test_a_save_killed_mid_write_costs_no_other_label(tmp_path):
+    """A save killed inside its write leaves part of a line with no end: the next save starts a line of its
+    own, every whole label is read and written, and the fragment is kept aside, not dropped."""
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    db = tmp_path / "t.duckdb"
+    store = Store(db)
+    L.ensure_schema(store)
+    store.cursor().execute("INSERT INTO label_items (item_id, dataset_id, question_id, evidence) VALUES "
+                           "('i1', 'd', 'q1', ['t1']), ('i3', 'd', 'q3', ['t3'])")
+    L.queue_label(db, "i1", "ann", "sufficient")
+    with L.pending_path(db).open("ab") as fh:
+        fh.write('{"item_id": "i2", "annot'.encode())  # the torn write
+    L.queue_label(db, "i3", "ann", "insufficient", "é")
+    with L.pending_path(db).open("ab") as fh:
+        fh.write(b'{"item_id": "i4"}\n\xff\xfe\n')  # parses but is no label; bytes that are no UTF-8
+    assert [r["item_id"] for r in L.pending(db)] == ["i1", "i3"]
+    assert L.flush_pending(store) == 2 and not L.pending_path(db).exists()
+    assert store.cursor().execute("SELECT item_id, note FROM labels ORDER BY label_id").fetchall() == [
+        ("i1", ""), ("i3", "é")]
+    kept = L.set_aside(db)
+    assert kept[0] == '{"item_id": "i2", "annot' and kept[1] == '{"item_id": "i4"}' and len(kept) == 3
+    L.queue_label(db, "i1", "ann", "insufficient")  # the side file starts afresh
+    assert [r["label"] for r in L.pending(db)] == ["insufficient"] and L.flush_pending(store) == 1
+    assert len(L.set_aside(db)) == 3 and L.set_aside(tmp_path / "none.duckdb") == []
+    store.close()
+
+
 def test_a_read_only_store_keeps_the_queue_for_later(tmp_path):
     from bfr_core.evaluation import labels as L
     from bfr_core.store import Store

@@ -85,6 +85,13 @@ def being_written(s: Store) -> bool:
     return not s.cursor().execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'datasets'").fetchone()[0]
 
 
+def set_aside_labels(s: Store) -> tuple[int, str]:
+    """How many side-file lines flushes could not read as labels, and the file that keeps them."""
+    from bfr_core.evaluation.labels import set_aside, set_aside_path
+
+    return len(set_aside(s.path)), str(set_aside_path(s.path))
+
+
 def flush_queued_labels(s: Store) -> int:
     """Write labels queued while another process held the store, once it is writable again."""
     from bfr_core.evaluation.labels import flush_pending, has_pending

@@ -271,6 +271,21 @@ def pending_path(store_path: str | Path) -> Path:
     return Path(f"{store_path}.pending-labels.jsonl")
 
 
+def set_aside_path(store_path: str | Path) -> Path:
+    """Where a flush keeps the side file's lines it could not read as a label (a save killed mid-write left
+    part of one; the save never returned, so nobody was told it was kept): kept for a person to look at."""
+    return Path(f"{store_path}.unreadable-labels.txt")
+
+
+LABEL_KEYS = ("item_id", "annotator", "label", "created")  # what a side-file line must hold to be written
+
+
+def set_aside(store_path: str | Path) -> list[str]:
+    """The lines flushes have set aside (:func:`set_aside_path`), oldest first (none when there is no file)."""
+    path = set_aside_path(store_path)
+    return [ln for ln in split_lines(path.read_text(encoding="utf-8", errors="replace")) if ln] if path.exists() else []
+
+
 def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str, note: str = "") -> None:
     """Append one label to the side file (one JSON line, fsynced: a crash keeps it).
 
@@ -284,11 +299,13 @@ def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str
     data = dumps_line(row).encode("utf-8")
     path = pending_path(store_path)
     while True:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if _is_at(fd, path):
-                view = memoryview(data)
+                size = os.fstat(fd).st_size
+                # a save killed mid-write left a line without its end: start this one on a line of its own
+                view = memoryview(data if not size or os.pread(fd, 1, size - 1) == b"\n" else b"\n" + data)
                 while view:
                     view = view[os.write(fd, view):]
                 os.fsync(fd)
@@ -313,11 +330,28 @@ def _claims(path: Path) -> list[Path]:
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
+    return _read(path)[0]
+
+
+def _read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The side file's labels, and its lines that are no label (part of one a killed save left)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:  # written by a flush meanwhile
-        return []
-    return [json.loads(line) for line in split_lines(text) if line.strip()]
+        return [], []
+    rows, torn = [], []
+    for line in split_lines(text):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and all(isinstance(row.get(k), str) for k in LABEL_KEYS):
+            rows.append(row)
+        else:
+            torn.append(line)
+    return rows, torn
 
 
 def pending(store_path: str | Path) -> list[dict[str, Any]]:
@@ -368,7 +402,8 @@ def flush_pending(store: Store) -> int:
     """Write the queued labels into a writable store, in order and with their saving times, in one
     transaction; then remove the side files they came from. A label already there (same item,
     annotator, label, note and time: a flush killed after its commit) is not written twice; a flush
-    that fails leaves its claimed files for the next one. Returns how many were written."""
+    that fails leaves its claimed files for the next one; a line that is no label (part of one a save
+    killed mid-write left) is appended to :func:`set_aside_path` first. Returns how many were written."""
     path = pending_path(store.path)
     if store.read_only or store.path == ":memory:":
         return 0
@@ -377,7 +412,8 @@ def flush_pending(store: Store) -> int:
         return 0
     try:
         ensure_schema(store)
-        rows = [r for claim, _ in held for r in _read_rows(claim)]
+        read = [_read(claim) for claim, _ in held]
+        rows = [r for got, _ in read for r in got]
         written = 0
         with store.transaction() as cur:
             for r in rows:
@@ -389,6 +425,12 @@ def flush_pending(store: Store) -> int:
                     cur.execute("INSERT INTO labels (item_id, annotator, label, note, created) "
                                 "VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMP))", args)
                     written += 1
+        torn = [line for _, lines in read for line in lines]
+        if torn:  # before the claims go: kept whole, never silently dropped
+            with set_aside_path(store.path).open("a", encoding="utf-8") as fh:
+                fh.write("".join(line + "\n" for line in torn))
+                fh.flush()
+                os.fsync(fh.fileno())
         for claim, _ in held:
             claim.unlink(missing_ok=True)
     finally:

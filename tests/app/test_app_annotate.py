@@ -81,3 +81,14 @@ def test_no_name_no_item(app_db):
     at = _page()
     assert "Enter your name" in texts(at)
     assert not any(m.value.startswith("**Question**") for m in at.markdown)
+
+
+def test_label_lines_a_killed_save_left_are_reported_where_they_are_kept(app_db):
+    from bfr_core.evaluation.labels import set_aside_path
+
+    at = app_test().run()
+    assert not at.sidebar.warning
+    set_aside_path(app_db).write_text('{"item_id": "i2", "annot\n', encoding="utf-8")
+    at.run()
+    (warn,) = at.sidebar.warning
+    assert "1 line(s) of the queued-label file" in warn.value and str(set_aside_path(app_db)) in warn.value
