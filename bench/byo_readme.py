@@ -13,6 +13,7 @@ shows ``bfr`` with the local model.
 
     .venv/bin/python bench/byo_readme.py 100K 500K 1M
     .venv/bin/python bench/byo_readme.py plus
+    .venv/bin/python bench/byo_readme.py stitching     # plus_stitching.json: both stitchings side by side
 """
 
 from __future__ import annotations
@@ -79,5 +80,32 @@ def table(names: list[str]) -> str:
     return "\n".join(lines) + "\n\n" + "; ".join(about for _, _, about in cols) + "."
 
 
+def stitching_table() -> str:
+    """``plus_stitching.json`` (bench/bench_plus_stitching.py): every system's Turn Hit @10 / @40 on LoCoMo-Plus dev
+    in the benchmark's stitching and with each cue embedded, and the change."""
+    data = json.loads((OUT / "plus_stitching.json").read_text(encoding="utf-8"))
+    st = data["stitchings"]
+    names = {**REFS, "ref:dense+session-topic": "dense + session topic (a probe, not shipped)"}
+
+    def hits(stitch: str, system: str) -> list[float | None]:
+        got = st[stitch]["systems"].get(system, {})
+        return [got[k]["overall"]["turn_hit"] if k in got else None for k in ("10", "40")]
+
+    def pair(xs: list[float | None]) -> str:
+        return " / ".join("-" if x is None else f"{x:.2f}" for x in xs)
+
+    systems = sorted(st["session"]["systems"], key=lambda s: (s.startswith("ref:"), s))
+    lines = ["| system | the benchmark's stitching | cue embedded | change |", "|---|---:|---:|---:|"]
+    for s in systems:
+        a, b = hits("session", s), hits("embedded", s)
+        change = [None if x is None or y is None else round(y - x, 2) for x, y in zip(a, b, strict=True)]
+        lines.append(f"| {names.get(s, s)} | {pair(a)} | {pair(b)} | {' / '.join('-' if c is None else f'{c:+.2f}' for c in change)} |")
+    return "\n".join(lines) + (f"\n\nLoCoMo-Plus dev: {st['session']['n']} trigger items, Turn Hit @10 / @40, "
+                                f"`plus_stitching.json` ({data['provider']}, commit {data['commit']}).")
+
+
 if __name__ == "__main__":
-    print(table(sys.argv[1:] or ["100K", "500K", "1M"]))
+    if sys.argv[1:] == ["stitching"]:
+        print(stitching_table())
+    else:
+        print(table(sys.argv[1:] or ["100K", "500K", "1M"]))
