@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-GENERATORS = (["bench/ours_readme.py"], ["bench/byo_readme.py", "100K", "500K", "1M"], ["bench/byo_readme.py", "plus"])
+GENERATORS = (["bench/ours_readme.py"], ["bench/byo_readme.py", "100K", "500K", "1M"], ["bench/byo_readme.py", "plus"],
+              ["bench/byo_readme.py", "stitching"])
 
 
 @pytest.mark.parametrize("command", GENERATORS, ids=lambda c: " ".join(c))
