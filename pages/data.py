@@ -77,10 +77,11 @@ if kind == "locomo-plus":  # the LoCoMo file its items are stitched into
         format_func=lambda s: "a session of its own (the benchmark's)" if s == "session" else "inside an existing session",
         help="The benchmark makes each cue a short session of its own, which a session-level score can find by its "
              "shape alone. Inside an existing session (the one before the cue's date) is a robustness variant, not "
-             "the benchmark: load it under another name to see which methods still find the cue.")
+             "the benchmark (loaded as locomo-plus-embedded unless named): compare to see which methods still find the cue.")
 
 store = R.store()
-dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if upload else "")) if (file_path or upload) else "")
+dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if upload else ""), options)
+                              if (file_path or upload) else "")
 clash = bool(dataset_id) and not replace and store.dataset(dataset_id) is not None
 if clash:
     st.warning(clash_message(dataset_id), icon=":material/warning:")

@@ -203,5 +203,7 @@ def test_cli_needs_and_reads_the_locomo_file(tmp_path: Path, capsys: pytest.Capt
     assert "questions 2" in capsys.readouterr().out  # the trigger + its conversation's one LoCoMo question
     assert main([*args, "--locomo", str(locomo), "--stitch", "embedded", "--name", "emb"]) == 0
     assert "EMBEDDED" in capsys.readouterr().out
+    assert main([*args, "--locomo", str(locomo), "--stitch", "embedded"]) == 0  # never under the benchmark's name
+    assert "as 'locomo-plus-embedded'" in capsys.readouterr().out
     assert main(["ingest", "locomo", str(locomo), "--db", str(db), "--no-embed", "--quiet", "--stitch", "embedded"]) == 2
     assert "--stitch: only for locomo-plus, not locomo" in capsys.readouterr().err

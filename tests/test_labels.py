@@ -211,7 +211,7 @@ def test_a_save_killed_mid_write_costs_no_other_label(tmp_path):
                            "('i1', 'd', 'q1', ['t1']), ('i3', 'd', 'q3', ['t3'])")
     L.queue_label(db, "i1", "ann", "sufficient")
     with L.pending_path(db).open("ab") as fh:
-        fh.write('{"item_id": "i2", "annot'.encode())  # the torn write
+        fh.write(b'{"item_id": "i2", "annot')  # the torn write
     L.queue_label(db, "i3", "ann", "insufficient", "é")
     with L.pending_path(db).open("ab") as fh:
         fh.write(b'{"item_id": "i4"}\n\xff\xfe\n')  # parses but is no label; bytes that are no UTF-8

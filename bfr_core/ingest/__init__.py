@@ -49,9 +49,13 @@ def check_kind(kind: str) -> Loader:
     return LOADERS[kind]
 
 
-def default_name(kind: str, path: str | Path) -> str:
-    """The dataset id used when none is given: the kind, or the file name for JSONL."""
-    return default_dataset_id(path) if kind == "jsonl" else kind
+def default_name(kind: str, path: str | Path, options: dict | None = None) -> str:
+    """The dataset id used when none is given: the kind, or the file name for JSONL; LoCoMo-Plus stitched
+    another way than the benchmark's (``options["stitch"]``) is named so, never plain "locomo-plus"."""
+    if kind == "jsonl":
+        return default_dataset_id(path)
+    stitch = (options or {}).get("stitch") or "session"
+    return kind if kind != "locomo-plus" or stitch == "session" else f"{kind}-{stitch}"
 
 
 def load(kind: str, path: str | Path, *, dataset_id: str | None = None, progress: Progress | None = None,
@@ -168,7 +172,7 @@ def ingest(
     nothing to do and the store refuses the second copy as before.
     """
     loader = check_kind(kind)
-    dataset_id = name or default_name(kind, path)
+    dataset_id = name or default_name(kind, path, options)
     if store.read_only:
         raise StoreError(f"store {store.path} is open read-only; nothing can be ingested into it")
     wants_entities = bool(entities)
