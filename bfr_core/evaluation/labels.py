@@ -329,6 +329,18 @@ def _claims(path: Path) -> list[Path]:
     return sorted(path.parent.glob(f"{glob.escape(path.stem)}.flushing-*"))
 
 
+def _is_label(row: Any) -> bool:
+    """Whether a side-file line's object is a label a flush can write (its keys, a note if any, a readable time)."""
+    if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in LABEL_KEYS)
+            and isinstance(row.get("note", ""), str)):
+        return False
+    try:
+        datetime.fromisoformat(row["created"])
+    except ValueError:
+        return False
+    return True
+
+
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     return _read(path)[0]
 
@@ -347,7 +359,7 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             row = json.loads(line)
         except ValueError:
             row = None
-        if isinstance(row, dict) and all(isinstance(row.get(k), str) for k in LABEL_KEYS):
+        if _is_label(row):
             rows.append(row)
         else:
             torn.append(line)
