@@ -1,7 +1,7 @@
 """Does a method find LoCoMo-Plus's cue by what it says, or by where the benchmark put it?
 
 LoCoMo-Plus's construction (``build_conv.py``, as ``bfr_core.ingest.locomo_plus`` stitches it) makes
-each cue a session of its own, of two or three turns. A score that reads sessions (a session's mean
+each cue a session of its own, of one or two turns. A score that reads sessions (a session's mean
 vector, its best turn, its size) can find that session by its shape, whatever the trigger says; the
 held-back half is built the same way, so a gain of that kind shows there too, and on no real chat.
 This bench runs every arm and the four reference rankings over the dev half's triggers in both

@@ -25,7 +25,7 @@ Construction (as ``build_conv.py``):
   dated as the host. The item's scope holds a copy of the host (``plus-000/conv-26:S3``, turns
   ``plus-000/conv-26:S3:1``... in order, cue turns numbered like the rest, their ``local_id``
   ``cue:1``...) in place of the shared one. In the benchmark's own stitching every cue is a session
-  of two or three turns of its own, which a session-level score can find by its shape alone;
+  of one or two turns of its own, which a session-level score can find by its shape alone;
   embedded, it cannot (bench/bench_plus_stitching.py measures what that changes).
 * **Question**: the trigger query's text (its ``A:`` / ``B:`` lines, joined by newlines) asked at
   the query time; it is not a turn of the searched store. Gold = every cue turn. ``qtype`` = the
