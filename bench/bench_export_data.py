@@ -5,12 +5,13 @@ For every dataset of ``--db`` (default: the selection's store: LoCoMo, dev50, Lo
 
 * **time and size** of the export, full and ``--blind`` (``ingest.corpus.corpus_lines``, as the command);
 * **integrity**, read back from the file only (split at "\n" as ``jsonl.split_lines`` does; no line may
-  break elsewhere): per scope, the turn ids in order equal the store's
-  ``scope_turns``, every question of the store is there once, every gold id is a turn of its own line,
-  the blind file carries no label key (``corpus.LABELS``) and no ``local_id``;
+  break elsewhere): per scope, the turn ids in order equal the store's ``scope_turns`` (in the blind
+  file: their ``corpus.blind_id``, and no store id of any kind appears), every question of the store is
+  there once, every gold id is a turn of its own line, the blind file carries no label key
+  (``corpus.LABELS``) and no ``local_id``;
 * **round trip** (``--round-trip``, default LoCoMo and the LoCoMo-Plus dev half): an outside system that reads the
   blind file alone (no ``bfr_core`` import: word overlap of the question with each turn, ties by file
-  order, top 10) writes a TREC run, ``bfr import-run`` scores it into a copy of the store, and its Turn
+  order, top 10) writes a TREC run over the blind ids, ``bfr import-run`` scores it into a copy of the store, and its Turn
   Hit is recomputed here from the full file's gold over its scoreable questions: the two must agree.
 
 Writes ``bench/out/export_data.json``.
@@ -38,7 +39,7 @@ from byo_common import machine  # noqa: E402
 from git_commit import commit  # noqa: E402
 
 from bfr_core.cli import main as bfr  # noqa: E402
-from bfr_core.ingest.corpus import LABELS, corpus_lines  # noqa: E402
+from bfr_core.ingest.corpus import LABELS, blind_id, corpus_lines  # noqa: E402
 from bfr_core.jsonl import split_lines  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
@@ -55,11 +56,19 @@ def integrity(store: Store, dataset_id: str, full: list[dict], blind: list[dict]
                      for r in full for q in r["questions"])
     labels = sum(bool(set(q) & set(LABELS)) for r in blind for q in r["questions"])
     local = sum("local_id" in t for r in blind for s in r["sessions"] for t in s["turns"])
+    blind_turns = sum([t["turn_id"] for s in r["sessions"] for t in s["turns"]]
+                      != [blind_id(dataset_id, "turn", t.turn_id) for t in store.scope_turns(dataset_id, f["scope_id"])]
+                      for r, f in zip(blind, full, strict=True))
+    raw = {f["scope_id"] for f in full} | {q["question_id"] for f in full for q in f["questions"]} | {
+        x for f in full for s in f["sessions"] for x in (s["session_id"], *(t["turn_id"] for t in s["turns"]))}
+    seen = {r["scope_id"] for r in blind} | {q["question_id"] for r in blind for q in r["questions"]} | {
+        x for r in blind for s in r["sessions"] for x in (s["session_id"], *(t["turn_id"] for t in s["turns"]))}
     return {"scopes": len(full), "questions": len(qids), "turns": sum(len(s["turns"]) for r in full for s in r["sessions"]),
             "scopes_whose_turns_differ_from_the_store": bad_turns,
             "questions_missing_or_repeated": len(store.questions(dataset_id)) - len(set(qids)) + len(qids) - len(set(qids)),
             "questions_with_gold_outside_their_line": stray_gold, "blind_questions_with_a_label": labels,
-            "blind_turns_with_a_source_id": local}
+            "blind_turns_with_a_source_id": local, "blind_scopes_whose_turns_differ": blind_turns,
+            "store_ids_in_the_blind_file": len(raw & seen)}
 
 
 def outside_run(blind: list[dict]) -> list[tuple[str, list[str]]]:
@@ -78,7 +87,8 @@ def outside_run(blind: list[dict]) -> list[tuple[str, list[str]]]:
 def round_trip(db: Path, dataset_id: str, blind: list[dict], full: list[dict]) -> dict[str, Any]:
     """The outside run as TREC through ``bfr import-run`` on a copy of the store, beside its hit recomputed here."""
     run = outside_run(blind)
-    gold = {q["question_id"]: set(q["gold"]) for r in full for q in r["questions"] if q["scoreable"]}  # as a run scores
+    gold = {blind_id(dataset_id, "question", q["question_id"]): {blind_id(dataset_id, "turn", g) for g in q["gold"]}
+            for r in full for q in r["questions"] if q["scoreable"]}  # as a run scores, in the blind file's ids
     scored = [qid for qid, _ in run if qid in gold]
     here = sum(bool(set(ids) & gold[qid]) for qid, ids in run if qid in gold)
     with tempfile.TemporaryDirectory() as tmp:

@@ -198,7 +198,7 @@ with st.expander("Your system on these conversations: export what each question 
     st.caption("One JSON line per conversation or haystack: its sessions in order, dated as it dates them, with the "
                "store's turn ids, and its questions. A run your system makes over it imports with `bfr import-run` "
                "and shows beside the arms on Failures and Trace.")
-    blind = st.checkbox("Blind: leave out answers, gold, question types and source ids", key="data_export_blind")
+    blind = st.checkbox("Blind: leave out answers, gold, question types and source ids, and hash every id", key="data_export_blind")
     out_name = export_name(chosen_id, blind)
     st.download_button("Download JSONL", data=corpus_file(store, chosen_id, blind),
                        file_name=out_name, mime="application/jsonl", key="data_export", icon=":material/download:",

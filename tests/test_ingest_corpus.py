@@ -13,7 +13,7 @@ from test_ingest_longmemeval import _data, _write  # noqa: E402
 
 from bfr_core.cli import main  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
-from bfr_core.ingest.corpus import LABELS, corpus_lines  # noqa: E402
+from bfr_core.ingest.corpus import LABELS, blind_id, corpus_lines  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "byo"  # hand-made, no benchmark data
@@ -43,12 +43,38 @@ def test_each_scope_is_what_its_questions_search_dated_as_that_scope_dates_it(lm
     assert {t["turn_id"] for r in (q1, q2) for s in r["sessions"] for t in s["turns"]} == stored
 
 
-def test_blind_leaves_out_every_label(lme: Store) -> None:
-    for line in corpus_lines(lme, "lme", blind=True):
-        rec = json.loads(line)
+def test_blind_leaves_out_every_label_and_every_id_that_could_carry_one(lme: Store) -> None:
+    lines = [json.loads(x) for x in corpus_lines(lme, "lme", blind=True)]
+    text = "".join(corpus_lines(lme, "lme", blind=True))
+    for rec in lines:
         for q in rec["questions"]:
             assert set(q) == {"question_id", "question", "date"} and not set(q) & set(LABELS)
         assert all("local_id" not in t for s in rec["sessions"] for t in s["turns"])
+    # LongMemEval's ids say where the gold is ("answer_...") and which question abstains ("..._abs")
+    ids = [x for r in lines for x in (r["scope_id"], *(q["question_id"] for q in r["questions"]), *(
+        y for s in r["sessions"] for y in (s["session_id"], *(t["turn_id"] for t in s["turns"]))))]
+    assert len(ids) == 16 and not [x for x in ids if "answer_" in x or "_abs" in x or "sharegpt" in x]
+    assert "answer_" not in text
+    q2 = lines[1]
+    assert q2["scope_id"] == blind_id("lme", "scope", "q2_abs") and q2["questions"][0]["question_id"] == blind_id(
+        "lme", "question", "q2_abs")
+    assert [s["session_id"] for s in q2["sessions"]] == [blind_id("lme", "session", s) for s in ("answer_b_1", "sharegpt_x_0")]
+    assert blind_id("lme", "turn", "x") != blind_id("other", "turn", "x") != blind_id("lme", "session", "x")
+
+
+def test_a_run_over_the_blind_ids_imports_as_the_dataset_s(lme: Store, tmp_path: Path) -> None:
+    from bfr_core.evaluation.imported import import_run
+    from bfr_core.evaluation.summary import summarize
+
+    lines = [json.loads(x) for x in corpus_lines(lme, "lme", blind=True)]
+    run = tmp_path / "run.jsonl"
+    run.write_text("".join(json.dumps({"question_id": q["question_id"], "ranking": [  # the last turn first
+        t["turn_id"] for s in r["sessions"] for t in s["turns"]][::-1]}) + "\n" for r in lines for q in r["questions"]),
+        encoding="utf-8")
+    rep = import_run(lme, run, dataset_id="lme", name="theirs", k=2)
+    assert rep.questions == 2 and rep.missing == 0
+    arm = summarize(lme, rep.run_id)["arms"]["theirs"]
+    assert arm["mean_set_size"] == 2.0 and arm["turn_hit"] == 50.0  # q1's gold is its next-to-last turn
 
 
 def test_a_locomo_plus_corpus_names_the_stitched_cue(tmp_path: Path) -> None:
@@ -79,3 +105,16 @@ def test_cli_writes_the_file_and_refuses_bad_input(lme: Store, tmp_path: Path, c
     assert "no dataset 'nope'" in capsys.readouterr().err and not (tmp_path / "x.jsonl").exists()
     assert main(["export-data", "lme", "--db", db, "--out", db, "--quiet", "--force"]) == 2  # never the store
     assert Store(db, read_only=True).dataset("lme") is not None
+
+
+def test_a_session_without_turns_keeps_its_stored_date() -> None:
+    from datetime import datetime
+
+    from bfr_core.ingest.corpus import scope_record
+    from bfr_core.records import Scope, Turn
+
+    scope = Scope("d", "c1", ("s1", "s2"), ("A",))
+    turns = (Turn("t1", "s1", 0, "A", "hi", datetime(2023, 5, 1)),)
+    rec = scope_record(scope, turns, [], stored_dates={"s2": datetime(2023, 5, 20, 9, 0)})
+    assert [(s["session_id"], s["date"], len(s["turns"])) for s in rec["sessions"]] == [
+        ("s1", "2023-05-01T00:00", 1), ("s2", "2023-05-20T09:00", 0)]

@@ -3,7 +3,8 @@
 Writes what each question of a stored dataset searches (``bfr_core.ingest.corpus``: one JSON line per
 scope, its sessions and turns with the store's ids and dates, and its questions), so another system
 runs on exactly the conversations the arms search and its run imports with ``bfr import-run``.
-``--blind`` leaves out answers, gold, question types and source ids.
+``--blind`` leaves out answers, gold, question types and source ids, and hashes every id
+(``ingest.corpus.blind_id``; ``bfr import-run`` maps them back).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--out", required=True, help="JSON Lines file to write (one line per scope)")
     p.add_argument("--blind", action="store_true",
-                   help="leave out what a method must not read: answers, gold, question types, source ids")
+                   help="leave out what a method must not read: answers, gold, question types, source ids; "
+                        "every id hashed (bfr import-run maps them back)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 

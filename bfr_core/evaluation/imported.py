@@ -11,7 +11,9 @@ on the ids ``run_retrieval.py`` uses; equal to ``eval_utils.py``, tested).
 
 Ids. Each submitted id is, in this order: a turn id of the question's scope; a turn's ``local_id``
 there (LoCoMo's ``D3:7``, BEAM's message number) when it names one turn; a session id of the scope,
-which stands for all its turns in order (LongMemEval's session-granularity log). An id that is none
+which stands for all its turns in order (LongMemEval's session-granularity log); the blind id of a
+turn or session there (``ingest.corpus.blind_id``, as ``bfr export-data --blind`` wrote it). A question
+id is the dataset's, or its blind id. An id that is none
 of these is an error listing the first few, as is a question of the file the dataset does not hold.
 Questions the run scores that the file lacks are an error too, unless ``allow_missing`` (then they
 are failed rows with an empty set, kept in every denominator); questions of the dataset outside the
@@ -26,6 +28,7 @@ Does not cover: reading answers or judgments of the other system (retrieval only
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import unicodedata
@@ -39,6 +42,7 @@ from bfr_core.evaluation.evaluate import failed_row, result_row, select_question
 from bfr_core.evaluation.metrics import official_scores, official_session_scores
 from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
+from bfr_core.ingest.corpus import blind_id
 from bfr_core.records import Question, Step, Trace, Turn
 from bfr_core.runs import (
     add_arm,
@@ -69,9 +73,9 @@ class ImportReport:
 
 
 class _Resolver:
-    """Submitted ids -> turn ids of one scope (turn id, unique local id, or session id)."""
+    """Submitted ids -> turn ids of one scope (turn id, unique local id, session id, or a blind id of either)."""
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
+    def __init__(self, turns: Sequence[Turn], dataset_id: str = "") -> None:
         self.turn_ids = {t.turn_id for t in turns}
         local: dict[str, list[str]] = {}
         self.sessions: dict[str, list[str]] = {}
@@ -79,6 +83,10 @@ class _Resolver:
             local.setdefault(t.local_id, []).append(t.turn_id)
             self.sessions.setdefault(t.session_id, []).append(t.turn_id)
         self.local = {k: v[0] for k, v in local.items() if k and len(v) == 1}
+        for tid in self.turn_ids:  # after the others: a hash never shadows a real id
+            self.local.setdefault(blind_id(dataset_id, "turn", tid), tid)
+        for sid, ids in list(self.sessions.items()):
+            self.sessions.setdefault(blind_id(dataset_id, "session", sid), ids)
 
     def __call__(self, doc: str) -> tuple[list[str] | None, bool]:
         """``(turn ids or None, whether a session was expanded)``."""
@@ -136,6 +144,18 @@ def _trace(dataset_id: str, q: Question, name: str, fmt: str, source: str, ids: 
     return Trace(dataset_id, q.question_id, name, "", f"{PROVIDER}:{fmt}", (step,), 0.0)
 
 
+def _unblinded(subs: dict[str, Submitted], dataset_id: str, every: dict[str, Question]) -> dict[str, Submitted]:
+    """``subs`` with each blind question id (``bfr export-data --blind``) named by the dataset's own id."""
+    blind = {blind_id(dataset_id, "question", qid): qid for qid in every}
+    out: dict[str, Submitted] = {}
+    for qid, sub in subs.items():
+        real = qid if qid in every else blind.get(qid, qid)
+        if real in out:
+            raise BfrError(f"question {real!r} is in the file twice (once by its blind id)")
+        out[real] = dataclasses.replace(sub, question_id=real)
+    return out
+
+
 def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fmt: str = "auto",
                run_id: str | None = None, k: int | None = None, tag: str | None = None,
                allow_missing: bool = False, replace: bool = False) -> ImportReport:
@@ -150,6 +170,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
     if not subs:
         raise BfrError(f"{path}: no question in the file" + (f" for system {tag!r}" if tag else ""))
     every = {q.question_id: q for q in store.questions(dataset_id)}
+    subs = _unblinded(subs, dataset_id, every)
     unknown_q = [qid for qid in subs if qid not in every]
     if unknown_q:
         raise BfrError(f"{path}: {len(unknown_q)} question id(s) not in dataset '{dataset_id}': "
@@ -168,7 +189,7 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
             rows.append(failed_row(run_id, q, name, "", "not in the imported file"))
             continue
         if q.scope_id not in resolvers:
-            resolvers[q.scope_id] = _Resolver(store.scope_turns(dataset_id, q.scope_id))
+            resolvers[q.scope_id] = _Resolver(store.scope_turns(dataset_id, q.scope_id), dataset_id)
         ids, scores, unknown, n_exp = resolve(sub, resolvers[q.scope_id], k)
         bad += [(q.question_id, u, resolvers[q.scope_id].near(u)) for u in unknown]
         expanded += n_exp
