@@ -239,18 +239,27 @@ def blinded_item(store: Store, item_id: str) -> BlindItem:
 
 
 # -- labels -------------------------------------------------------------------------------------
+def label_problem(annotator: str, label: str) -> str | None:
+    """What makes ``annotator``'s ``label`` one that may not be stored (None when it may): the one rule
+    for a label saved now and one queued earlier."""
+    if not annotator:
+        return "give an annotator name before labelling"
+    if annotator.startswith(JUDGE_PREFIX):
+        return f"annotator names may not start with '{JUDGE_PREFIX}' (reserved for LLM judges)"
+    if label not in LABELS:
+        return f"unknown label '{label}'; choose one of {', '.join(LABELS)}"
+    return None
+
+
 def save_label(store: Store, item_id: str, annotator: str, label: str, note: str = "") -> int:
     """Append one label (a new version when the annotator relabels); returns its label id, or
     :data:`QUEUED` when the store is a snapshot of a file another process holds (``bfr eval``): the
     label then waits in a side file (:func:`pending_path`) until :func:`flush_pending` writes it."""
     ensure_schema(store)
     annotator = annotator.strip()
-    if not annotator:
-        raise LabelError("give an annotator name before labelling")
-    if annotator.startswith(JUDGE_PREFIX):
-        raise LabelError(f"annotator names may not start with '{JUDGE_PREFIX}' (reserved for LLM judges)")
-    if label not in LABELS:
-        raise LabelError(f"unknown label '{label}'; choose one of {', '.join(LABELS)}")
+    problem = label_problem(annotator, label)
+    if problem:
+        raise LabelError(problem)
     cur = store.cursor()
     if cur.execute("SELECT 1 FROM label_items WHERE item_id = ?", [item_id]).fetchone() is None:
         raise LabelError(f"no label item '{item_id}' in {store.path}")
@@ -272,8 +281,9 @@ def pending_path(store_path: str | Path) -> Path:
 
 
 def set_aside_path(store_path: str | Path) -> Path:
-    """Where a flush keeps the side file's lines it could not read as a label (a save killed mid-write left
-    part of one; the save never returned, so nobody was told it was kept): kept for a person to look at."""
+    """Where a flush keeps, as they were, the side file's lines it may not write: part of a label a save killed
+    mid-write left (the save never returned, so nobody was told it was kept), a line that is no valid label
+    (an edited file), a label whose item is gone (its dataset replaced since). Kept for a person to look at."""
     return Path(f"{store_path}.unreadable-labels.txt")
 
 
@@ -330,39 +340,42 @@ def _claims(path: Path) -> list[Path]:
 
 
 def _is_label(row: Any) -> bool:
-    """Whether a side-file line's object is a label a flush can write (its keys, a note if any, a readable time)."""
+    """Whether a side-file line's object is a label a flush can write: its keys, a text note if any, text
+    the store takes (no lone surrogate), a readable time, and a label :func:`label_problem` accepts."""
     if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in LABEL_KEYS)
             and isinstance(row.get("note", ""), str)):
         return False
     try:
         datetime.fromisoformat(row["created"])
-    except ValueError:
+        for key in (*LABEL_KEYS, "note"):
+            row.get(key, "").encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
         return False
-    return True
+    return row["annotator"] == row["annotator"].strip() and label_problem(row["annotator"], row["label"]) is None
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     return _read(path)[0]
 
 
-def _read(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The side file's labels, and its lines that are no label (part of one a killed save left)."""
+def _read(path: Path) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """The side file's labels, and its lines that are no label (part of one a killed save left), as bytes."""
     try:
-        text = path.read_bytes().decode("utf-8", "replace")
+        data = path.read_bytes()
     except FileNotFoundError:  # written by a flush meanwhile
         return [], []
     rows, torn = [], []
-    for line in split_lines(text):
-        if not line.strip():
+    for raw in data.split(b"\n"):  # where jsonl.split_lines ends a line; bytes, so a torn line is kept as it was
+        if not raw.strip():
             continue
         try:
-            row = json.loads(line)
-        except ValueError:
+            row = json.loads(raw.decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError included
             row = None
         if _is_label(row):
             rows.append(row)
         else:
-            torn.append(line)
+            torn.append(raw)
     return rows, torn
 
 
@@ -426,6 +439,10 @@ def flush_pending(store: Store) -> int:
         ensure_schema(store)
         read = [_read(claim) for claim, _ in held]
         rows = [r for got, _ in read for r in got]
+        torn = [line for _, lines in read for line in lines]
+        items = {r[0] for r in store.cursor().execute("SELECT item_id FROM label_items").fetchall()}
+        torn += [dumps_line(r).rstrip("\n").encode("utf-8") for r in rows if r["item_id"] not in items]
+        rows = [r for r in rows if r["item_id"] in items]  # an item gone since (its dataset replaced): kept aside
         written = 0
         with store.transaction() as cur:
             for r in rows:
@@ -437,10 +454,9 @@ def flush_pending(store: Store) -> int:
                     cur.execute("INSERT INTO labels (item_id, annotator, label, note, created) "
                                 "VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMP))", args)
                     written += 1
-        torn = [line for _, lines in read for line in lines]
-        if torn:  # before the claims go: kept whole, never silently dropped
-            with set_aside_path(store.path).open("a", encoding="utf-8") as fh:
-                fh.write("".join(line + "\n" for line in torn))
+        if torn:  # before the claims go: kept as they were, never silently dropped
+            with set_aside_path(store.path).open("ab") as fh:
+                fh.write(b"".join(line + b"\n" for line in torn))
                 fh.flush()
                 os.fsync(fh.fileno())
         for claim, _ in held:
