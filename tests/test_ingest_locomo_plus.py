@@ -138,6 +138,17 @@ def test_embedded_stitching_puts_the_cue_inside_the_session_before_it(tmp_path: 
         load_locomo_plus(plus, locomo=locomo, stitch="inline")
 
 
+def test_embedded_stitching_into_a_session_without_turns(tmp_path: Path) -> None:
+    plus, locomo = _files(tmp_path, [_item()])
+    data = json.loads(locomo.read_text(encoding="utf-8"))
+    for c in data:
+        c["conversation"]["session_1"] = []  # the host: dated, no turns
+    locomo.write_text(json.dumps(data), encoding="utf-8")
+    b = load_locomo_plus(plus, locomo=locomo, stitch="embedded")
+    (q,) = b.questions
+    assert [t.text for t in b.turns if t.turn_id in q.gold] == ["I learned to say no.", "Good for you."]
+
+
 def test_embedded_stitching_renames_locomo_gold_in_the_copied_session(tmp_path: Path) -> None:
     items = [_item(cue=f"A: cue {i}", trigger=f"A: trigger {i}") for i in range(6)]
     plus, locomo = _files(tmp_path, items)

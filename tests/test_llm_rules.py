@@ -244,3 +244,22 @@ def test_a_now_question_prefers_the_latest_of_equal_matches():
     assert R.answer("Where does Ana live now?", ev) == "These days I live in Oslo."
     assert R.answer("Where does Ana currently live?", ev[::-1]) == "These days I live in Oslo."
     assert R.answer("Where did Ana live?", ev) == "I live in Rome."  # no "now": the first of equal matches
+    # recency before the speaker's name: the newer fact is a later sentence of its snippet (no "Ana:" before it)
+    later = ["(2 May 2023) Ana: I live in Paris.", "(9 June 2024) Ana: Work is busy. I live in Rome."]
+    assert R.answer("Where does Ana live now?", later) == "I live in Rome."
+    # a choice asked "now": the option mentioned latest; both in the newest sentence is a tie, answered as before
+    moved = ["(2 May 2023) Ana: I live in the city of Paris.", "(9 June 2024) Ana: I moved to Rome last month."]
+    assert R.answer("Which city does Ana currently live in, Paris or Rome?", moved) == "Rome"
+    cars = ["(2 May 2023) Ana: I drive a Ford car.", "(9 June 2024) Ana: I sold the Ford, now I drive a Honda."]
+    assert R.answer("What car does Ana drive now, a Ford or a Honda?", cars) == "I sold the Ford, now I drive a Honda."
+
+
+def test_a_yearless_february_29_goes_to_a_leap_year():
+    """A year-less "February 29" in a session of a year without one crashed every role that read dates."""
+    ev = ["(2 May 2023) Ana: My birthday is on February 29."]
+    assert R.units(ev)[0].dates == ((2020, 2, 29),)
+    assert R.answer("When is Ana's birthday?", ev) == "February 29"
+    assert R.suff("When is Ana's birthday?", "February 29", ev)[0] == "sufficient"
+    assert R.units(["(10 March 2024) Ana: The party was on February 29."])[0].dates == ((2024, 2, 29),)
+    # more than a month after the session: the year before, and then the leap year at or before it
+    assert R.units(["(2 January 2024) Ana: The party was on February 29."])[0].dates == ((2020, 2, 29),)

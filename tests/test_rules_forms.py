@@ -100,6 +100,7 @@ def test_a_relative_clause_that_is_the_whole_ask_stays_whole():
     ("Who moved to Paris, Dana or Ana?", ("Dana", "Ana")),
     ("Did Sam buy green tea or black coffee?", ("green tea", "black coffee")),
     ("Which did she adopt first, a cat, a dog or a bird?", ("a cat", "a dog", "a bird")),
+    ("Which did she adopt first, a cat, a dog, or a bird?", ("a cat", "a dog", "a bird")),  # the Oxford comma
     ("What is his favourite: pizza or pasta?", ("pizza", "pasta")),
     ("Is it red or blue", ("red", "blue")),
     ("Did you go or not?", ()),  # a yes/no question

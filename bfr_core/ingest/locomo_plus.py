@@ -134,7 +134,7 @@ def _item(n: int, item: Any, path: str, convs: list[_Conversation], dataset_id: 
     if stitch == "embedded":
         host = host_session(c.sessions, cue_time)
         cue, turns, gold, order, renamed = _embedded(
-            qid, c, said, host, embed_position(cue_text, trigger_text, len(c.turns[host.session_id])))
+            qid, c, said, host, embed_position(cue_text, trigger_text, len(c.turns.get(host.session_id, []))))
     else:
         cue = Session(f"{qid}:cue", cue_time, cue_time.strftime("%Y-%m-%d %H:%M"))
         turns = [Turn(f"{qid}:cue:{i + 1}", cue.session_id, i, who, text, cue_time, f"cue:{i + 1}")
@@ -155,7 +155,7 @@ def _embedded(qid: str, c: _Conversation, said: list[tuple[str, str]], host: Ses
     turns, the cue turns' ids (the gold), the scope's session order (the copy in the host's place) and
     each host turn's id -> its copy's."""
     copy = Session(f"{qid}/{host.session_id}", host.date, host.date_text)
-    original = c.turns[host.session_id]
+    original = c.turns.get(host.session_id, [])
     rows: list[tuple[Turn | None, str, str, str]] = [(t, t.speaker, t.text, t.local_id) for t in original[:pos]]
     rows += [(None, who, text, f"cue:{i + 1}") for i, (who, text) in enumerate(said)]
     rows += [(t, t.speaker, t.text, t.local_id) for t in original[pos:]]

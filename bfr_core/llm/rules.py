@@ -32,6 +32,7 @@ invalidates cached replies.
 
 from __future__ import annotations
 
+import calendar
 import json
 import math
 import re
@@ -104,13 +105,21 @@ def units(evidence: Sequence[str]) -> list[Unit]:
 
 def _with_year(ymd: Ymd, anchor: Ymd | None) -> Ymd:
     """A year-less date said in a dated session: that year, or the one before when the date would
-    otherwise lie more than a month after the session (people mostly talk about the past)."""
+    otherwise lie more than a month after the session (people mostly talk about the past); a February 29
+    goes to the latest leap year at or before the one that rule picks (no year where the date does not exist)."""
     if ymd[0] is not None or anchor is None or anchor[0] is None:
         return ymd
     year = anchor[0]
-    if (date(year, ymd[1], ymd[2]) - date(year, anchor[1], anchor[2])).days > 31:
+    if (_on(year, ymd) - date(year, anchor[1], anchor[2])).days > 31:
+        year -= 1
+    while not calendar.isleap(year) and (ymd[1], ymd[2]) == (2, 29):
         year -= 1
     return (year, ymd[1], ymd[2])
+
+
+def _on(year: int, ymd: Ymd) -> date:
+    """``ymd``'s month and day in ``year``; February 29 as February 28 where the year has none."""
+    return date(year, ymd[1], 28 if (ymd[1], ymd[2]) == (2, 29) and not calendar.isleap(year) else ymd[2])
 
 
 def clean_question(q: str) -> str:
@@ -399,8 +408,8 @@ def answer(question: str, evidence: Sequence[str]) -> str:
     shared = [len(qt & toks(said)) for _, said in parts]
     newest = LATEST_CUE.search(question) is not None  # "now", "currently": the latest of equal matches
 
-    def key(i: int) -> tuple[int, int, int, int]:
-        return (-shared[i], -len(qt & toks(parts[i][0])) if parts[i][0] else 0, -_day(found[i]) if newest else 0, i)
+    def key(i: int) -> tuple[int, int, int, int]:  # the speaker's name only breaks ties, after recency when asked
+        return (-shared[i], -_day(found[i]) if newest else 0, -len(qt & toks(parts[i][0])) if parts[i][0] else 0, i)
 
     ranked = sorted(range(len(found)), key=key)
     best = next((i for i in ranked if parts[i][1]), None)  # a sentence with words beside its speaker
@@ -418,7 +427,8 @@ def choose(question: str, found: Sequence[Unit]) -> str | None:
     """A choice question's option (``rules_forms.choices``, as written) that the evidence supports: for a
     which-first question the one whose mention is dated earliest (every option dated, else None); otherwise
     the one mentioned (its words in a sentence, the speaker's name included) beside most of the question's
-    other words. None without options, when an option has no content word, or on a tie."""
+    other words, and for a "now" question (``LATEST_CUE``) the one mentioned latest first. None without
+    options, when an option has no content word, or on a tie."""
     opts = choices(question)
     words = [toks(o) for o in opts]
     if not opts or not all(words):
@@ -428,12 +438,14 @@ def choose(question: str, found: Sequence[Unit]) -> str | None:
         dated = [[_day(u) for u in m if u.dates] for m in mentions]
         if not all(dated):
             return None
-        score = [-min(d) for d in dated]
+        score: list[tuple[int, ...]] = [(-min(d),) for d in dated]
     else:
         rest = toks(question) - set().union(*words)
-        score = [max((1 + len(rest & toks(u.text)) for u in m), default=0) for m in mentions]
+        latest = LATEST_CUE.search(question) is not None
+        score = [max(((_day(u) if latest else 0, 1 + len(rest & toks(u.text))) for u in m), default=(0, 0))
+                 for m in mentions]
     best = max(score)
-    return opts[score.index(best)] if best and score.count(best) == 1 else None
+    return opts[score.index(best)] if best[-1] and score.count(best) == 1 else None
 
 
 def _said(unit: Unit) -> tuple[str, str]:

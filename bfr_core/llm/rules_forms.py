@@ -206,6 +206,8 @@ def choices(question: str) -> tuple[str, ...]:
     :data:`_OPTION_WORDS` words)."""
     q = question.strip().rstrip("?.! ").strip()
     segments = [x.strip() for x in q.split(",")]
+    if len(segments) > 2 and re.match(r"or\s+", segments[-1], re.I):  # "a cat, a dog, or a bird": the Oxford comma
+        segments[-2:] = [f"{segments[-2]} {segments[-1]}"]
     last = re.split(r"\s+or\s+", segments[-1], flags=re.I)
     if len(last) != 2 or last[1].lower() == "not":
         return ()
