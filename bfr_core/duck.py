@@ -97,9 +97,31 @@ def check_shape(con: duckdb.DuckDBPyConnection, ddl: str, path: str) -> None:
                              "version of bfr?); ingest into a new store file")
 
 
+DUCKDB_MAGIC = b"DUCK"  # DuckDB's file header carries it at bytes 8..12
+
+
+def is_duckdb_file(path: str | Path) -> bool:
+    """Whether ``path`` is a file that starts as a DuckDB database does."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return False
+    return head[8:12] == DUCKDB_MAGIC
+
+
+def not_a_store(path: str | Path) -> bool:
+    """Whether ``path`` holds something else than a DuckDB store (a file with other bytes; an empty one may become one)."""
+    p = Path(path)
+    return p.is_file() and p.stat().st_size > 0 and not is_duckdb_file(p)
+
+
 def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
             poll_s: float = 0.1) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect``, retrying a lock held by another process for up to ``wait_s`` seconds."""
+    """``duckdb.connect``, retrying a lock held by another process for up to ``wait_s`` seconds; a file
+    that is no DuckDB store is refused by name (DuckDB says odd things of some, e.g. "in-memory" of a .jsonl)."""
+    if path != ":memory:" and not_a_store(path):
+        raise StoreError(f"cannot open store {path}: it exists but is not a DuckDB store")
     deadline = time.monotonic() + max(0.0, wait_s)
     while True:
         try:

@@ -17,18 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from bfr_core.duck import is_duckdb_file
 from bfr_core.errors import BfrError
-
-DUCKDB_MAGIC = b"DUCK"  # DuckDB's file header carries it at byte 8
-
-
-def is_duckdb_file(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            head = f.read(12)
-    except OSError:
-        return False
-    return head[8:12] == DUCKDB_MAGIC
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -69,6 +59,7 @@ def write_output(path: str | Path, data: str | bytes, *, option: str = "output",
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        os.fchmod(fd, _mode(target))  # mkstemp's 0600 would otherwise outlive the rename
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
             f.flush()
@@ -80,3 +71,22 @@ def write_output(path: str | Path, data: str | bytes, *, option: str = "output",
                 os.unlink(tmp)
         raise BfrError(f"{option} {path}: cannot write ({exc.strerror or exc})") from None
     return target
+
+
+def _mode(target: Path) -> int:
+    """The permissions the written file gets: the replaced file's, else what a plain ``open`` would give."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without setting it (os.umask would change it for every thread a moment)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022

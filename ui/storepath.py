@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+from bfr_core.duck import not_a_store
 
 
 def size_mb(p: Path) -> float:
@@ -31,11 +31,7 @@ def problem(p: Path, *, is_default: bool, create: bool) -> str | None:
     if p.is_dir():
         return f"{p} is a folder; give the path of a DuckDB file (for example {p / 'store.duckdb'})."
     if p.is_file():
-        with open(p, "rb") as fh:
-            head = fh.read(12)
-        if p.stat().st_size and head[8:12] != DUCKDB_MAGIC:
-            return f"{p} exists but is not a DuckDB store."
-        return None
+        return f"{p} exists but is not a DuckDB store." if not_a_store(p) else None
     if not create:
         where = "" if p.parent.is_dir() else f" (and its folder {p.parent} does not exist either)"
         return (f"No store at {p}{where}. Check the path, or tick “Create a new store here” to start an "

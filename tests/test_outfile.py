@@ -1,0 +1,45 @@
+"""bfr_core.outfile: what a written output file looks like on disk (its checks: tests/test_reliability_cli.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from bfr_core.duck import connect, is_duckdb_file, not_a_store
+from bfr_core.errors import BfrError
+from bfr_core.outfile import write_output
+
+
+def test_a_new_file_gets_the_usual_permissions_and_a_replaced_one_keeps_its_own(tmp_path: Path) -> None:
+    new = write_output(tmp_path / "a.jsonl", "x\n")
+    assert stat.S_IMODE(new.stat().st_mode) == 0o666 & ~_umask()  # not mkstemp's 0600
+    old = tmp_path / "b.jsonl"
+    old.write_text("old", encoding="utf-8")
+    old.chmod(0o640)
+    write_output(old, "new", force=True)
+    assert old.read_text(encoding="utf-8") == "new" and stat.S_IMODE(old.stat().st_mode) == 0o640
+
+
+def test_a_file_that_is_no_store_is_named_so(tmp_path: Path) -> None:
+    other = tmp_path / "runs.jsonl"
+    other.write_text('{"a": 1}\n', encoding="utf-8")  # DuckDB said "Cannot launch in-memory database" of this one
+    assert not_a_store(other) and not not_a_store(tmp_path / "missing.duckdb")
+    with pytest.raises(BfrError, match="runs.jsonl: it exists but is not a DuckDB store"):
+        connect(str(other), read_only=True)
+    empty = tmp_path / "empty.duckdb"
+    empty.touch()
+    assert not not_a_store(empty)  # may become one
+    store = tmp_path / "s.duckdb"
+    connect(str(store)).close()
+    assert is_duckdb_file(store) and not not_a_store(store)
+    with pytest.raises(BfrError, match="is a DuckDB store"):
+        write_output(store, "x", force=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
