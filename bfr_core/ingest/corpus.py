@@ -18,7 +18,10 @@ questions' ``answer``, ``gold``, ``qtype``, ``is_abstention`` and ``scoreable``,
 ``local_id``, and every id, which can carry a label too (LongMemEval's ``answer_...`` sessions hold
 the gold, an ``..._abs`` question is an abstention, a LoCoMo-Plus cue session is ``...:cue`` and an
 embedded cue's host copy names its host): each id is replaced by :func:`blind_id` (a hash of the
-dataset and the id), which ``bfr import-run`` maps back, so a run naming them imports as is.
+dataset and the id), which ``bfr import-run`` maps back, so a run naming them imports as is. Each line
+is one scope's search space and a system must read it apart from the others: under ``--stitch
+embedded`` an item's copy of its host session differs from the host, which other lines hold, by
+exactly the cue's turns.
 
 Does not cover: reading such a file back (it is an export, not a benchmark format), the store's
 vectors, runs (``bfr export-run``), labels (``bfr label-export``).
