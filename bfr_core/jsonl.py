@@ -27,6 +27,7 @@ def dumps_line(obj: Any, **kwargs: Any) -> str:
     return text + "\n"
 
 
-def split_lines(text: str) -> list[str]:
-    """``text`` split where JSON Lines end, at "\n" only (a "\r" before it is JSON whitespace)."""
-    return text.split("\n")
+def split_lines(text: str | bytes) -> list:
+    """``text`` split where JSON Lines end, at "\n" only (a "\r" before it is JSON whitespace); bytes stay
+    bytes (a line that is no UTF-8 can then be kept as it was)."""
+    return text.split(b"\n" if isinstance(text, bytes) else "\n")

@@ -20,3 +20,4 @@ def test_split_lines_ends_lines_at_newline_only():
     raw = json.dumps({"a": "x\u2028y"}, ensure_ascii=False) + "\r\n" + json.dumps({"b": 2}) + "\n"
     lines = [ln for ln in split_lines(raw) if ln.strip()]
     assert [json.loads(ln) for ln in lines] == [{"a": "x\u2028y"}, {"b": 2}]
+    assert split_lines(b'{"a": 1}\n\xff\n') == [b'{"a": 1}', b"\xff", b""]  # bytes stay bytes

@@ -365,7 +365,7 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[bytes]]:
     except FileNotFoundError:  # written by a flush meanwhile
         return [], []
     rows, torn = [], []
-    for raw in data.split(b"\n"):  # where jsonl.split_lines ends a line; bytes, so a torn line is kept as it was
+    for raw in split_lines(data):  # bytes, so a torn line is kept as it was
         if not raw.strip():
             continue
         try:
