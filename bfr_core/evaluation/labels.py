@@ -427,8 +427,9 @@ def flush_pending(store: Store) -> int:
     """Write the queued labels into a writable store, in order and with their saving times, in one
     transaction; then remove the side files they came from. A label already there (same item,
     annotator, label, note and time: a flush killed after its commit) is not written twice; a flush
-    that fails leaves its claimed files for the next one; a line that is no label (part of one a save
-    killed mid-write left) is appended to :func:`set_aside_path` first. Returns how many were written."""
+    that fails leaves its claimed files for the next one; a line it may not write (part of a label a save
+    killed mid-write left, a label :func:`label_problem` refuses, one whose item is gone) is appended to
+    :func:`set_aside_path` first, as its bytes were. Returns how many were written."""
     path = pending_path(store.path)
     if store.read_only or store.path == ":memory:":
         return 0
