@@ -93,7 +93,7 @@ with ExitStack() as held:
         st.toast(f"{queued} label(s) saved while the store was busy are now written.")
     torn, kept_in = R.set_aside_labels(store)
     if torn:
-        st.sidebar.warning(f"{torn} line(s) of the queued-label file were no whole label (a save killed while it "
-                           f"wrote) and are kept in {kept_in}; every whole label was written.",
-                           icon=":material/warning:")
+        st.sidebar.warning(f"{torn} line(s) of the queued-label file could not be written as labels (a save killed "
+                           f"while it wrote, an edited file, or an item removed since) and are kept in {kept_in}; "
+                           "every valid label was written.", icon=":material/warning:")
     page.run()

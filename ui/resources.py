@@ -86,7 +86,7 @@ def being_written(s: Store) -> bool:
 
 
 def set_aside_labels(s: Store) -> tuple[int, str]:
-    """How many side-file lines flushes could not read as labels, and the file that keeps them."""
+    """How many queued-label lines flushes set aside (``labels.flush_pending``), and the file that keeps them."""
     from bfr_core.evaluation.labels import set_aside, set_aside_path
 
     return len(set_aside(s.path)), str(set_aside_path(s.path))
