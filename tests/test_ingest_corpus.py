@@ -118,3 +118,19 @@ def test_a_session_without_turns_keeps_its_stored_date() -> None:
     rec = scope_record(scope, turns, [], stored_dates={"s2": datetime(2023, 5, 20, 9, 0)})
     assert [(s["session_id"], s["date"], len(s["turns"])) for s in rec["sessions"]] == [
         ("s1", "2023-05-01T00:00", 1), ("s2", "2023-05-20T09:00", 0)]
+
+
+def test_a_session_ranking_in_blind_ids_scores_as_in_the_real_ones(lme: Store, tmp_path: Path) -> None:
+    from bfr_core.evaluation.imported import import_run, official_rows
+
+    lines = [json.loads(x) for x in corpus_lines(lme, "lme", blind=True)]
+    real = [json.loads(x) for x in corpus_lines(lme, "lme")]
+    got = {}
+    for name, recs in (("blind", lines), ("real", real)):
+        run = tmp_path / f"{name}.jsonl"
+        run.write_text("".join(json.dumps({"question_id": q["question_id"], "ranking": [
+            s["session_id"] for s in r["sessions"]][::-1]}) + "\n" for r in recs for q in r["questions"]),
+            encoding="utf-8")
+        rep = import_run(lme, run, dataset_id="lme", name=name)
+        got[name] = [{k: v for k, v in row.items() if k != "arm"} for row in official_rows(lme, rep.run_id, name)]
+    assert got["blind"] == got["real"] and got["real"]

@@ -85,7 +85,9 @@ class _Resolver:
         self.local = {k: v[0] for k, v in local.items() if k and len(v) == 1}
         for tid in self.turn_ids:  # after the others: a hash never shadows a real id
             self.local.setdefault(blind_id(dataset_id, "turn", tid), tid)
+        self.session_of = {sid: sid for sid in self.sessions}  # a submitted session id -> the store's
         for sid, ids in list(self.sessions.items()):
+            self.session_of.setdefault(blind_id(dataset_id, "session", sid), sid)
             self.sessions.setdefault(blind_id(dataset_id, "session", sid), ids)
 
     def __call__(self, doc: str) -> tuple[list[str] | None, bool]:
@@ -103,12 +105,13 @@ class _Resolver:
         return fixed if known else None
 
     def session_ranking(self, sub: Submitted, k: int | None) -> list[str] | None:
-        """The submitted ids when every one names a session (a session-granularity ranking), else None."""
+        """The store's session ids when every submitted id names a session (a session-granularity ranking,
+        blind ids mapped back), else None."""
         ids = list(_cut(sub, k))
         if not sub.is_ranking or not ids or any(d in self.turn_ids or d in self.local or d not in self.sessions
                                                 for d in ids):
             return None
-        return ids
+        return [self.session_of[d] for d in ids]
 
 
 def _cut(sub: Submitted, k: int | None) -> tuple[str, ...]:
