@@ -27,6 +27,7 @@ import glob
 import io
 import json
 import os
+import re
 import threading
 import time
 import weakref
@@ -288,6 +289,8 @@ def set_aside_path(store_path: str | Path) -> Path:
 
 
 LABEL_KEYS = ("item_id", "annotator", "label", "created")  # what a side-file line must hold to be written
+# the time as queue_label writes it (isoformat, no offset), the form the store's CAST reads
+_CREATED = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?")
 
 
 def set_aside(store_path: str | Path) -> list[str]:
@@ -345,6 +348,8 @@ def _is_label(row: Any) -> bool:
     if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in LABEL_KEYS)
             and isinstance(row.get("note", ""), str)):
         return False
+    if not _CREATED.fullmatch(row["created"]):
+        return False
     try:
         datetime.fromisoformat(row["created"])
         for key in (*LABEL_KEYS, "note"):
@@ -355,11 +360,12 @@ def _is_label(row: Any) -> bool:
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
-    return _read(path)[0]
+    return [row for row, _ in _read(path)[0]]
 
 
-def _read(path: Path) -> tuple[list[dict[str, Any]], list[bytes]]:
-    """The side file's labels, and its lines that are no label (part of one a killed save left), as bytes."""
+def _read(path: Path) -> tuple[list[tuple[dict[str, Any], bytes]], list[bytes]]:
+    """The side file's labels (each with its line's bytes), and its lines that are no label (part of one a
+    killed save left), as bytes."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:  # written by a flush meanwhile
@@ -373,10 +379,23 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[bytes]]:
         except ValueError:  # UnicodeDecodeError included
             row = None
         if _is_label(row):
-            rows.append(row)
+            rows.append((row, raw))
         else:
             torn.append(raw)
     return rows, torn
+
+
+def _set_aside(store_path: str | Path, lines: list[bytes]) -> None:
+    """Append ``lines`` to :func:`set_aside_path`, fsynced; a line the file already holds (kept by a flush
+    killed before it let go of its claims) is not added again."""
+    path = set_aside_path(store_path)
+    kept = set(split_lines(path.read_bytes())) if path.exists() else set()
+    new = [line for line in dict.fromkeys(lines) if line not in kept]
+    if new:
+        with path.open("ab") as fh:
+            fh.write(b"".join(line + b"\n" for line in new))
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def pending(store_path: str | Path) -> list[dict[str, Any]]:
@@ -439,11 +458,10 @@ def flush_pending(store: Store) -> int:
     try:
         ensure_schema(store)
         read = [_read(claim) for claim, _ in held]
-        rows = [r for got, _ in read for r in got]
-        torn = [line for _, lines in read for line in lines]
         items = {r[0] for r in store.cursor().execute("SELECT item_id FROM label_items").fetchall()}
-        torn += [dumps_line(r).rstrip("\n").encode("utf-8") for r in rows if r["item_id"] not in items]
-        rows = [r for r in rows if r["item_id"] in items]  # an item gone since (its dataset replaced): kept aside
+        torn = [line for _, lines in read for line in lines]
+        torn += [raw for got, _ in read for r, raw in got if r["item_id"] not in items]  # its item gone since
+        rows = [r for got, _ in read for r, _ in got if r["item_id"] in items]
         written = 0
         with store.transaction() as cur:
             for r in rows:
@@ -455,11 +473,7 @@ def flush_pending(store: Store) -> int:
                     cur.execute("INSERT INTO labels (item_id, annotator, label, note, created) "
                                 "VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMP))", args)
                     written += 1
-        if torn:  # before the claims go: kept as they were, never silently dropped
-            with set_aside_path(store.path).open("ab") as fh:
-                fh.write(b"".join(line + b"\n" for line in torn))
-                fh.flush()
-                os.fsync(fh.fileno())
+        _set_aside(store.path, torn)  # before the claims go: kept as they were, never silently dropped
         for claim, _ in held:
             claim.unlink(missing_ok=True)
     finally:
