@@ -94,6 +94,6 @@ with ExitStack() as held:
     torn, kept_in = R.set_aside_labels(store)
     if torn:
         st.sidebar.warning(f"{torn} line(s) of the queued-label file could not be written as labels (a save killed "
-                           f"while it wrote, an edited file, or an item removed since) and are kept in {kept_in}; "
+                           f"while it wrote, or an edited file) and are kept in {kept_in}; "
                            "every valid label was written.", icon=":material/warning:")
     page.run()

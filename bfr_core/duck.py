@@ -111,9 +111,9 @@ def is_duckdb_file(path: str | Path) -> bool:
 
 
 def not_a_store(path: str | Path) -> bool:
-    """Whether ``path`` holds something else than a DuckDB store (a file with other bytes; an empty one may become one)."""
+    """Whether ``path`` is a file that is no DuckDB store (other bytes, or none: DuckDB opens no empty file)."""
     p = Path(path)
-    return p.is_file() and p.stat().st_size > 0 and not is_duckdb_file(p)
+    return p.is_file() and not is_duckdb_file(p)
 
 
 def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
@@ -122,6 +122,9 @@ def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
     that is no DuckDB store is refused by name (DuckDB says odd things of some, e.g. "in-memory" of a .jsonl)."""
     if path != ":memory:" and not_a_store(path):
         raise StoreError(f"cannot open store {path}: it exists but is not a DuckDB store")
+    if path != ":memory:" and not read_only and not Path(path).exists() and Path(f"{path}.wal").exists():
+        raise StoreError(f"cannot open store {path}: its write-ahead log {path}.wal is there without it, and a new "
+                         "store would discard that log; restore the store file, or move the .wal away")
     deadline = time.monotonic() + max(0.0, wait_s)
     while True:
         try:

@@ -221,17 +221,19 @@ def test_a_save_killed_mid_write_costs_no_other_label(tmp_path):
                     {"note": "x\ud800"},  # a lone surrogate, which the store refuses
                     {"created": "20240501T100000"}, {"created": "2024-05-01T10:00:00+05:00"}):  # times CAST refuses
             fh.write((json.dumps({**good, **bad}) + "\n").encode())
-        gone = b'{"item_id":"gone",  "annotator":"a","label":"uncertain","created":"2026-12-03T10:00:00","n":"\\u00e9"}'
-        fh.write(gone + b"\n")  # a valid label whose item has gone since: kept as its bytes were
-    assert [r["item_id"] for r in L.pending(db)] == ["i1", "i3", "gone"]  # the item is checked when written
-    assert L.flush_pending(store) == 2 and not L.pending_path(db).exists()
+        gone = b'{"item_id":"gone",  "annotator":"a","label":"uncertain","created":"2026-12-03T10:00","n":"\\u00e9"}'
+        fh.write(gone + b"\n")  # a valid label whose item has gone since: written (a label is never lost)
+        fh.write(gone.replace(b"uncertain", b"unsure") + b"\n")  # an invalid one: kept as its bytes were
+    assert [r["item_id"] for r in L.pending(db)] == ["i1", "i3", "gone"]
+    assert L.flush_pending(store) == 3 and not L.pending_path(db).exists()
     assert store.cursor().execute("SELECT item_id, note FROM labels ORDER BY label_id").fetchall() == [
-        ("i1", ""), ("i3", "é")]
+        ("i1", ""), ("i3", "é"), ("gone", "")]
     kept = L.set_aside(db)
     assert kept[0] == '{"item_id": "i2", "annot' and kept[1] == '{"item_id": "i4"}' and len(kept) == 12
     raw = L.set_aside_path(db).read_bytes()
-    assert b"\xff\xfe\n" in raw and gone + b"\n" in raw  # kept as written, not as U+FFFD or re-serialised
-    L._set_aside(db, [gone, b"new"])  # a flush killed before it let go of its claims sets them aside again
+    unsure = gone.replace(b"uncertain", b"unsure")
+    assert b"\xff\xfe\n" in raw and unsure + b"\n" in raw  # kept as written, not as U+FFFD or re-serialised
+    L._set_aside(db, [unsure, b"new"])  # a flush killed before it let go of its claims sets them aside again
     assert L.set_aside_path(db).read_bytes() == raw + b"new\n"
     L.queue_label(db, "i1", "ann", "insufficient")  # the side file starts afresh
     assert [r["label"] for r in L.pending(db)] == ["insufficient"] and L.flush_pending(store) == 1

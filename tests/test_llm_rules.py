@@ -231,6 +231,8 @@ def test_a_choice_question_is_answered_with_the_option_the_evidence_supports():
     # which-first: the option mentioned earliest, when every option's mention is dated
     first = ["(2 May 2023) user: I adopted a dog today.", "(3 June 2022) user: I adopted a cat today."]
     assert R.answer("Which did I adopt first, the cat or the dog?", first) == "the cat"
+    met = ["(3 May 2023) user: I met Anna at the gym.", "(2 April 2023) user: I met Tom at the gym."]
+    assert R.answer("Did I meet Tom or Anna first?", met) == "Tom"
     undated = [first[0], "user: I adopted a cat."]
     assert R.answer("Which did I adopt first, the cat or the dog?", undated) == "I adopted a dog today."  # no choice
     # a tie, or no option mentioned: answered as before, never a guess between the options
@@ -263,3 +265,6 @@ def test_a_yearless_february_29_goes_to_a_leap_year():
     assert R.units(["(10 March 2024) Ana: The party was on February 29."])[0].dates == ((2024, 2, 29),)
     # more than a month after the session: the year before, and then the leap year at or before it
     assert R.units(["(2 January 2024) Ana: The party was on February 29."])[0].dates == ((2020, 2, 29),)
+    # a date a few days after a late-December session is in the new year, not eleven months back
+    assert R.units(["(28 December 2023) Ana: The trip starts on January 3."])[0].dates == ((2024, 1, 3),)
+    assert R.units(["(2 May 2023) Ana: The move is on June 10."])[0].dates == ((2022, 6, 10),)  # > a month ahead

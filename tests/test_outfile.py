@@ -31,7 +31,12 @@ def test_a_file_that_is_no_store_is_named_so(tmp_path: Path) -> None:
         connect(str(other), read_only=True)
     empty = tmp_path / "empty.duckdb"
     empty.touch()
-    assert not not_a_store(empty)  # may become one
+    assert not_a_store(empty)  # DuckDB opens no empty file either
+    orphan = tmp_path / "gone.duckdb"
+    (tmp_path / "gone.duckdb.wal").write_bytes(b"log")
+    with pytest.raises(BfrError, match="gone.duckdb.wal is there without it"):
+        connect(str(orphan))
+    assert (tmp_path / "gone.duckdb.wal").read_bytes() == b"log" and not orphan.exists()
     store = tmp_path / "s.duckdb"
     connect(str(store)).close()
     assert is_duckdb_file(store) and not not_a_store(store)

@@ -103,6 +103,8 @@ def _label_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "queue_label": lambda s: labels.queue_label(s.path, item, "ann", "uncertain"),
         "pending": lambda s: labels.pending(s.path),
         "has_pending": lambda s: labels.has_pending(s.path),
+        "set_aside_path": lambda s: labels.set_aside_path(s.path),
+        "set_aside": lambda s: labels.set_aside(s.path),
         "flush_pending": labels.flush_pending,
         "current_label": lambda s: labels.current_label(s, item, "ann"),
         "history": lambda s: labels.history(s, item),

@@ -101,6 +101,11 @@ def test_a_relative_clause_that_is_the_whole_ask_stays_whole():
     ("Did Sam buy green tea or black coffee?", ("green tea", "black coffee")),
     ("Which did she adopt first, a cat, a dog or a bird?", ("a cat", "a dog", "a bird")),
     ("Which did she adopt first, a cat, a dog, or a bird?", ("a cat", "a dog", "a bird")),  # the Oxford comma
+    ("Do I prefer tea, or coffee?", ("tea", "coffee")),
+    ("Is it red, green, blue, or yellow?", ("red", "green", "blue", "yellow")),  # a yes/no opening ends in one
+    ("Did Sam buy green tea, black coffee, or juice?", ("green tea", "black coffee", "juice")),
+    ("Did I meet Tom or Anna first?", ("Tom", "Anna")),  # "first" ends the question, not the option
+    ("Did I adopt a cat or not yet?", ()),
     ("What is his favourite: pizza or pasta?", ("pizza", "pasta")),
     ("Is it red or blue", ("red", "blue")),
     ("Did you go or not?", ()),  # a yes/no question

@@ -283,8 +283,8 @@ def pending_path(store_path: str | Path) -> Path:
 
 def set_aside_path(store_path: str | Path) -> Path:
     """Where a flush keeps, as they were, the side file's lines it may not write: part of a label a save killed
-    mid-write left (the save never returned, so nobody was told it was kept), a line that is no valid label
-    (an edited file), a label whose item is gone (its dataset replaced since). Kept for a person to look at."""
+    mid-write left (the save never returned, so nobody was told it was kept), or a line that is no valid
+    label (an edited file). Kept for a person to look at."""
     return Path(f"{store_path}.unreadable-labels.txt")
 
 
@@ -364,8 +364,8 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _read(path: Path) -> tuple[list[tuple[dict[str, Any], bytes]], list[bytes]]:
-    """The side file's labels (each with its line's bytes), and its lines that are no label (part of one a
-    killed save left), as bytes."""
+    """The side file's labels (each with its line's bytes), and its lines that are no label a flush may write
+    (part of one a killed save left, an edited line), as bytes."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:  # written by a flush meanwhile
@@ -447,8 +447,8 @@ def flush_pending(store: Store) -> int:
     transaction; then remove the side files they came from. A label already there (same item,
     annotator, label, note and time: a flush killed after its commit) is not written twice; a flush
     that fails leaves its claimed files for the next one; a line it may not write (part of a label a save
-    killed mid-write left, a label :func:`label_problem` refuses, one whose item is gone) is appended to
-    :func:`set_aside_path` first, as its bytes were. Returns how many were written."""
+    killed mid-write left, a label :func:`label_problem` refuses, a time the store cannot read) is appended
+    to :func:`set_aside_path` first, as its bytes were. Returns how many were written."""
     path = pending_path(store.path)
     if store.read_only or store.path == ":memory:":
         return 0
@@ -458,10 +458,8 @@ def flush_pending(store: Store) -> int:
     try:
         ensure_schema(store)
         read = [_read(claim) for claim, _ in held]
-        items = {r[0] for r in store.cursor().execute("SELECT item_id FROM label_items").fetchall()}
         torn = [line for _, lines in read for line in lines]
-        torn += [raw for got, _ in read for r, raw in got if r["item_id"] not in items]  # its item gone since
-        rows = [r for got, _ in read for r, _ in got if r["item_id"] in items]
+        rows = [r for got, _ in read for r, _ in got]  # an item gone since is written too: a label is never lost
         written = 0
         with store.transaction() as cur:
             for r in rows:

@@ -32,7 +32,6 @@ invalidates cached replies.
 
 from __future__ import annotations
 
-import calendar
 import json
 import math
 import re
@@ -103,23 +102,24 @@ def units(evidence: Sequence[str]) -> list[Unit]:
     return out
 
 
+AHEAD_DAYS = 31  # how far after its session a year-less date may lie (plans are mostly for the weeks ahead)
+
+
 def _with_year(ymd: Ymd, anchor: Ymd | None) -> Ymd:
-    """A year-less date said in a dated session: that year, or the one before when the date would
-    otherwise lie more than a month after the session (people mostly talk about the past); a February 29
-    goes to the latest leap year at or before the one that rule picks (no year where the date does not exist)."""
+    """A year-less date said in a dated session: the latest year in which it falls no more than a month
+    (:data:`AHEAD_DAYS`) after the session, since people mostly talk about the past ("March 20" said on
+    10 February 2023 is 20 March 2022; "January 3" said on 28 December 2023 is 3 January 2024; a
+    February 29 is in a leap year)."""
     if ymd[0] is not None or anchor is None or anchor[0] is None:
         return ymd
-    year = anchor[0]
-    if (_on(year, ymd) - date(year, anchor[1], anchor[2])).days > 31:
-        year -= 1
-    while not calendar.isleap(year) and (ymd[1], ymd[2]) == (2, 29):
-        year -= 1
-    return (year, ymd[1], ymd[2])
-
-
-def _on(year: int, ymd: Ymd) -> date:
-    """``ymd``'s month and day in ``year``; February 29 as February 28 where the year has none."""
-    return date(year, ymd[1], 28 if (ymd[1], ymd[2]) == (2, 29) and not calendar.isleap(year) else ymd[2])
+    limit = date(anchor[0], anchor[1], anchor[2]).toordinal() + AHEAD_DAYS
+    for year in range(anchor[0] + 1, anchor[0] - 9, -1):  # a February 29 may be up to 8 years back
+        try:
+            if date(year, ymd[1], ymd[2]).toordinal() <= limit:
+                return (year, ymd[1], ymd[2])
+        except ValueError:  # no such day that year
+            continue
+    return ymd
 
 
 def clean_question(q: str) -> str:
@@ -423,9 +423,13 @@ def _day(unit: Unit) -> int:
     return max(((y or 0) * 10000 + m * 100 + d for y, m, d in unit.dates), default=0)
 
 
+_EARLIEST = re.compile(r"\b(?:first|earlier|sooner)\b", re.I)  # a choice of which came first
+
+
 def choose(question: str, found: Sequence[Unit]) -> str | None:
     """A choice question's option (``rules_forms.choices``, as written) that the evidence supports: for a
-    which-first question the one whose mention is dated earliest (every option dated, else None); otherwise
+    which-first question (:data:`_EARLIEST`) the one whose mention is dated earliest (every option dated,
+    else None); otherwise
     the one mentioned (its words in a sentence, the speaker's name included) beside most of the question's
     other words, and for a "now" question (``LATEST_CUE``) the one mentioned latest first. None without
     options, when an option has no content word, or on a tie."""
@@ -434,7 +438,7 @@ def choose(question: str, found: Sequence[Unit]) -> str | None:
     if not opts or not all(words):
         return None
     mentions = [[u for u in found if w <= toks(u.text)] for w in words]
-    if event_order(question) is not None and re.search(r"\bfirst\b", question, re.I):
+    if _EARLIEST.search(question):  # "Which came first, A or B?", "Did I meet Tom or Anna first?"
         dated = [[_day(u) for u in m if u.dates] for m in mentions]
         if not all(dated):
             return None

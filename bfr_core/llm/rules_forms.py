@@ -197,31 +197,42 @@ def event_order(question: str) -> tuple[str, str] | None:
 
 _OPTION_WORDS = 4  # an option of a choice question is a short noun phrase ("a dog", "green tea"), not a clause
 _CLAUSE_OPEN = re.compile(rf"^\s*{_WH_AUX}\b", re.I)
+_YES_NO_OPEN = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|would|will|should)\b", re.I)
+# words that end a choice question after its last option ("Did I meet Tom or Anna first?"): order, degree, time
+_AFTER_OPTIONS = frozenset("first last earlier later sooner more most less better best again now then".split())
 
 
 def choices(question: str) -> tuple[str, ...]:
     """The options a choice question ends with, as written: "Who moved, Dana or Ana?" -> (Dana, Ana); "Did
-    Sam buy green tea or black coffee?" -> (green tea, black coffee); "..., a cat, a dog or a bird?" -> all
-    three. Empty when the question offers none ("or not", an "or" between clauses, options over
-    :data:`_OPTION_WORDS` words)."""
+    Sam buy green tea or black coffee?" -> (green tea, black coffee); "..., a cat, a dog(,) or a bird?" -> all
+    three; "Is it red, green or blue?" -> all three (a yes/no opening's last words are the first option);
+    "Did I meet Tom or Anna first?" -> (Tom, Anna). Empty when the question offers none ("or not (yet)", an
+    "or" between clauses, options over :data:`_OPTION_WORDS` words)."""
     q = question.strip().rstrip("?.! ").strip()
     segments = [x.strip() for x in q.split(",")]
-    if len(segments) > 2 and re.match(r"or\s+", segments[-1], re.I):  # "a cat, a dog, or a bird": the Oxford comma
+    if len(segments) > 1 and re.match(r"or\s+", segments[-1], re.I):  # "..., or a bird" (the Oxford comma)
         segments[-2:] = [f"{segments[-2]} {segments[-1]}"]
     last = re.split(r"\s+or\s+", segments[-1], flags=re.I)
-    if len(last) != 2 or last[1].lower() == "not":
+    if len(last) != 2:
         return ()
     right = last[1].split()
-    if not right or len(right) > _OPTION_WORDS:
+    while right and right[-1].lower() in _AFTER_OPTIONS:
+        right.pop()
+    if not right or len(right) > _OPTION_WORDS or right[0].lower() == "not":
         return ()
     head = segments[:-1]
     if head:  # "..., A or B": the comma marks where the options start, and earlier short segments are options too
-        opts = [last[0], last[1]] if len(last[0].split()) <= _OPTION_WORDS else []
+        opts = [last[0], " ".join(right)] if len(last[0].split()) <= _OPTION_WORDS else []
         while opts and len(head) > 1 and len(head[-1].split()) <= _OPTION_WORDS and not _CLAUSE_OPEN.match(head[-1]):
             opts.insert(0, head.pop())
+        if opts and len(head) == 1 and _YES_NO_OPEN.match(head[0]):  # "Is it red, green or blue": red is one too
+            words = head[0].split()
+            size = len(opts[0].split())
+            if len(words) > size + 1:
+                opts.insert(0, " ".join(words[-size:]))
     else:  # "Did Sam buy tea or coffee": the left option is as long as the right one
         left = last[0].split()
-        opts = [" ".join(left[-len(right):]), last[1]] if len(left) > len(right) else []
+        opts = [" ".join(left[-len(right):]), " ".join(right)] if len(left) > len(right) else []
     opts = [o.strip() for o in opts if o.strip()]
     if any(w.lower() in _BOUNDARY for o in opts for w in (o.split()[0], o.split()[-1])):
         return ()  # "before or after work": a choice of relation, not of things
