@@ -55,7 +55,7 @@ from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.llm.rules_judges import UNDECIDED, judge, judge_one, lme_judge  # noqa: F401 - served below
 from bfr_core.llm.rules_tokens import NOT_FOUND, numbers, tok_list, toks  # noqa: F401 - served below
 
-RULES_VERSION = "5"
+RULES_VERSION = "6"
 NAME = "offline rules"
 
 # -- sentences -----------------------------------------------------------------------------------
