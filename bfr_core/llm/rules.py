@@ -429,10 +429,9 @@ _EARLIEST = re.compile(r"\b(?:first|earlier|sooner)\b", re.I)  # a choice of whi
 def choose(question: str, found: Sequence[Unit]) -> str | None:
     """A choice question's option (``rules_forms.choices``, as written) that the evidence supports: for a
     which-first question (:data:`_EARLIEST`) the one whose mention is dated earliest (every option dated,
-    else None); otherwise
-    the one mentioned (its words in a sentence, the speaker's name included) beside most of the question's
-    other words, and for a "now" question (``LATEST_CUE``) the one mentioned latest first. None without
-    options, when an option has no content word, or on a tie."""
+    else None); otherwise the one mentioned (its words in a sentence, the speaker's name included) beside
+    most of the question's other words, and for a "now" question (``LATEST_CUE``) the one mentioned latest
+    first. None without options, when an option has no content word, or on a tie."""
     opts = choices(question)
     words = [toks(o) for o in opts]
     if not opts or not all(words):
