@@ -47,23 +47,30 @@ K = 10
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+def _turn_ids(rec: dict) -> list[str]:
+    """A corpus line's turn ids, in order."""
+    return [t["turn_id"] for s in rec["sessions"] for t in s["turns"]]
+
+
+def _every_id(rec: dict) -> set[str]:
+    """Every id a corpus line names: its scope, questions, sessions and turns."""
+    return {rec["scope_id"], *(q["question_id"] for q in rec["questions"]),
+            *(s["session_id"] for s in rec["sessions"]), *_turn_ids(rec)}
+
+
 def integrity(store: Store, dataset_id: str, full: list[dict], blind: list[dict]) -> dict[str, Any]:
     """What the files say against what the store holds (counts of mismatches; all 0 is a pass)."""
-    bad_turns = sum([t["turn_id"] for s in r["sessions"] for t in s["turns"]]
-                    != [t.turn_id for t in store.scope_turns(dataset_id, r["scope_id"])] for r in full)
+    stored = {f["scope_id"]: [t.turn_id for t in store.scope_turns(dataset_id, f["scope_id"])] for f in full}
+    bad_turns = sum(_turn_ids(r) != stored[r["scope_id"]] for r in full)
     qids = [q["question_id"] for r in full for q in r["questions"]]
-    stray_gold = sum(not set(q["gold"]) <= {t["turn_id"] for s in r["sessions"] for t in s["turns"]}
-                     for r in full for q in r["questions"])
+    stray_gold = sum(not set(q["gold"]) <= set(_turn_ids(r)) for r in full for q in r["questions"])
     labels = sum(bool(set(q) & set(LABELS)) for r in blind for q in r["questions"])
     local = sum("local_id" in t for r in blind for s in r["sessions"] for t in s["turns"])
-    blind_turns = sum([t["turn_id"] for s in r["sessions"] for t in s["turns"]]
-                      != [blind_id(dataset_id, "turn", t.turn_id) for t in store.scope_turns(dataset_id, f["scope_id"])]
+    blind_turns = sum(_turn_ids(r) != [blind_id(dataset_id, "turn", t) for t in stored[f["scope_id"]]]
                       for r, f in zip(blind, full, strict=True))
-    raw = {f["scope_id"] for f in full} | {q["question_id"] for f in full for q in f["questions"]} | {
-        x for f in full for s in f["sessions"] for x in (s["session_id"], *(t["turn_id"] for t in s["turns"]))}
-    seen = {r["scope_id"] for r in blind} | {q["question_id"] for r in blind for q in r["questions"]} | {
-        x for r in blind for s in r["sessions"] for x in (s["session_id"], *(t["turn_id"] for t in s["turns"]))}
-    return {"scopes": len(full), "questions": len(qids), "turns": sum(len(s["turns"]) for r in full for s in r["sessions"]),
+    raw = set().union(*map(_every_id, full))
+    seen = set().union(*map(_every_id, blind))
+    return {"scopes": len(full), "questions": len(qids), "turns": sum(len(_turn_ids(r)) for r in full),
             "scopes_whose_turns_differ_from_the_store": bad_turns,
             "questions_missing_or_repeated": len(store.questions(dataset_id)) - len(set(qids)) + len(qids) - len(set(qids)),
             "questions_with_gold_outside_their_line": stray_gold, "blind_questions_with_a_label": labels,
