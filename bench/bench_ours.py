@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from bfr_core.clauses import search_texts  # noqa: E402
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
@@ -133,7 +134,7 @@ class Views:
             # Read the question's vectors cached at ingest back into the query LRU (4,096 entries):
             # Stage I's requirement vectors from 1,536 questions push them out between two runners,
             # and re-encoding every question with MiniLM would dominate this benchmark's time.
-            self._seen[scope_id].dense.prime([question], self.store, encode=False)
+            self._seen[scope_id].dense.prime(search_texts([question]), self.store, encode=False)
         return self._seen[scope_id]
 
 

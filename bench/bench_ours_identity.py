@@ -186,11 +186,12 @@ def main() -> None:
         (OUT / "ours_variants_identity.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {OUT / 'ours_variants_identity.json'}", file=sys.stderr)
         return
-    commit = git_commit.commit(mark_changes=False)
+    marked = git_commit.commit()  # one git call: HEAD, "+uncommitted" when a tracked file differs
+    commit = marked.removesuffix("+uncommitted")
     if args.dump:
         t0 = time.time()
         rows = dump(Path(args.db), args.conversations)
-        meta = {"label": args.dump, "commit": commit, "dirty": git_commit.commit().endswith("+uncommitted"), "conversations": args.conversations,
+        meta = {"label": args.dump, "commit": commit, "dirty": marked.endswith("+uncommitted"), "conversations": args.conversations,
             "settings": repr(turn_scores.DEFAULT), "load": list(os.getloadavg()), "elapsed_s": round(time.time() - t0, 1)}
         path = OUT / "cache" / f"ours_identity_{args.dump}.json"
         path.write_text(json.dumps({"meta": meta, **rows}) + "\n", encoding="utf-8")

@@ -97,6 +97,7 @@ GRID: dict[str, tuple] = {
     "doc_view": DOC_VIEWS,
     "remark": word_trust.GATES,  # which signals put a question in the remark regime ("off" first)
     "remark_shift": (1.0, 0.5, 0.75),  # in that regime: the dense part's share of the score
+    "remark_clauses": turn_scores.CLAUSE_MODES,  # in that regime: the whole text's similarity, or its clauses' mean / max
 }
 START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # Weights with no natural upper end: when a search moves to a coordinate's largest value, that search's
@@ -146,6 +147,9 @@ FIXED: dict[str, str] = {
                                               "regime judged to carry little (outside the ranking this protocol scores)",
     "remark regime's dense part at weight w_bm25 + w_dense": "the text score's total weight, so remark_shift 1.0 is "
                                                            "the dense ranking and 0.5 an even mix in the same units",
+    "clauses.MIN_WORDS = 3, lexicon.CLAUSE_JOINERS, split at , and ;": "English grammar: a clause has a subject, a "
+        "verb and one word more; coordinating and subordinating conjunctions join clauses. Typed once before the "
+        "first measurement (bench/explore/explore_clauses.py, 2026-12-03) and never changed after it",
     "ours.with_antecedent: question and antecedent similarities averaged one to one (with a model only)": "HyDE's "
         "recipe (the query's embedding averaged with its generated documents'); no model runs in this protocol, so "
         "the offline ranking it scores never uses it (bench_associative.py measures it)",
@@ -298,9 +302,9 @@ def objective(r: dict[str, float], benchmark: str = "") -> float:
 
 
 def _key(knobs: dict) -> tuple:
-    """The grid point's identity; with the remark gate off its shift does nothing, so it keys as START's."""
+    """The grid point's identity; with the remark gate off its shift and clause mode do nothing, so they key as START's."""
     if knobs["remark"] == "off":
-        knobs = {**knobs, "remark_shift": START["remark_shift"]}
+        knobs = {**knobs, "remark_shift": START["remark_shift"], "remark_clauses": START["remark_clauses"]}
     return tuple(knobs[k] for k in GRID)
 
 
@@ -318,7 +322,9 @@ class Grid:
     only ever reads the rows its mask keeps); ``workers`` > 1 splits each point's questions over
     forked processes (the same rows, faster on a shared machine)."""
 
-    def __init__(self, cases: dict[str, list[RankCase]], workers: int = 1) -> None:
+    def __init__(self, cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES,
+                 grow: str = GROW) -> None:
+        self.passes, self.grow = passes, grow  # the search's settings (--passes, --grow), written to the JSON
         self.cases = cases  # benchmark (and OFFICIAL) -> cases
         self.scopes = {d: tuple(c.group for c in cs) for d, cs in cases.items()}  # the fold unit per question
         self._rows: dict[tuple, dict[str, np.ndarray]] = {}
@@ -392,7 +398,7 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
     path = [("start", None, best)]
     values = {c: list(v) for c, v in GRID.items()}  # this search's grid (OPEN_ENDED coordinates may grow)
     changed, passes = True, 0
-    while changed and passes < PASSES:
+    while changed and passes < grid.passes:
         passes += 1
         changed = False
         for coord, vals in values.items():
@@ -405,11 +411,11 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                     cur, best, changed = cand, val, True
                     path.append((coord, v, val))
                     if v == vals[-1] and coord in OPEN_ENDED and len(vals) < len(GRID[coord]) + EXTEND_MAX:
-                        vals.append(next_value(vals, GROW))
+                        vals.append(next_value(vals, grid.grow))
                         path.append(("grid", f"{coord} at its largest value: {_json_value(vals[-1])} added", val))
     edges = [c for c in OPEN_ENDED if cur[c] == values[c][-1]]  # START's value is each grid's first, never its last
     path.append(("end", (f"converged: pass {passes} changed nothing" if not changed
-                         else f"stopped at the cap of {PASSES} passes, still moving")
+                         else f"stopped at the cap of {grid.passes} passes, still moving")
                  + (f"; at the largest value its grid may reach: {', '.join(edges)}" if edges else
                     "; no open-ended weight at its grid's largest value"), best))
     return cur, path
@@ -537,11 +543,11 @@ def build_cases(store: Store, beam: bool = False) -> dict[str, list[RankCase]]:
     return cases
 
 
-def protocol(cases: dict[str, list[RankCase]], workers: int = 1) -> dict:
+def protocol(cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES, grow: str = GROW) -> dict:
     """The protocol on prepared cases (:func:`build_cases`): CV, the leave-one-benchmark-out directions, the
     shipped choice, the baselines."""
     present = [d for d in BENCHMARKS if d in cases]
-    grid = Grid(cases, workers)
+    grid = Grid(cases, workers, passes, grow)
     try:
         return _protocol(grid, present)
     finally:
@@ -556,9 +562,9 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
         "searched and dropped (issue 25, at b47aa4f)": DROPPED,
         "fixed by argument (not in the grid)": FIXED,
         "search": f"coordinate-wise from the start, passes over the coordinates in grid order until one changes "
-                  f"nothing (cap {PASSES}; each path's last step says which), "
+                  f"nothing (cap {grid.passes}; each path's last step says which), "
                   "ties keep the current value; it sees only the questions of the folds it is given; an "
-                  f"open-ended weight moved to its grid's largest value grows that search's grid ({GROW}, at most "
+                  f"open-ended weight moved to its grid's largest value grows that search's grid ({grid.grow}, at most "
                   f"{EXTEND_MAX} times)",
         "objective": f"mean(hit@10, hit@40, cer@40, session_recall_any@{SESSION_K}), ranking top-k; on longmemeval "
                      f"the session recall is {key} (run_retrieval.py's convention: user turns only, only gold user turns "
@@ -662,8 +668,6 @@ def main() -> None:
                     "past its largest value (see OPEN_ENDED)")
     ap.add_argument("--out", default=str(OUT / "ours_selection.json"))
     args = ap.parse_args()
-    globals()["GROW"] = args.grow
-    globals()["PASSES"] = args.passes  # the one search setting, read by search() and written to the JSON
     t0 = time.time()
     store = open_all(Path(args.db), args.beam)
     cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", args.reuse_cases, args.beam)
@@ -671,7 +675,7 @@ def main() -> None:
     print(f"cases ready in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     sel = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
            "workers": args.workers, "passes": args.passes, "grow": args.grow,
-           "open-ended (their grids grow)": list(OPEN_ENDED), **protocol(cases, args.workers)}
+           "open-ended (their grids grow)": list(OPEN_ENDED), **protocol(cases, args.workers, args.passes, args.grow)}
     sel["load_at_end"] = list(os.getloadavg())
     sel["elapsed_s"] = round(time.time() - t0, 1)
     Path(args.out).write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from byo_common import PAIRED, _row, machine, paired, plus_arguments, run_rows, summary  # noqa: E402
+from byo_common import PAIRED, machine, paired, plus_arguments, result_row, run_rows, summary  # noqa: E402
 from git_commit import commit  # noqa: E402
 from ours_variants import session_topic  # noqa: E402
 
@@ -59,7 +59,7 @@ def probe_rows(store: Store, dataset_id: str, questions: Sequence[Question], ks:
             session_topic(views, q.text, session, "short"))
         order = ranking(score)
         base = {"question_id": q.question_id, "relation": q.qtype}
-        rows += [_row(base, PROBE, k, [views.turns[int(i)].turn_id for i in order[:k]], q, 0.0, "ok") for k in ks]
+        rows += [result_row(base, PROBE, k, [views.turns[int(i)].turn_id for i in order[:k]], q, 0.0, "ok") for k in ks]
     return rows
 
 

@@ -76,13 +76,13 @@ def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms:
                         ev, status = list(run_query(views, q.query(), arm, dataset_id=dataset_id, k=k, llm=llm).evidence)[:k], "ok"
                     except Exception as exc:  # noqa: BLE001 - one arm's failure on one question is a row, not the end
                         ev, status = [], f"{type(exc).__name__}: {exc}"[:200]
-                    rows.append(_row(base, arm, k, ev, q, (time.perf_counter() - start) * 1000, status))
+                    rows.append(result_row(base, arm, k, ev, q, (time.perf_counter() - start) * 1000, status))
             scores = reference_scores(views, q.text)
             for name in REFERENCES:
                 order = ranking(scores[name])
                 for k in ks:
                     ev = [views.turns[int(i)].turn_id for i in order[:k]]
-                    rows.append(_row(base, f"ref:{name}", k, ev, q, 0.0, "ok"))
+                    rows.append(result_row(base, f"ref:{name}", k, ev, q, 0.0, "ok"))
         log(f"{n + 1}/{len(by_scope)} scopes, {len(rows)} rows, {time.perf_counter() - t0:.0f} s")
     return rows
 
@@ -95,7 +95,7 @@ def _cached_only(store: Store) -> Callable[[Sequence[str]], list[Any]]:
     return ner
 
 
-def _row(base: dict[str, Any], system: str, k: int, ev: list[str], q: Question, ms: float, status: str) -> dict[str, Any]:
+def result_row(base: dict[str, Any], system: str, k: int, ev: list[str], q: Question, ms: float, status: str) -> dict[str, Any]:
     s = score_question(ev, q.gold)
     return {**base, "system": system, "k": k, "turn_hit": s.turn_hit, "recall_all": s.cer, "set_size": len(ev),
             "ms": round(ms, 2), "status": status}

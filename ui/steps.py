@@ -98,6 +98,10 @@ def pool_priors(d: dict) -> list[str]:
     if ante:  # the associative step ran (a model was given and the words carried little)
         said = f'"{ante["statement"]}"' if ante.get("statement") else "no earlier message"
         out.append(f"associative step ({ante.get('source', '?')}): also searched with {said}")
+    cl = d.get("clauses")
+    if cl:  # the remark regime scored the remark's clauses apart
+        out.append(f"dense part over its {len(cl['texts'])} clauses ({cl['mode']} of their similarities): "
+                   + " · ".join(f'"{t}"' for t in cl["texts"]))
     return out
 
 

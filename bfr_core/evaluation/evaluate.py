@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from bfr_core.clauses import search_texts
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
@@ -305,7 +306,7 @@ def ship_scope(store: Store, params: RunParams, views: Any, questions: Sequence[
     from bfr_core.retrieval.views.entity import NER_MODEL, Q_ENTITIES
     from bfr_core.store import text_hash
 
-    texts = tuple(dict.fromkeys(q.text for q in questions))
+    texts = tuple(search_texts(q.text for q in questions))
     short_model = views.dense.short_model
 
     def vecs(model: Any) -> np.ndarray:
@@ -412,7 +413,7 @@ def evaluate(
             views = scope_views(store, spec.dataset_id, scope_id)
             prime = getattr(getattr(views, "dense", None), "prime", None)
             if prime is not None:  # cached question vectors, else batched encoding instead of one call per question
-                prime(list(dict.fromkeys(q.text for q, _ in todo)), store)
+                prime(search_texts(q.text for q, _ in todo), store)
             ctx: LocalScope | ShippedScope = (
                 ship_scope(store, params, views, [q for q, _ in todo], llm_config if llm is not None else None)
                 if remote else LocalScope(params, views, llm))

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from bfr_core.clauses import search_texts
 from bfr_core.config import Budget, Config
 from bfr_core.records import Question, Scope, Turn
 from bfr_core.retrieval.views.entity import store_entities
@@ -111,9 +112,9 @@ def scope_payload(store: Store, dataset_id: str, scope_id: str, jobs: Sequence[t
     # only what the NER cache holds (ingest fills it); the worker parses the rest if an arm searches
     # the entity view, as the sequential loop would, so no scope pays NER it would not have paid
     ents = known_entities(store, [t.text for t in turns])
-    questions = list(dict.fromkeys([q.text for q in store.questions(dataset_id, scope_id=scope_id)]
-                                   + [q.text for q, _ in jobs]))
-    asked = {q.text for q, _ in jobs}
+    questions = search_texts([q.text for q in store.questions(dataset_id, scope_id=scope_id)]
+                             + [q.text for q, _ in jobs])
+    asked = set(search_texts(q.text for q, _ in jobs))
     qv: list[tuple[str, str, np.ndarray]] = []
     for m in models:
         found, _ = query_vectors(store, m, [t for t in questions if t not in asked], encode=False)

@@ -130,11 +130,12 @@ def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, writt
                   executor: object | None = None) -> None:
     """Encode and cache the bundle's texts before it is written; every cached chunk is appended to
     ``written`` at once, for a rollback. ``executor``: where MiniLM's chunks run (``run_encoding``)."""
+    from bfr_core.clauses import search_texts
     from bfr_core.retrieval.embed import plan_encoding, run_encoding  # lazy: the embedding stack
     from bfr_core.retrieval.views.common import index_text
 
     texts = [index_text(t) for t in bundle.turns]
-    tasks = ticking(lambda: plan_encoding(store, texts, [q.text for q in bundle.questions]), progress,
+    tasks = ticking(lambda: plan_encoding(store, texts, search_texts(q.text for q in bundle.questions)), progress,
                     "checking which texts are already encoded")
     run_encoding(store, tasks, progress, written, executor)
 

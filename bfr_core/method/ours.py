@@ -110,8 +110,10 @@ from bfr_core.method.turn_scores import (
     OursSettings,
     ScoreParts,
     TurnScores,
+    clause_note,
     combine,
     ranking,
+    remark_similarity,
     score_parts,
     top_unseen,
     zscore,
@@ -139,6 +141,7 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True)
         "regime": sc.regime,
         "signals": sc.trust.to_dict() if sc.trust is not None else None,
         "antecedent": sc.antecedent,
+        "clauses": sc.clauses,
         "candidates": [{"turn_id": t, "score": round(float(sc.final[i]), 4), "rank": r, **sc.parts(i)}
                        for r, (i, t) in enumerate(zip(pool_idx, pool_ids, strict=True))],
     })]
@@ -253,8 +256,11 @@ def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSe
 
 def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray) -> TurnScores:
     """The ranking with the antecedent's dense similarities ``other`` (aligned with the turns) averaged
-    one to one with the question's, z-scored each, in the remark regime's dense part."""
-    return combine(parts, settings, remark_dense=(zscore(parts.dense) + zscore(other)) / 2)
+    one to one with the question's (``turn_scores.remark_similarity``: its clauses' where the setting
+    reads them), z-scored each, in the remark regime's dense part."""
+    own = remark_similarity(parts, settings.remark_clauses)
+    return replace(combine(parts, settings, remark_dense=(zscore(own) + zscore(other)) / 2),
+                   clauses=clause_note(parts, settings.remark_clauses))
 
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> list[Step]:

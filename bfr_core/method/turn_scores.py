@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from bfr_core.clauses import clauses
 from bfr_core.dates import date_windows, in_windows
 from bfr_core.lru import LockedLRU
 from bfr_core.method.speaker_names import key_position, name_keys, question_words
@@ -58,6 +59,7 @@ class OursSettings:
     role: float = 0.0  # added to the stating role's turns (stating_role; never fires on symmetric stores)
     remark: str = "off"  # the gate that reads word_trust's signals ("off": words always lead; word_trust.GATES)
     remark_shift: float = 1.0  # in the remark regime: the share of the score given to the dense part alone
+    remark_clauses: str = "off"  # the remark regime's dense part: the whole text's ("off") or its clauses' (CLAUSE_MODES)
 
 
 SETTINGS_FILE = Path(__file__).with_name("ours.toml")
@@ -76,6 +78,7 @@ def load_settings(path: str | Path = SETTINGS_FILE) -> OursSettings:
     return OursSettings(**data["ours"])
 
 
+CLAUSE_MODES = ("off", "mean", "max")  # remark_clauses: the whole text, or the mean / max of its clauses' z-scores
 DEFAULT = load_settings()  # the shipped setting (bench_ours_selection's choice on every conversation)
 
 
@@ -152,6 +155,8 @@ class ScoreParts:
     named: str
     windows: tuple[tuple[str, str], ...]
     trust: WordTrust | None = None  # what the question's words are worth over this scope (word_trust)
+    clauses: tuple[str, ...] = ()  # the question's clauses (bfr_core.clauses; () when it does not split)
+    clause_dense: np.ndarray | None = None  # z(dense view similarity) per clause, one row each (None with no clauses)
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,7 @@ class TurnScores:
     trust: WordTrust | None = None  # the signals the regime was read from
     remark: np.ndarray | None = None  # the remark regime's dense part added (None in the words regime)
     antecedent: dict[str, str] | None = None  # the associative step, when it ran: {"source", "statement"}
+    clauses: dict[str, Any] | None = None  # the remark regime scored the clauses apart: {"mode", "texts"}
 
     def parts(self, i: int) -> dict[str, float]:
         out = {"text": round(float(self.text[i]), 4), "speaker": round(float(self.speaker[i]), 4),
@@ -252,8 +258,10 @@ def score_parts(views: Any, query: Query) -> ScoreParts:
     stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
     used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
     trust = word_trust(query.text, bm, dense, share_found(bm25.query_tokens(query.text), bm25.contains))
+    parts = clauses(query.text) if n else ()
+    per_clause = np.stack([zscore(np.asarray(views.dense.scores(c), dtype=np.float64)) for c in parts]) if parts else None
     return ScoreParts(bm25=bm, dense=dense, speaker=spk, dates=dmask.astype(np.float64), session=session,
-                      stating=stating, named=favour, windows=used, trust=trust)
+                      stating=stating, named=favour, windows=used, trust=trust, clauses=parts, clause_dense=per_clause)
 
 
 def words_scores(p: ScoreParts, s: OursSettings, text: np.ndarray) -> TurnScores:
@@ -292,12 +300,29 @@ def in_regime(sc: TurnScores, s: OursSettings, dense: np.ndarray, weight: float)
     return remark_scores(sc, dense, s.remark_shift, weight) if regime(sc.trust, s.remark) == "remark" else sc
 
 
+def remark_similarity(p: ScoreParts, mode: str) -> np.ndarray:
+    """The question's dense similarity as the remark regime reads it: the whole text's (``mode`` "off", or
+    a text that does not split into clauses), or the mean or max over its clauses of their z-scores."""
+    if mode not in CLAUSE_MODES:
+        raise ValueError(f"remark_clauses must be one of {', '.join(CLAUSE_MODES)}, not {mode!r}")
+    if mode == "off" or p.clause_dense is None:
+        return p.dense
+    return p.clause_dense.mean(axis=0) if mode == "mean" else p.clause_dense.max(axis=0)
+
+
+def clause_note(p: ScoreParts, mode: str) -> dict[str, Any] | None:
+    """What the trace says when the remark regime scored the clauses apart (None when it did not)."""
+    return {"mode": mode, "texts": list(p.clauses)} if mode != "off" and p.clause_dense is not None else None
+
+
 def combine(p: ScoreParts, s: OursSettings = DEFAULT, remark_dense: np.ndarray | None = None) -> TurnScores:
     """The arm's one ranking from its parts (see the module docstring); ``remark_dense`` replaces the
-    dense view's scores in the remark regime (``ours.associate``: the question's and its antecedent's)."""
+    question's similarity in the remark regime (``ours.associate``: the question's and its antecedent's);
+    without it that regime reads :func:`remark_similarity`."""
     text = z_fusion((p.bm25, p.dense), (W_BM25, s.w_dense), len(p.bm25))
-    dense = p.dense if remark_dense is None else remark_dense
-    return in_regime(words_scores(p, s, text), s, dense, W_BM25 + s.w_dense)
+    dense = remark_similarity(p, s.remark_clauses) if remark_dense is None else remark_dense
+    sc = in_regime(words_scores(p, s, text), s, dense, W_BM25 + s.w_dense)
+    return replace(sc, clauses=clause_note(p, s.remark_clauses)) if sc.regime == "remark" else sc
 
 
 def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:

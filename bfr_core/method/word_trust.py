@@ -13,12 +13,12 @@ Does not cover: the weights of either regime (``turn_scores``), what a remark pr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from bfr_core.clauses import sentences
 from bfr_core.lexicon import AUXILIARIES, REQUEST_VERBS, SUBJECT_WORDS, WH_WORDS
 from bfr_core.retrieval.views.common import rank_order
 from bfr_core.text import words
@@ -26,8 +26,6 @@ from bfr_core.text import words
 AGREE_K = 10  # the smallest evidence-set size the workbench reports
 WEAK_Z = 3.0  # "no turn stands out": the top BM25 score is under the usual 3-sigma outlier line
 GATES = ("off", "form", "form|disagree", "form|weak")
-
-_SENTENCE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+[.!?\u3002\uff01\uff1f]*")  # ASCII and full-width ends (。！？)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +63,7 @@ def sentence_form(sentence: str) -> str:
 
 def form(text: str) -> str:
     """The text's form: a question if any sentence is one, else a request if any is, else a remark."""
-    forms = {sentence_form(s) for s in _SENTENCE.findall(text)}
+    forms = {sentence_form(s) for s in sentences(text)}
     return "question" if "question" in forms else "request" if "request" in forms else "remark"
 
 

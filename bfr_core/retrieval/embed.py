@@ -72,6 +72,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+from bfr_core.clauses import search_texts  # noqa: E402
 from bfr_core.progress import Pace, Progress, ticking  # noqa: E402
 from bfr_core.retrieval.encoders import (  # noqa: E402
     CHUNK,
@@ -182,7 +183,7 @@ def ensure_embeddings(
         return _ensure_one(store, dataset_id, model, progress)
     spec = default_spec()
     models = [get_model(m) for m in [spec.base] + ([spec.short] if spec.short else [])]
-    questions = sorted({q.text for q in store.questions(dataset_id)})
+    questions = sorted(search_texts(q.text for q in store.questions(dataset_id)))  # their clauses too
     return (sum(_ensure_one(store, dataset_id, m, progress) for m in models)
             + sum(_ensure_questions(store, questions, m) for m in models))
 
@@ -738,7 +739,7 @@ def finish_embeddings(store: Store, dataset_id: str, progress: Progress | None =
     cur = store.cursor()
     texts = sorted({text for mid in [spec.base] + ([spec.short] if spec.short else [])
                     for _, text in cur.execute(Q_MISSING, [dataset_id, mid]).fetchall()})
-    questions = sorted({q.text for q in store.questions(dataset_id)})
+    questions = sorted(search_texts(q.text for q in store.questions(dataset_id)))
     tasks = ticking(lambda: plan_encoding(store, texts, questions), progress, "checking which texts are already encoded")
     run_encoding(store, tasks, progress)
     return sum(len(t.hashes) for t in tasks)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from bfr_core.clauses import search_texts
 from bfr_core.lru import LockedLRU
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
@@ -134,7 +135,7 @@ def scope_views(
     short = vectors_for_texts(store, short_model, texts, progress=progress) if short_model else None
     views = build_views(scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
     # The scope's questions: their vectors cached at ingest go into the query LRU (nothing encoded).
-    views.dense.prime([q.text for q in store.questions(dataset_id, scope_id=scope_id)], store, encode=False)
+    views.dense.prime(search_texts(q.text for q in store.questions(dataset_id, scope_id=scope_id)), store, encode=False)
     return _CACHE.put(key, views)
 
 

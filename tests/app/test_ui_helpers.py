@@ -151,3 +151,10 @@ def test_the_data_pages_export_holds_a_store_session_of_its_own(tmp_path):
     plain = Store(db, read_only=True)
     assert text == "".join(corpus_lines(plain, "demo", blind=True)) and text.count("\n") == 1
     assert export_name("conv 1/é:x", True) == "conv_1_é_x-blind.jsonl" and export_name("demo", False) == "demo.jsonl"
+
+
+def test_pool_priors_name_the_clauses_the_remark_regime_scored_apart():
+    said = pool_priors({"clauses": {"mode": "mean", "texts": ["I quit the gym", "I still run every morning"]}})
+    assert said == ['dense part over its 2 clauses (mean of their similarities): "I quit the gym" · '
+                    '"I still run every morning"']
+    assert pool_priors({"clauses": None}) == []
