@@ -39,7 +39,6 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from bfr_core.clauses import search_texts  # noqa: E402
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
@@ -47,6 +46,7 @@ from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
 from bfr_core.pipeline import ArmContext, run_query  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
+from bfr_core.sentences import search_texts  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))

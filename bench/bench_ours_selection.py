@@ -147,7 +147,7 @@ FIXED: dict[str, str] = {
                                               "regime judged to carry little (outside the ranking this protocol scores)",
     "remark regime's dense part at weight w_bm25 + w_dense": "the text score's total weight, so remark_shift 1.0 is "
                                                            "the dense ranking and 0.5 an even mix in the same units",
-    "clauses.MIN_WORDS = 3, lexicon.CLAUSE_JOINERS, split at , and ;": "English grammar: a clause has a subject, a "
+    "sentences.MIN_WORDS = 3, lexicon.CLAUSE_JOINERS, split at , and ;": "English grammar: a clause has a subject, a "
         "verb and one word more; coordinating and subordinating conjunctions join clauses. Typed once before the "
         "first measurement (bench/explore/explore_clauses.py, 2026-12-03) and never changed after it",
     "ours.with_antecedent: question and antecedent similarities averaged one to one (with a model only)": "HyDE's "

@@ -29,7 +29,7 @@ from bench_ours import OUT, Views, questions  # noqa: E402
 from bench_ours_selection import PLUS, open_all  # noqa: E402
 
 from bfr_core.method import turn_scores as T  # noqa: E402
-from bfr_core.method.word_trust import form  # noqa: E402
+from bfr_core.sentences import form  # noqa: E402
 from bfr_core.text import words  # noqa: E402
 
 MIN_WORDS = 3

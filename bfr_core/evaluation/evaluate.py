@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from bfr_core.clauses import search_texts
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
@@ -59,6 +58,7 @@ from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these n
     stale_runs,
     write_batch,
 )
+from bfr_core.sentences import search_texts
 from bfr_core.store import Store
 
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}

@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from bfr_core.clauses import search_texts
 from bfr_core.config import Budget, Config
 from bfr_core.records import Question, Scope, Turn
 from bfr_core.retrieval.views.entity import store_entities
+from bfr_core.sentences import search_texts
 from bfr_core.store import Store, text_hash
 
 

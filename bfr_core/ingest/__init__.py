@@ -130,9 +130,9 @@ def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, writt
                   executor: object | None = None) -> None:
     """Encode and cache the bundle's texts before it is written; every cached chunk is appended to
     ``written`` at once, for a rollback. ``executor``: where MiniLM's chunks run (``run_encoding``)."""
-    from bfr_core.clauses import search_texts
     from bfr_core.retrieval.embed import plan_encoding, run_encoding  # lazy: the embedding stack
     from bfr_core.retrieval.views.common import index_text
+    from bfr_core.sentences import search_texts
 
     texts = [index_text(t) for t in bundle.turns]
     tasks = ticking(lambda: plan_encoding(store, texts, search_texts(q.text for q in bundle.questions)), progress,

@@ -17,16 +17,19 @@ The dense view is the store's: the static base vectors z-merged with MiniLM on t
 MiniLM's token cap. Where the question's words carry little (``method.word_trust``: a remark rather
 than a question or a request, optionally also when the lexical and dense top 10 share no turn or no
 BM25 score stands out: the gate REMARK), the **remark regime** scales every part above by
-(1 - REMARK_SHIFT) and adds REMARK_SHIFT times the z-scored dense view; the Stage I cover, which
-matches the question's requirement words, is skipped there (E0 = score order; no model is asked to
-decompose). The pool step records the regime and its signals.
+(1 - REMARK_SHIFT) and adds REMARK_SHIFT times the remark's z-scored dense similarity, read clause by
+clause where REMARK_CLAUSES says so (``bfr_core.sentences``: a remark that joins two statements with a
+comma or a conjunction is scored by the mean, or max, over its clauses of their z-scored similarities,
+each clause free to match a different earlier message; a remark that does not split is scored whole);
+the Stage I cover, which matches the question's requirement words, is skipped there (E0 = score
+order; no model is asked to decompose). The pool step records the regime, its signals and the clauses.
 
 The associative step (:func:`associate`, only with a model and only in the remark regime): the model
 writes the earlier message the question refers back to (``roles.antecedent``) and the regime's dense
-part averages, one to one, the question's and that message's z-scored dense similarities (HyDE's
-recipe; no weight to choose). The offline rules answer "undecided" and leave the ranking as it is.
-Measured with the local model in bench/bench_associative.py and bench/bench_locomo_plus.py
-``--provider local``.
+part averages, one to one, the question's (its clauses' as above) and that message's z-scored dense
+similarities (HyDE's recipe; no weight to choose). The offline rules answer "undecided" and leave the
+ranking as it is. Measured with the local model in bench/bench_associative.py and
+bench/bench_locomo_plus.py ``--provider local`` (at the setting before the clauses: not rerun).
 
 The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
 shorter than the other's, when the other's median turn is a paragraph of 50 words or more (a user
@@ -39,7 +42,8 @@ The capitals above are ``turn_scores.OursSettings``, the shipped values ``ours.t
 (chosen 2026-12-03 over LoCoMo, dev50, LoCoMo-Plus dev and BEAM 100K, the search run until it
 converged, an open-ended weight's grid doubled past its edge when chosen there): w_dense 2.0,
 speaker 6, dates 6, context 0.3 / 0.2, session relevance 1.0 from its best turn, role 4.0, the
-remark gate "form" with shift 1.0 (the dense view alone on remarks). The settings hold only what that ranking uses (issue
+remark gate "form" with shift 1.0 (the dense view alone on remarks) and its clauses' mean (every fold
+of the 2026-12-03 run chose it too). The settings hold only what that ranking uses (issue
 25): the variants the selection searched and the shipped setting leaves off (the unstemmed or
 "Speaker: text" BM25, the static vectors alone, recency, a session BM25 and a session-topic term
 and its vectors) are bench/ours_variants.py's, composed from ``turn_scores``' functions.
@@ -47,9 +51,10 @@ and its vectors) are bench/ours_variants.py's, composed from ``turn_scores``' fu
 How the numbers are chosen (bench/bench_ours_selection.py -> bench/out/ours_selection.json): every
 number of the ranking is either a coordinate of its grid (the BM25 index, w_dense, the dense view,
 speaker, dates, role, near1/near2, session, session_top, recency, doc_bm25, doc_dense, doc_view,
-remark, remark_shift), chosen by a coordinate-wise search from the z-fusion baseline, or fixed by
+remark, remark_shift, remark_clauses), chosen by a coordinate-wise search from the z-fusion baseline, or fixed by
 an argument that reads no benchmark question (its ``FIXED``: ``turn_scores.W_BM25`` is the unit,
-``turn_scores.ROLE_RATIO`` and ``ROLE_WORDS``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b);
+``turn_scores.ROLE_RATIO`` and ``ROLE_WORDS``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b,
+the clause rule's ``sentences.MIN_WORDS`` and ``lexicon.CLAUSE_JOINERS``);
 z-score fusion (against RRF) and Rocchio feedback were searched until b47aa4f and dropped, never
 chosen (its ``DROPPED``). The held-out figures come from
 conversation-level 5-fold cross-validation over LoCoMo's 10 chats, dev50's 50 haystacks, the

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from bfr_core.clauses import clauses
 from bfr_core.dates import date_windows, in_windows
 from bfr_core.lru import LockedLRU
 from bfr_core.method.speaker_names import key_position, name_keys, question_words
@@ -31,6 +30,7 @@ from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trus
 from bfr_core.records import Hit, Query
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.common import rank_order
+from bfr_core.sentences import clauses
 from bfr_core.text import fold
 
 W_BM25 = 1.0  # weight of z(BM25) in the text score: the unit every other weight is measured in (FIXED)
@@ -155,7 +155,7 @@ class ScoreParts:
     named: str
     windows: tuple[tuple[str, str], ...]
     trust: WordTrust | None = None  # what the question's words are worth over this scope (word_trust)
-    clauses: tuple[str, ...] = ()  # the question's clauses (bfr_core.clauses; () when it does not split)
+    clauses: tuple[str, ...] = ()  # a remark's clauses (sentences.clauses; () for a question, a request or one clause)
     clause_dense: np.ndarray | None = None  # z(dense view similarity) per clause, one row each (None with no clauses)
 
 

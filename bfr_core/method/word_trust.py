@@ -1,6 +1,6 @@
 """How much ``bfr`` can trust the question's words: observable signals and the regime they give.
 
-Covers: the question's grammatical form (:func:`form`: a question, a request, or a remark), the
+Covers: the question's grammatical form (``sentences.form``: a question, a request, or a remark), the
 lexical match's own strength over the scope (the top BM25 z-score), the share of the question's
 informative terms the scope contains at all, the agreement of the lexical and dense rankings (the
 overlap of their top :data:`AGREE_K`), and the regime a gate reads from them (:func:`regime`):
@@ -18,10 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bfr_core.clauses import sentences
-from bfr_core.lexicon import AUXILIARIES, REQUEST_VERBS, SUBJECT_WORDS, WH_WORDS
 from bfr_core.retrieval.views.common import rank_order
-from bfr_core.text import words
+from bfr_core.sentences import form
 
 AGREE_K = 10  # the smallest evidence-set size the workbench reports
 WEAK_Z = 3.0  # "no turn stands out": the top BM25 score is under the usual 3-sigma outlier line
@@ -40,31 +38,6 @@ class WordTrust:
     def to_dict(self) -> dict[str, float | str]:
         return {"form": self.form, "bm25_top_z": round(self.bm25_top_z, 3),
                 "term_share": round(self.term_share, 3), "agreement": round(self.agreement, 3)}
-
-
-def sentence_form(sentence: str) -> str:
-    """One sentence's form: "question" ('?', full-width too, or an interrogative opening), "request" (an imperative
-    directive verb, optionally after "please"/"can you"), else "remark"."""
-    if sentence.rstrip().endswith(("?", "\uff1f")):
-        return "question"
-    ws = words(sentence)
-    if ws and ws[0] == "please":
-        ws = ws[1:]
-    if not ws:
-        return "remark"
-    if ws[0] in WH_WORDS:
-        return "question"
-    if ws[0] in AUXILIARIES and len(ws) > 1 and ws[1] in SUBJECT_WORDS:
-        return "question"
-    if ws[0] in REQUEST_VERBS:
-        return "request"
-    return "remark"
-
-
-def form(text: str) -> str:
-    """The text's form: a question if any sentence is one, else a request if any is, else a remark."""
-    forms = {sentence_form(s) for s in sentences(text)}
-    return "question" if "question" in forms else "request" if "request" in forms else "remark"
 
 
 def top_z(scores: np.ndarray) -> float:

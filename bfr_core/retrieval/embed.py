@@ -72,7 +72,6 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from bfr_core.clauses import search_texts  # noqa: E402
 from bfr_core.progress import Pace, Progress, ticking  # noqa: E402
 from bfr_core.retrieval.encoders import (  # noqa: E402
     CHUNK,
@@ -88,6 +87,7 @@ from bfr_core.retrieval.encoders import (  # noqa: E402
     token_counts,
 )
 from bfr_core.retrieval.views.common import INDEX_TEXT_SQL  # noqa: E402
+from bfr_core.sentences import search_texts  # noqa: E402
 from bfr_core.store import Store, text_hash  # noqa: E402
 
 __all__ = [

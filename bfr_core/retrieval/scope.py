@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bfr_core.clauses import search_texts
 from bfr_core.lru import LockedLRU
 from bfr_core.progress import Progress
 from bfr_core.records import Scope, Turn
@@ -33,6 +32,7 @@ from bfr_core.retrieval.views.dense import DenseView, query_vector
 from bfr_core.retrieval.views.entity import EntityView, cached_ner
 from bfr_core.retrieval.views.hybrid import HybridView
 from bfr_core.retrieval.views.session import SessionView
+from bfr_core.sentences import search_texts
 from bfr_core.store import Store
 
 CACHE_SIZE = 64  # scopes kept per process (a LongMemEval haystack's views take ~1-2 MB)

@@ -1,0 +1,75 @@
+"""A text's sentences: their form (question, request or remark) and a remark's clauses.
+
+Covers: :func:`sentences` (split at ASCII and full-width sentence ends, 。！？, and line breaks),
+:func:`form` (a question if any sentence asks: '?', full-width too, a wh-opening or an auxiliary before
+its subject; a request if any is an imperative directive; else a remark: English interrogative grammar,
+``lexicon.WH_WORDS``, ``AUXILIARIES``, ``SUBJECT_WORDS``, ``REQUEST_VERBS``) and :func:`clauses` (a
+remark's sentences split further at commas, semicolons and the clause-joining conjunctions
+of :data:`lexicon.CLAUSE_JOINERS`; a piece of fewer than :data:`MIN_WORDS` words is no clause and is
+dropped). A remark such as "I ended up volunteering for that project, and now I'm totally overwhelmed"
+joins two statements, each of which may refer back to a different earlier message, while one vector of
+the whole sentence averages them; ``turn_scores`` can score the clauses apart. Written from English
+grammar (coordinating and subordinating conjunctions), not from any benchmark's text. ``word_trust`` reads
+the form, ``turn_scores`` the clauses; :func:`search_texts` names what ingest caches for both.
+
+Does not cover: parsing (a conjunction joining two nouns splits as one joining two clauses, and the
+shorter side is then usually dropped by :data:`MIN_WORDS`), other languages' conjunctions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bfr_core.lexicon import AUXILIARIES, CLAUSE_JOINERS, REQUEST_VERBS, SUBJECT_WORDS, WH_WORDS
+from bfr_core.text import words
+
+MIN_WORDS = 3  # a clause has a subject, a verb and one word more ("I felt stressed"); shorter pieces are dropped
+_SENTENCE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+[.!?\u3002\uff01\uff1f]*")  # ASCII and full-width ends (。！？)
+_CLAUSE_BREAK = re.compile(r"[,;\uff0c\uff1b]|\b(?:" + "|".join(sorted(CLAUSE_JOINERS)) + r")\b", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences, each with its end mark (blank pieces dropped)."""
+    return [s for s in (m.strip() for m in _SENTENCE.findall(text)) if s]
+
+
+def sentence_form(sentence: str) -> str:
+    """One sentence's form: "question" ('?', full-width too, or an interrogative opening), "request" (an imperative
+    directive verb, optionally after "please"/"can you"), else "remark"."""
+    if sentence.rstrip().endswith(("?", "\uff1f")):
+        return "question"
+    ws = words(sentence)
+    if ws and ws[0] == "please":
+        ws = ws[1:]
+    if not ws:
+        return "remark"
+    if ws[0] in WH_WORDS:
+        return "question"
+    if ws[0] in AUXILIARIES and len(ws) > 1 and ws[1] in SUBJECT_WORDS:
+        return "question"
+    if ws[0] in REQUEST_VERBS:
+        return "request"
+    return "remark"
+
+
+def form(text: str) -> str:
+    """The text's form: a question if any sentence is one, else a request if any is, else a remark."""
+    forms = {sentence_form(s) for s in sentences(text)}
+    return "question" if "question" in forms else "request" if "request" in forms else "remark"
+
+
+def clauses(text: str) -> tuple[str, ...]:
+    """A remark's clauses (stripped, in order) when it has at least two, else ``()``: a question, a
+    request or a remark that does not split is scored whole."""
+    if form(text) != "remark":
+        return ()
+    out = tuple(p for s in sentences(text) for p in (c.strip(" \t.!?\u3002\uff01\uff1f") for c in _CLAUSE_BREAK.split(s))
+                if len(words(p)) >= MIN_WORDS)
+    return out if len(out) > 1 else ()
+
+
+def search_texts(texts: Iterable[str]) -> list[str]:
+    """Every text a dense search for ``texts`` may encode: each text, then a remark's clauses, once each
+    in order (what ingest caches and a scope primes, so they cost a lookup, not an encoding)."""
+    return list(dict.fromkeys(u for t in texts for u in (t, *clauses(t))))
