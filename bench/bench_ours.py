@@ -92,6 +92,10 @@ ABLATIONS: dict[str, Variant] = {
     **({"- remark regime (words always lead; fires on remarks only)": Variant(replace(SHIPPED, remark="off"))}
        if SHIPPED.remark != "off" else
        {"+ remark regime (form gate: the dense view alone on remarks)": Variant(replace(SHIPPED, remark="form"))}),
+    **({"- clauses (a remark scored whole in the remark regime)": Variant(replace(SHIPPED, remark_clauses="off"))}
+       if SHIPPED.remark_clauses != "off" else
+       {"+ clauses (a remark's clauses' mean in the remark regime)": Variant(replace(
+           SHIPPED, remark=SHIPPED.remark if SHIPPED.remark != "off" else "form", remark_clauses="mean"))}),
     "+ Rocchio feedback from the top 10 in the remark regime": Variant(
         replace(SHIPPED, remark=SHIPPED.remark if SHIPPED.remark != "off" else "form"), prf=10),
 }
