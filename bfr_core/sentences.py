@@ -6,7 +6,7 @@ its subject; a request if any is an imperative directive; else a remark: English
 ``lexicon.WH_WORDS``, ``AUXILIARIES``, ``SUBJECT_WORDS``, ``REQUEST_VERBS``) and :func:`clauses` (a
 remark's sentences split further at commas, semicolons and the clause-joining conjunctions
 of :data:`lexicon.CLAUSE_JOINERS`; a piece of fewer than :data:`MIN_WORDS` words is no clause and is
-dropped). A remark such as "I ended up volunteering for that project, and now I'm totally overwhelmed"
+dropped). A remark such as "I finally signed up for the pottery class, and now my weekends are packed"
 joins two statements, each of which may refer back to a different earlier message, while one vector of
 the whole sentence averages them; ``turn_scores`` can score the clauses apart. Written from English
 grammar (coordinating and subordinating conjunctions), not from any benchmark's text. ``word_trust`` reads

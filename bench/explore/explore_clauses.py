@@ -1,12 +1,14 @@
 """Exploration (2026-12-03): does a remark's dense ranking gain from scoring its clauses apart?
 
-A remark ("I ended up volunteering for that project, and now I'm totally overwhelmed.") can join two
+A remark ("I finally signed up for the pottery class, and now my weekends are packed.") can join two
 states, each presupposing a different earlier statement; one vector for the whole sentence averages
 them. Here each LoCoMo-Plus dev item's trigger is split into clauses (sentence ends, commas, semicolons,
 and clause-joining conjunctions; a clause keeps at least MIN_WORDS words) and the store's dense view
 scores each; the whole-text z-score is compared with the clauses' max, their mean and the whole plus
 the max. Ranking-only, hit@10 / hit@40 over the item's whole stitched scope (as the selection scores).
-All figures are **development** figures (the dev half); none of this is in the shipped arm.
+All figures are **development** figures (the dev half). The splitter below is the one measured then,
+kept as it ran; the shipped rule is ``bfr_core.sentences.clauses`` (the same breaks and MIN_WORDS,
+applied per sentence and to remarks only), chosen by the selection protocol (``remark_clauses``).
 
 Writes ``bench/out/explore_clauses.json``. Run (after bench_ours_selection.py built its store):
 ``.venv/bin/python bench/explore/explore_clauses.py``. Not a product benchmark.

@@ -183,7 +183,7 @@ def ensure_embeddings(
         return _ensure_one(store, dataset_id, model, progress)
     spec = default_spec()
     models = [get_model(m) for m in [spec.base] + ([spec.short] if spec.short else [])]
-    questions = sorted(search_texts(q.text for q in store.questions(dataset_id)))  # their clauses too
+    questions = sorted(search_texts(q.text for q in store.questions(dataset_id)))  # a remark's clauses too
     return (sum(_ensure_one(store, dataset_id, m, progress) for m in models)
             + sum(_ensure_questions(store, questions, m) for m in models))
 
