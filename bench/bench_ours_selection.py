@@ -18,8 +18,8 @@ Every number that decides the ranking is either a coordinate of :data:`GRID` (ch
 protocol) or listed in :data:`FIXED` with the argument that fixes it without looking at either
 benchmark's questions. Two coordinates searched until b47aa4f, the fusion (z or RRF) and Rocchio
 feedback in the remark regime, are dropped (:data:`DROPPED`): no search ever moved to them, so every
-choice and figure of ``ours_selection.json`` is what the 15 left give. The grid grows
-multiplicatively (15 coordinates), so each choice is a
+choice and figure of ``ours_selection.json`` is what the coordinates left give (16 since the remark's clauses joined). The grid grows
+multiplicatively (16 coordinates), so each choice is a
 coordinate-wise search (:func:`search`): start at the z-fusion baseline (:data:`START`: stemmed
 BM25 + static dense, z-scores, no priors, no context, the remark gate off), then for each coordinate in turn take the
 value with the best objective holding the others, pass after pass over the coordinates until a pass
