@@ -257,9 +257,10 @@ def combine(vp: VariantParts, v: Variant) -> TurnScores:
     if doc is not None:
         final = final + doc
     sc = replace(sc, final=final, trust=vp.trust[v.bm25])
-    dense = vp.dense_prf[v.prf] if v.prf else turn_scores.remark_similarity(vp.core, s.remark_clauses)
-    sc = turn_scores.in_regime(sc, s, dense, v.w_bm25 + s.w_dense)
-    return replace(sc, clauses=turn_scores.clause_note(vp.core, s.remark_clauses)) if sc.regime == "remark" else sc
+    if v.prf:  # Rocchio feedback replaces the remark's own similarity
+        return turn_scores.in_regime(sc, s, vp.dense_prf[v.prf], v.w_bm25 + s.w_dense)
+    return turn_scores.in_regime(sc, s, turn_scores.remark_similarity(vp.core, s.remark_clauses), v.w_bm25 + s.w_dense,
+                                 turn_scores.clause_note(vp.core, s.remark_clauses))
 
 
 def score_variant(views: Any, query: Query, v: Variant) -> TurnScores:

@@ -115,7 +115,6 @@ from bfr_core.method.turn_scores import (
     OursSettings,
     ScoreParts,
     TurnScores,
-    clause_note,
     combine,
     ranking,
     remark_similarity,
@@ -264,8 +263,7 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
     one to one with the question's (``turn_scores.remark_similarity``: its clauses' where the setting
     reads them), z-scored each, in the remark regime's dense part."""
     own = remark_similarity(parts, settings.remark_clauses)
-    return replace(combine(parts, settings, remark_dense=(zscore(own) + zscore(other)) / 2),
-                   clauses=clause_note(parts, settings.remark_clauses))
+    return combine(parts, settings, remark_dense=(zscore(own) + zscore(other)) / 2)
 
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> list[Step]:

@@ -295,9 +295,13 @@ def remark_scores(sc: TurnScores, dense: np.ndarray, shift: float, weight: float
                    remark=remark)
 
 
-def in_regime(sc: TurnScores, s: OursSettings, dense: np.ndarray, weight: float) -> TurnScores:
-    """``sc`` as the regime ``s.remark`` reads from its signals gives it (:func:`remark_scores` on a remark)."""
-    return remark_scores(sc, dense, s.remark_shift, weight) if regime(sc.trust, s.remark) == "remark" else sc
+def in_regime(sc: TurnScores, s: OursSettings, dense: np.ndarray, weight: float,
+              clauses: dict[str, Any] | None = None) -> TurnScores:
+    """``sc`` as the regime ``s.remark`` reads from its signals gives it (:func:`remark_scores` on a remark,
+    recording ``clauses``, :func:`clause_note`, when ``dense`` was read from them)."""
+    if regime(sc.trust, s.remark) != "remark":
+        return sc
+    return replace(remark_scores(sc, dense, s.remark_shift, weight), clauses=clauses)
 
 
 def remark_similarity(p: ScoreParts, mode: str) -> np.ndarray:
@@ -321,8 +325,7 @@ def combine(p: ScoreParts, s: OursSettings = DEFAULT, remark_dense: np.ndarray |
     without it that regime reads :func:`remark_similarity`."""
     text = z_fusion((p.bm25, p.dense), (W_BM25, s.w_dense), len(p.bm25))
     dense = remark_similarity(p, s.remark_clauses) if remark_dense is None else remark_dense
-    sc = in_regime(words_scores(p, s, text), s, dense, W_BM25 + s.w_dense)
-    return replace(sc, clauses=clause_note(p, s.remark_clauses)) if sc.regime == "remark" else sc
+    return in_regime(words_scores(p, s, text), s, dense, W_BM25 + s.w_dense, clause_note(p, s.remark_clauses))
 
 
 def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:
