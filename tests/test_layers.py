@@ -1,7 +1,8 @@
 """The package layers of bfr_core: every import (lazy ones included) runs down, never up or across.
 
 Layers, lowest first; a module may import its own package and any lower layer:
-base modules (records, config, errors, progress, text, plots, dates, lru, jsonl) < lexicon, duck < store, runs, outfile < llm,
+base modules (records, config, errors, progress, text, plots, dates, lru, jsonl) < lexicon, duck < store, runs, outfile,
+sentences < llm,
 retrieval < ingest, roles < method < baselines < pipeline < evaluation < commands, cli.
 ``bfr_core`` never imports streamlit.
 """
@@ -18,7 +19,7 @@ BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lr
 LAYER = {
     **dict.fromkeys(BASE, 0),
     "lexicon": 1, "duck": 1,
-    "store": 2, "runs": 2, "outfile": 2,
+    "store": 2, "runs": 2, "outfile": 2, "sentences": 2,
     "llm": 3, "retrieval": 3,
     "ingest": 4, "roles": 4,
     "method": 5,
