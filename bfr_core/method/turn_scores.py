@@ -258,7 +258,7 @@ def score_parts(views: Any, query: Query) -> ScoreParts:
     stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
     used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
     trust = word_trust(query.text, bm, dense, share_found(bm25.query_tokens(query.text), bm25.contains))
-    pieces = clauses(query.text) if n else ()  # a remark's clauses (none for a question or a request)
+    pieces = clauses(query.text, trust.form) if n else ()  # a remark's clauses (none for a question or a request)
     per_clause = np.stack([zscore(np.asarray(views.dense.scores(c), dtype=np.float64)) for c in pieces]) if pieces else None
     return ScoreParts(bm25=bm, dense=dense, speaker=spk, dates=dmask.astype(np.float64), session=session,
                       stating=stating, named=favour, windows=used, trust=trust, clauses=pieces, clause_dense=per_clause)
