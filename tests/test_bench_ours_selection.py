@@ -130,7 +130,8 @@ class _Peaked:
 
     def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
         f = 50 - abs(knobs["dates"] - 6.0) - abs(knobs["remark_shift"] - 0.5) + (knobs["remark"] != "off")
-        return {"locomo": dict.fromkeys(("hit@10", "hit@40", "cer@40", "session_recall_any@5"), f)}
+        return {"locomo": dict.fromkeys(("hit@10", "cer@10", "hit@40", "cer@40", "session_recall_any@5",
+                                         "session_recall_all@5"), f)}
 
 
 def test_a_search_at_an_open_ended_edge_doubles_its_largest_value():
