@@ -53,3 +53,30 @@ def test_greedy_head_and_bits_on_small_inputs():
     assert requirement_bits([0b101, 0], 3).tolist() == [[1, 0, 1], [0, 0, 0]]
     ties = greedy_head(np.zeros(3), np.array([0, 1, 2]), 1.0, 0.0)
     assert list(ties) == [0, 1, 2]  # ties keep the ranking's order
+
+
+def test_the_arm_follows_the_set_order_in_e0_and_stage_two_and_says_what_moved():
+    from dataclasses import replace
+
+    from fakes_views import SHUTTER_ROWS, make_views
+
+    from bfr_core.config import Config, RetrievalConfig
+    from bfr_core.method import ours, turn_scores
+    from bfr_core.method.budgets import budget_for
+    from bfr_core.pipeline import ArmContext
+    from bfr_core.records import Query
+
+    views = make_views(SHUTTER_ROWS)
+    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6"), "C6")
+    q = Query("q1", "s", "How many days did it take for Alice to receive the remote shutter release after she ordered it?")
+    plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    spread = replace(plain, set_spread=50.0)  # far above any score gap: one turn per session while sessions last
+    a, b = ours.run(ctx, q, plain), ours.run(ctx, q, spread)
+    ground_a = next(s for s in a if s.kind == "grounding")
+    ground_b = next(s for s in b if s.kind == "grounding")
+    assert ground_a.data["set"]["moved"] == [] and ground_b.data["set"]["spread"] == 50.0
+    cover = ground_b.data["cover"]
+    rest = [t for t in ground_b.data["e0"] if t not in cover]
+    sessions = [views.turns[views.position[t]].session_id for t in rest]
+    assert len(set(sessions)) == min(len(rest), len({t.session_id for t in views.turns}))
+    assert set(a[-1].evidence) == set(b[-1].evidence)  # at 40 turns: the same set, in another order

@@ -80,10 +80,15 @@ Why each piece (bench/out/ours_ablation.json removes each in turn, at the shippe
   then the reply; the setup, then the detail). Smoothing the score over neighbours ranks the reply
   by its context instead of adding fixed neighbours, which would spend budget on weak ones.
 
+The set at each budget (``budget_set``): the first k turns of a ranking are a list, not a set chosen
+to be sufficient, so the ranking's first 40 turns are re-selected greedily, each pick paying
+SET_SPREAD per turn already taken from its session and earning SET_COVER per share of Stage I's
+requirements it supplies first (Stage I's incidence over those 40; none in the remark regime); every
+prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40.
+
 Stage I reuses ``stage1`` (incidence, prefilter, minimum cover, coverage order) over our pool; E0 is
-the cover first, then the pool in score order, up to ``b`` turns. Stage II deepens the same ranking
-in budgeted rounds (one call per round through the exclusion rule, ``stage2.retain`` for the
-near-duplicate filter and k_keep). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
+the cover first, then the set order, up to ``b`` turns. Stage II deepens the same set order in
+budgeted rounds (one call per round through the exclusion rule). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
 (``b`` = ``config.retrieval.ground``; MV grid: C0 -> 10, C1 -> 30, C2..C6 -> 40, C7..C9 -> 60).
 
 Explored and dropped (no gain in bench/explore_ours.py, removed 2026-12-01, in git history):
