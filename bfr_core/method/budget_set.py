@@ -43,29 +43,31 @@ def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: 
     """Positions into the head (its turns in ranking order) in greedy pick order (see the module docstring).
 
     ``scores`` and ``sessions`` (codes) are the head's; ``bits`` its requirement matrix (:func:`requirement_bits`)
-    or None (no requirement counts).
+    or None (no requirement counts). Each pick lowers the gains it changes in place: its session's turns by
+    ``spread``, the turns supplying a requirement it covered first by that requirement's share.
     """
     n = len(scores)
     if n < 2:
         return np.arange(n)
-    _, sess = np.unique(sessions, return_inverse=True)
-    taken = np.zeros(n, dtype=bool)
-    in_session = np.zeros(int(sess.max()) + 1)
     reqs = bits is not None and bits.shape[1] > 0 and cover != 0
-    open_reqs = np.ones(bits.shape[1]) if reqs else None
     per_req = cover / bits.shape[1] if reqs else 0.0
+    gain = np.asarray(scores, dtype=np.float64).copy()
+    if reqs:
+        gain += per_req * bits.sum(axis=1)
+        open_reqs = np.ones(bits.shape[1], dtype=bool)
+    same = np.asarray(sessions)[:, None] == np.asarray(sessions)[None, :] if spread else None
     out = np.empty(n, dtype=np.int64)
     for step in range(n):
-        gain = scores - spread * in_session[sess]
-        if reqs:
-            gain = gain + per_req * (bits @ open_reqs)
-        gain[taken] = -np.inf
         j = int(np.argmax(gain))  # first maximum: the better-ranked turn on a tie
         out[step] = j
-        taken[j] = True
-        in_session[sess[j]] += 1
+        if same is not None:
+            gain -= spread * same[j]
         if reqs:
-            open_reqs = open_reqs * (1.0 - bits[j])
+            first = open_reqs & (bits[j] > 0)
+            if first.any():
+                gain -= per_req * bits[:, first].sum(axis=1)
+                open_reqs &= ~first
+        gain[j] = -np.inf
     return out
 
 
