@@ -10,7 +10,9 @@ the held-out ones are ours_selection.json's cross_validation); the paper's arms 
 choose no weight on them. ``bfr-mv`` runs on LoCoMo only (its entity view parses the turns a cue could
 match; over 250 LongMemEval haystacks that is the bench's whole budget).
 
-Writes ``bench/out/ours_sufficiency.json`` and the plot (``plots.sufficiency_gap``) as
+Latency: ``bfr`` at C6 with the shipped setting and with its set weights at 0, run alternately on
+each question (warm p50 / p95 inside the arm, and their ratio: what the set step costs under the same
+machine load). Writes ``bench/out/ours_sufficiency.json`` and the plot (``plots.sufficiency_gap``) as
 ``docs/screenshots/sufficiency_<dataset>.png`` (Plotly's image export through the system's Chromium)
 and ``bench/out/ours_sufficiency_<dataset>.html``.
 
@@ -23,9 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from bench_ours import (
@@ -42,7 +45,10 @@ from bench_ours import (
 from bench_ours_selection import DEV200, open_all
 
 from bfr_core import plots
-from bfr_core.method import turn_scores
+from bfr_core.config import Config, RetrievalConfig
+from bfr_core.method import ours, turn_scores
+from bfr_core.method.budgets import budget_for
+from bfr_core.pipeline import ArmContext
 
 SIZES = (5, 10, 20, 40)
 PAPER_ARMS = ("fca-ms", "bfr-text", "bfr-mv")
@@ -81,6 +87,32 @@ def curves(store, dataset: str, limit: int = 0) -> dict[str, dict[str, dict]]:
                       f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
                 out.setdefault(system, {}).setdefault(str(size), []).append(r)
     return {system: {size: pooled(rs) for size, rs in by_size.items()} for system, by_size in out.items()}
+
+
+def latency(store, dataset: str, limit: int = 0) -> dict:
+    """``bfr`` at C6 (40 turns) with its shipped setting and with the set weights at 0 (the ranking's order),
+    each question run cold then warm, both settings in turn per question (the same machine load for both):
+    warm p50 / p95 in ms inside the arm. ``limit``: the first N questions."""
+    qs = questions(store, dataset)[: limit or None]
+    views = Views(store, dataset)
+    config, budget = Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6")
+    settings = {"shipped": turn_scores.DEFAULT,
+                "set weights 0": replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)}
+    warm: dict[str, list[float]] = {k: [] for k in settings}
+    for q in qs:
+        ctx = ArmContext(views(q.scope_id, q.text), config, budget, "C6")
+        for name, s in settings.items():
+            for timed in (False, True):
+                t0 = time.perf_counter()
+                ours.run(ctx, q.query(), s)
+                if timed:
+                    warm[name].append((time.perf_counter() - t0) * 1000)
+    out: dict[str, object] = {"questions": len(qs)}
+    for name, ms in warm.items():
+        ms.sort()
+        out[name] = {"warm_ms_p50": round(statistics.median(ms), 2), "warm_ms_p95": round(ms[int(0.95 * (len(ms) - 1))], 2)}
+    out["ratio_p50"] = round(out["shipped"]["warm_ms_p50"] / max(out["set weights 0"]["warm_ms_p50"], 1e-9), 2)
+    return out
 
 
 def pooled(rows: list[dict]) -> dict:
@@ -126,6 +158,7 @@ def main() -> None:
         data = curves(store, dataset, args.limit)
         result[dataset] = data
         result[f"figure_{dataset}"] = figure(data, dataset)
+        result[f"latency_{dataset}"] = latency(store, dataset, args.limit)
     store.close()
     result["load_at_end"] = list(os.getloadavg())
     result["elapsed_s"] = round(time.time() - t0, 1)
