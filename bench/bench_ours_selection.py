@@ -184,6 +184,12 @@ BASELINES = {
     "rrf top-k, stemmed BM25 + dense view (no weight chosen: held out everywhere)": Variant(fusion="rrf", settings=
                                                                                            turn_scores.OursSettings()),
 }
+# The setting shipped before the set at each budget joined the grid (ours.toml at ce3392a, set weights 0): its
+# figures here are the "before" of every benchmark (development on LoCoMo, dev50, LoCoMo-Plus dev and BEAM 100K,
+# where it was chosen; held out on dev200, which it never saw)
+PREVIOUS = {**START, "bm25": "stemmed", "w_dense": 2.0, "dense_view": True, "speaker": 6.0, "dates": 6.0, "role": 4.0,
+            "near": (0.3, 0.2), "session": 1.0, "session_top": 1, "remark": "form", "remark_shift": 1.0,
+            "remark_clauses": "mean"}
 # What rank_cases computes beside score_parts: every variant the grid names
 PARTS = {"indexes": INDEXES, "doc_views": DOC_VIEWS, "static": True, "recency": True, "doc_bm25": True}
 # Columns of a per-question row (0/1 each); "gold" marks questions with gold turns (CER and session
@@ -216,6 +222,7 @@ class RankCase:
     sessions: dict[str, str]  # turn -> session over the corpus (official cases score sessions by official_scores)
     parts: VariantParts
     official: bool = False  # session recall as LongMemEval's run_retrieval.py scores it (metrics.official_scores)
+    part: str = ""  # the dataset the question came from (LongMemEval: dev50's or dev200's file), for per-file figures
     reqs: tuple = ()  # Stage I's offline requirements (requirements.decompose_rules)
     req_rows: np.ndarray | None = None  # stage1.covering over every turn (int bitmasks; the latest rule not applied)
     dates: tuple = ()  # every turn's date (the latest rule reads it over the head)
@@ -252,7 +259,7 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         dates = scope_dates.setdefault(id(v), tuple(t.date for t in v.turns))
         out.append(RankCase(q.question_id, q.scope_id, group_of(store, dataset, q.scope_id), q.qtype,
                             frozenset(q.gold), tuple(t.turn_id for t in v.turns), sessions,
-                            parts, official, reqs, np.asarray(rows, dtype=np.int64), dates))
+                            parts, official, dataset, reqs, np.asarray(rows, dtype=np.int64), dates))
     return out
 
 
@@ -532,6 +539,7 @@ def cross_validation(grid: Grid) -> dict:
             ci["longmemeval"][f"official_{f}"] = intervals(pooled_rows[OFFICIAL])[f]
     order = {d: np.concatenate(v) for d, v in held_idx.items()}
     by_type = {d: by_type_table(grid.cases[d], pooled_rows[d], order[d]) for d in present}
+    parts = part_figures(grid.cases, pooled_rows, order)
     return {"folds": FOLDS, "objective": "mean over the benchmarks of each one's objective",
             "assignment": "LoCoMo's and dev50's conversation ids sorted and dealt round-robin; a LoCoMo-Plus item "
                           "goes to the fold of the LoCoMo chat it is stitched into (that chat's questions and the "
@@ -543,7 +551,32 @@ def cross_validation(grid: Grid) -> dict:
                           "LoCoMo, whose 1,536 questions share 10 conversations: its intervals are too narrow",
                 **ci},
             "held out by type": by_type,
+            "held out, longmemeval by file (dev50, dev200)": parts,
             "per_fold": per_fold}
+
+
+def part_figures(cases: dict[str, list[RankCase]], rows: dict[str, np.ndarray],
+                 index: dict[str, np.ndarray] | None = None) -> dict[str, dict[str, float]]:
+    """LongMemEval's figures per question file (dev50, dev200), official session recall beside them; ``rows[d][j]``
+    belongs to ``cases[d][index[d][j]]`` (index None: aligned)."""
+    out: dict[str, dict[str, float]] = {}
+    for d in ("longmemeval", OFFICIAL):
+        if d not in rows:
+            continue
+        idx = index[d] if index is not None else np.arange(len(cases[d]))
+        parts = np.array([cases[d][int(i)].part for i in idx])
+        for part in sorted(set(parts)):
+            fig = summarize(rows[d][parts == part])
+            if d == OFFICIAL:
+                out.setdefault(part, {}).update({f"official_{f}": v for f, v in fig.items() if f.startswith("session_")})
+            else:
+                out.setdefault(part, {}).update({"n": int((parts == part).sum()), **fig})
+    return out
+
+
+def by_part(grid: Grid, knobs: dict) -> dict[str, dict[str, float]]:
+    """:func:`part_figures` of a grid point over every question."""
+    return part_figures(grid.cases, grid.rows(knobs))
 
 
 def by_type_table(cases: Sequence[RankCase], rows: np.ndarray, index: np.ndarray | None = None) -> dict:
@@ -635,7 +668,10 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
     out["chosen on all folds (shipped)"] = {
         "knobs": _json_knobs(chosen), "search path": _json_path(path),
         "settings": asdict(variant_of(chosen)),
-        "figures (development: chosen on these questions)": grid.quality(chosen, only=tuple(present))}
+        "figures (development: chosen on these questions)": grid.quality(chosen, only=tuple(present)),
+        "longmemeval by part (development)": by_part(grid, chosen)}
+    out["previous shipped setting (ours.toml at ce3392a; development where it was chosen, held out on dev200)"] = {
+        **grid.quality(PREVIOUS, only=tuple(present)), "longmemeval by part": by_part(grid, PREVIOUS)}
     out["z-fusion baseline (no weight chosen: held out everywhere)"] = {
         **grid.quality(START, only=tuple(present)),
         "by type": {d: by_type_table(grid.cases[d], grid.rows(START)[d]) for d in present}}
