@@ -240,3 +240,33 @@ def bar_counts(counts: Mapping[str, int], *, title: str = "", x_title: str = "",
     top = max(counts.values(), default=0)
     fig.update_yaxes(title=y_title, rangemode="tozero", range=[0, top * 1.15 + 0.5], dtick=1 if top <= 10 else None)
     return _base(fig, title, 320)
+
+
+def sufficiency_gap(
+    curves: Mapping[str, Mapping[Any, Mapping[str, Any]]], *, any_key: str = "turn_hit", all_key: str = "recall_all",
+    title: str = "Any gold against all gold, by budget",
+) -> go.Figure:
+    """Per system, two lines over the budget (evidence-set size): a gold turn found (``any_key``, solid) and
+    every gold turn found (``all_key``, dashed, same colour); the space between them is the sufficiency gap.
+
+    ``curves``: system -> budget (a number or its string) -> a dict with both keys (percentages); a budget
+    missing either key is left out of that system's lines.
+    """
+    fig = go.Figure()
+    palette = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+    for j, (system, points) in enumerate(curves.items()):
+        rows = sorted(((float(b), p) for b, p in points.items()
+                       if isinstance(p, Mapping) and p.get(any_key) is not None and p.get(all_key) is not None),
+                      key=lambda bp: bp[0])
+        if not rows:
+            continue
+        colour = palette[j % len(palette)]
+        xs = [b for b, _ in rows]
+        for key, dash, label in ((any_key, "solid", "any gold"), (all_key, "dash", "all gold")):
+            fig.add_trace(go.Scatter(
+                x=xs, y=[float(p[key]) for _, p in rows], mode="lines+markers", name=f"{system}: {label}",
+                legendgroup=system, line={"color": colour, "dash": dash, "width": 3 if j == 0 else 1.5},
+                hovertemplate="%{x:.0f} turns: %{y:.1f}%<extra>" + f"{system}: {label}" + "</extra>"))
+    fig.update_xaxes(title="evidence-set size (turns)", type="log", tickvals=[5, 10, 20, 40])
+    fig.update_yaxes(title="% of questions", range=[0, 100])
+    return _base(fig, title, 420)

@@ -5,6 +5,9 @@ eval run) preselect the question, so the Failures page can link here. An importe
 import-run``) is listed beside the arms; it has no live run, so its stored evidence is shown at once.
 """
 
+import json
+from pathlib import Path
+
 import streamlit as st
 
 from bfr_core import pipeline, plots
@@ -22,6 +25,7 @@ from ui.runner import stepper
 R.require_frame()
 
 ALL = "(all scopes)"
+SUFFICIENCY = Path(__file__).resolve().parents[1] / "bench" / "out" / "ours_sufficiency.json"
 BUDGETS = ["default"] + [f"C{i}" for i in range(10)]
 ss = st.session_state
 st.title("Trace", anchor=False)
@@ -117,6 +121,12 @@ else:
 view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", recorded=S.recorded_for(store, q.text))
 if shown and q.gold and show_gold:
     st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
+if SUFFICIENCY.exists():  # measured by bench/bench_ours_sufficiency.py: the gap between one gold turn and all of them
+    with st.expander("Any gold against all gold by budget: bfr, the paper's arms, top-k rankings (measured)"):
+        suff = json.loads(SUFFICIENCY.read_text(encoding="utf-8"))
+        for ds in (d for d in ("locomo", "longmemeval") if isinstance(suff.get(d), dict)):
+            st.plotly_chart(plots.sufficiency_gap(suff[ds], title=f"{ds}: any gold (solid), all gold (dashed)"),
+                            key=f"trace_sufficiency_{ds}")
 prev: tuple[str, ...] = ()
 for i, step in enumerate(trace.steps[:shown]):
     S.render_step(i, step, view, prev)
