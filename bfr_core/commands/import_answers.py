@@ -55,3 +55,25 @@ def run(args: argparse.Namespace) -> int:
         write_output(args.json, out + "\n", option="--json", store=args.db)
     print(out)
     return 0
+
+
+def ingest_overlay_command(args: argparse.Namespace) -> int:
+    """``bfr ingest overlay FILE --db DB --dataset D [--name audit] [--replace]``: an audited answer key
+    (the locomo-audit ``errors.json`` format) over dataset D; prints what it holds as JSON."""
+    from bfr_core.evaluation.overlay import ingest_overlay
+    from bfr_core.ingest.common import check_file
+    from bfr_core.store import Store
+
+    check_file(Path(args.path))
+    if not args.dataset:
+        raise BfrError("bfr ingest overlay needs --dataset: the dataset whose answer key it corrects")
+    if not Path(args.db).exists():
+        raise BfrError(f"store {args.db} does not exist")
+    store = Store(args.db)
+    try:
+        out = ingest_overlay(store, args.path, dataset_id=args.dataset, name=args.name or "audit",
+                             replace=args.replace)
+    finally:
+        store.close()
+    print(json.dumps(out, indent=2))
+    return 0
