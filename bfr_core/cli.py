@@ -23,6 +23,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import-run": ("bfr_core.commands.import_run", "another system's run file as an arm of a run"),
     "export-run": ("bfr_core.commands.export_run", "a run's arms as TREC / JSONL, and its qrels"),
     "export-data": ("bfr_core.commands.export_data", "what each question searches, as JSONL, for another system"),
+    "import-answers": ("bfr_core.commands.import_answers", "another system's answers (and verdicts) as an arm"),
+    "judge": ("bfr_core.commands.judge", "rejudge every answer of a run with a judge (cached, resumable)"),
+    "judges": ("bfr_core.commands.judges", "how the judges of a run agree, accept and err, per key"),
 }
 
 

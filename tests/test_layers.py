@@ -2,7 +2,7 @@
 
 Layers, lowest first; a module may import its own package and any lower layer:
 base modules (records, config, errors, progress, text, plots, dates, lru, jsonl) < lexicon, duck < store, runs, outfile,
-sentences < llm,
+sentences, verdicts < llm,
 retrieval < ingest, roles < method < baselines < pipeline < evaluation < commands, cli.
 ``bfr_core`` never imports streamlit.
 """
@@ -19,7 +19,7 @@ BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lr
 LAYER = {
     **dict.fromkeys(BASE, 0),
     "lexicon": 1, "duck": 1,
-    "store": 2, "runs": 2, "outfile": 2, "sentences": 2,
+    "store": 2, "runs": 2, "outfile": 2, "sentences": 2, "verdicts": 2,
     "llm": 3, "retrieval": 3,
     "ingest": 4, "roles": 4,
     "method": 5,

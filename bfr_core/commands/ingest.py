@@ -22,7 +22,7 @@ from typing import TextIO
 from bfr_core.progress import Progress, restarts, tqdm_progress
 from bfr_core.records import IngestReport
 
-KINDS_HELP = "locomo | longmemeval | jsonl | beam | locomo-plus"
+KINDS_HELP = "locomo | longmemeval | jsonl | beam | locomo-plus | overlay (an audited key: --dataset D)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write now, compute vectors on first use (each conversation's on its first "
                              "search); the same command without it later computes the rest")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--dataset", default=None, help="overlay: the dataset whose key it corrects (its name: --name, "
+                        "default 'audit')")
     parser.add_argument("--locomo", default=None, help="locomo-plus: the locomo10.json to stitch into")
     parser.add_argument("--executor", default="local", choices=("local", "ray"),
                         help="where MiniLM encodes: this machine's cores (default) or a Ray cluster")
@@ -83,6 +85,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from bfr_core.ingest.common import check_file
     from bfr_core.store import Store, removed_if_failed
 
+    if args.kind == "overlay":
+        from bfr_core.commands.import_answers import ingest_overlay_command
+
+        return ingest_overlay_command(args)
     check_kind(args.kind)  # fail before the store file is created or opened
     if args.kind not in FOLDER_KINDS:
         check_file(Path(args.path))

@@ -1,6 +1,7 @@
 """Role ``judge``: the Mem0-style CORRECT/WRONG answer judge with the paper's prompt (Appendix O).
 
-Covers: :func:`judgment` (label and the judge's one-sentence reason) and :func:`judge` (the label
+Covers: :func:`judgment` (label and the judge's one-sentence reason, under the paper's prompt or the
+strict one, :data:`STRICT_PROMPT`) and :func:`judge` (the label
 alone). A model keeps the paper's two labels (a third is an unusable reply, re-asked once); only the
 offline rules provider (``provider == "rules"``) may also answer :data:`UNDECIDED` ("undecided
 offline"), which the metrics leave out of the J rate and count apart (``evaluation.evaluate``).
@@ -44,6 +45,24 @@ First, provide a short (one sentence) explanation of your reasoning, then finish
 WRONG. Do NOT include both CORRECT and WRONG in your response. Just return the label CORRECT or \
 WRONG in a json format with the key as “label”:
 {"label": "CORRECT"}"""
+# A strict judge (this workbench's own wording): the same inputs and reply as the paper's, but an answer
+# is correct only when it states what the gold states; a vaguer answer, a hedge between options or a
+# different date, number, name or place is wrong, however close the topic.
+STRICT_PROMPT = """Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given \
+a question about a conversation, a 'gold' (ground truth) answer, and a generated answer.
+Label the generated answer CORRECT only if it states the same facts as the gold answer: the same \
+people, things, places, numbers and dates. Wording, length and format may differ ("May 7th" and "7 May" \
+are the same date; "a week" and "7 days" the same length). Label it WRONG if it is vaguer than the \
+gold answer (a season or a year where the gold gives a day, "something creative" where the gold names \
+the thing), if it hedges between several answers, if it adds a claim that contradicts the gold, or if \
+any date, number, name or place differs. Being on the same topic is not enough.
+Question: {question}
+Gold answer: {gold_answer}
+Generated answer: {generated_answer}
+First, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or \
+WRONG, in a json format with the keys "reason" and "label":
+{"reason": "...", "label": "CORRECT"}"""
+PROMPTS = {"mem0": JUDGE_PROMPT, "strict": STRICT_PROMPT}
 JUDGE_SCHEMA = {"type": "object", "required": ["reason", "label"],
                 "properties": {"reason": REASON, "label": {"type": "string", "enum": list(JUDGE_LABELS)}}}
 
@@ -70,9 +89,10 @@ def _parse(labels: tuple[str, ...]) -> Any:
     return parse
 
 
-def judgment(llm: LLM, question: str, gold: str, generated: str) -> Judgment:
-    """The paper's answer judge on ``generated`` against ``gold``, with its reason."""
-    prompt = fill(JUDGE_PROMPT, question=question, gold_answer=gold, generated_answer=generated)
+def judgment(llm: LLM, question: str, gold: str, generated: str, *, prompt_name: str = "mem0") -> Judgment:
+    """The answer judge on ``generated`` against ``gold``, with its reason: the paper's prompt
+    (``mem0``) or :data:`STRICT_PROMPT` (``strict``)."""
+    prompt = fill(PROMPTS[prompt_name], question=question, gold_answer=gold, generated_answer=generated)
     payload = {"question": question, "gold": gold, "generated": generated}
     return complete_json(llm, build_request("judge", prompt, payload, JUDGE_SCHEMA, max_tokens=128),
                          _parse(_labels(llm)))

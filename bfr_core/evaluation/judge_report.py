@@ -1,0 +1,135 @@
+"""How the judges of some runs behave (``bfr judges RUN...`` and the Judges page), under each answer key.
+
+Covers: :func:`verdict_table` (judge -> (run, question, arm) -> label under a key: the judge's
+verdict stored under that key, else its verdict on the original key when it was given the same gold
+text; an imported judge is never re-asked, so a question whose gold an overlay changes has no
+imported verdict under it and is counted as ``not_judged``) and :func:`judge_report`, per judge and
+key:
+
+* accept rate (CORRECT of decided) per system (arm), per question type and per answer-length bucket
+  (:func:`length_bucket`, words of the answer), and overall; the undecided rate;
+* false-accept rate on the systems named ``known_wrong`` (answers written to be wrong: every
+  acceptance is a false one);
+* pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
+* agreement with human answer-correctness labels where a :data:`HUMAN` judge holds verdicts;
+* under an overlay key, the questions left out as unanswerable and the answer ceiling the original
+  key allows (``overlay.ceiling``).
+
+Does not cover: judging (``evaluation.judging``), the plot (``plots.judge_accept_figure``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay
+from bfr_core.evaluation.stats import cohen_kappa
+from bfr_core.roles.answer_judge import UNDECIDED
+from bfr_core.runs import load_results, run_row
+from bfr_core.store import Store
+from bfr_core.verdicts import ORIGINAL, load_verdicts
+
+HUMAN = "human"  # the judge name human answer-correctness labels are stored under
+BUCKETS = ((1, 3, "1-3 words"), (4, 10, "4-10 words"), (11, 30, "11-30 words"), (31, 10**9, "31+ words"))
+
+Key = tuple[str, str, str]  # (run, question, arm)
+
+
+def length_bucket(answer: str) -> str:
+    n = len(answer.split())
+    return next((name for lo, hi, name in BUCKETS if lo <= n <= hi), "empty")
+
+
+def verdict_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> dict[str, dict[Key, str]]:
+    """judge -> (run, question, arm) -> CORRECT | WRONG | UNDECIDED under ``key``."""
+    out: dict[str, dict[Key, str]] = defaultdict(dict)
+    for run_id in run_ids:
+        golds = golds_under(store, run_id, key)
+        fallback: dict[str, dict[Key, str]] = defaultdict(dict)
+        for v in load_verdicts(store, run_id):
+            k = (run_id, v["question_id"], v["arm"])
+            if v["question_id"] not in golds or v["label"] is None:
+                continue
+            if v["key"] == key:
+                out[v["judge"]][k] = v["label"]
+            elif v["key"] == ORIGINAL and v["gold"] == golds[v["question_id"]]:
+                fallback[v["judge"]][k] = v["label"]
+        for judge, labels in fallback.items():
+            for k, label in labels.items():
+                out[judge].setdefault(k, label)
+    return dict(out)
+
+
+def _rates(labels: list[str]) -> dict[str, Any]:
+    decided = [x for x in labels if x != UNDECIDED]
+    acc = sum(x == "CORRECT" for x in decided)
+    return {"n": len(labels), "decided": len(decided),
+            "accept_pct": round(100.0 * acc / len(decided), 2) if decided else None,
+            "undecided_pct": round(100.0 * (len(labels) - len(decided)) / len(labels), 2) if labels else None}
+
+
+def _pair(a: dict[Key, str], b: dict[Key, str]) -> dict[str, Any]:
+    both = [k for k in a if k in b and a[k] != UNDECIDED and b[k] != UNDECIDED]
+    if not both:
+        return {"n": 0, "agreement_pct": None, "kappa": None}
+    xa, xb = [a[k] for k in both], [b[k] for k in both]
+    agree = sum(x == y for x, y in zip(xa, xb, strict=True))
+    return {"n": len(both), "agreement_pct": round(100.0 * agree / len(both), 2),
+            "kappa": round(cohen_kappa(xa, xb, ("CORRECT", "WRONG")), 3)}
+
+
+def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (ORIGINAL,),
+                 known_wrong: Sequence[str] = ()) -> dict[str, Any]:
+    """The report as JSON-ready dicts: ``{"keys": {key: {"judges": {...}, "pairs": [...], ...}}}``."""
+    rows: dict[Key, dict[str, Any]] = {}
+    dataset_of: dict[str, str] = {}
+    for run_id in run_ids:
+        run = run_row(store, run_id)
+        dataset_of[run_id] = run[0]
+        qtype = {q.question_id: q.qtype for q in store.questions(run[0])}
+        for r in load_results(store, run_id):
+            if r["answer"] is not None and r["status"] == "ok":
+                rows[(run_id, r["question_id"], r["arm"])] = {"arm": r["arm"], "qtype": qtype.get(r["question_id"]),
+                                                              "bucket": length_bucket(r["answer"])}
+    out: dict[str, Any] = {"runs": list(run_ids), "answers": len(rows), "known_wrong": list(known_wrong), "keys": {}}
+    for key in keys:
+        table = verdict_table(store, run_ids, key)
+        golds = {run_id: golds_under(store, run_id, key) for run_id in run_ids}
+        judged_rows = {k for k in rows if k[1] in golds[k[0]]}
+        section: dict[str, Any] = {"answers": len(judged_rows), "left_out_unanswerable": len(rows) - len(judged_rows),
+                                   "judges": {}, "pairs": []}
+        for judge, labels in sorted(table.items()):
+            mine = {k: v for k, v in labels.items() if k in judged_rows}
+            by: dict[str, dict[str, list[str]]] = {"system": defaultdict(list), "qtype": defaultdict(list),
+                                                   "length": defaultdict(list)}
+            for k, label in mine.items():
+                meta = rows[k]
+                by["system"][meta["arm"]].append(label)
+                by["qtype"][str(meta["qtype"])].append(label)
+                by["length"][meta["bucket"]].append(label)
+            wrong = [label for k, label in mine.items() if rows[k]["arm"] in known_wrong]
+            real = [label for k, label in mine.items() if rows[k]["arm"] not in known_wrong]
+            section["judges"][judge] = {
+                **_rates(list(mine.values())), "not_judged": len(judged_rows) - len(mine),
+                "real_answers": _rates(real),
+                "false_accept_pct": _rates(wrong)["accept_pct"] if wrong else None,
+                "by_system": {s: _rates(v) for s, v in sorted(by["system"].items())},
+                "by_qtype": {s: _rates(v) for s, v in sorted(by["qtype"].items())},
+                "by_length": {name: _rates(by["length"][name]) for *_, name in BUCKETS if by["length"].get(name)},
+            }
+        names = sorted(table)
+        for a, b in combinations(names, 2):
+            section["pairs"].append({"a": a, "b": b, **_pair(table[a], table[b])})
+        if HUMAN in table:
+            section["human"] = {j: _pair(table[j], table[HUMAN]) for j in names if j != HUMAN}
+        if key != ORIGINAL:
+            per_dataset = {}
+            for ds in sorted(set(dataset_of.values())):
+                qids = {k[1] for k in rows if dataset_of[k[0]] == ds}
+                per_dataset[ds] = ceiling(load_overlay(store, ds, key), sorted(qids))
+            section["ceiling_under_original_key"] = per_dataset
+        out["keys"][key] = section
+    return out

@@ -1,0 +1,57 @@
+"""The judge report: accept / undecided rates by system, type and length, false accepts on known-wrong
+systems, pairwise agreement and kappa, and the overlay key (imported verdicts kept only where the
+gold text is unchanged, unanswerable questions left out, the ceiling of the original key)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bfr_core.cli import main
+from bfr_core.evaluation.answer_import import import_answers
+from bfr_core.evaluation.judge_report import judge_report, length_bucket
+from bfr_core.evaluation.judging import judge_run, parse_judge
+from bfr_core.evaluation.overlay import golds_under, ingest_overlay
+from bfr_core.ingest.demo import ensure_demo_store
+
+
+def test_report_under_both_keys(tmp_path: Path, capsys):
+    db = tmp_path / "demo.duckdb"
+    store = ensure_demo_store(db, embed=False)
+    qs = store.questions("demo")
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text("".join(json.dumps({"question_id": q.question_id, "answer": q.answer,
+                                        "verdicts": {"lenient": True}}) + "\n" for q in qs))
+    bad.write_text("".join(json.dumps({"question_id": q.question_id, "answer": "zebra crossing",
+                                       "verdicts": {"lenient": i < 2}}) + "\n" for i, q in enumerate(qs)))
+    run_id = import_answers(store, good, dataset_id="demo", name="good").run_id
+    import_answers(store, bad, dataset_id="demo", name="wrong", run_id=run_id)
+    overlay = tmp_path / "errors.json"
+    overlay.write_text(json.dumps([
+        {"question_id": qs[0].question_id, "error_type": "HALLUCINATION", "correct_answer": "zebra crossing"},
+        {"question_id": qs[1].question_id, "error_type": "AMBIGUOUS", "correct_answer": "Unanswerable"}]))
+    ingest_overlay(store, overlay, dataset_id="demo")
+    judge_run(store, run_id, parse_judge("rules"), golds_under(store, run_id))
+    rep = judge_report(store, [run_id], ["original", "audit"], known_wrong=["wrong"])
+    store.close()
+    orig, audit = rep["keys"]["original"], rep["keys"]["audit"]
+    lenient = orig["judges"]["lenient"]
+    assert lenient["by_system"]["good"]["accept_pct"] == 100.0
+    assert lenient["false_accept_pct"] == round(100 * 2 / 7, 2)
+    assert orig["judges"]["rules"]["by_system"]["wrong"]["accept_pct"] == 0.0
+    assert orig["judges"]["rules"]["false_accept_pct"] == 0.0
+    pair = orig["pairs"][0]
+    assert (pair["a"], pair["b"], pair["n"]) == ("lenient", "rules", 14) and pair["kappa"] < 1
+    # the audited key: q1 unanswerable (left out of both systems); q0's gold changed: the imported
+    # judge has no verdict on it there, and the rules have not judged it under that key yet
+    assert audit["answers"] == 12 and audit["left_out_unanswerable"] == 2
+    assert audit["judges"]["lenient"]["not_judged"] == 2 and audit["judges"]["rules"]["not_judged"] == 2
+    assert audit["ceiling_under_original_key"]["demo"] == {"questions": 7, "answer_key_wrong": 2,
+                                                           "unanswerable": 1, "ceiling_pct": round(500 / 7, 2)}
+    assert main(["judges", run_id, "--db", str(db), "--known-wrong", "wrong"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["keys"]) == {"original", "audit"}
+
+
+def test_length_buckets():
+    assert [length_bucket(a) for a in ("7 May", "a b c d", " ".join("x" * 40))] == \
+        ["1-3 words", "4-10 words", "31+ words"]
