@@ -14,6 +14,8 @@ from bfr_core.pipeline import ARMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
     p.add_argument("--dataset", default=None, help="any dataset name in the store (e.g. demo)")
@@ -38,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Suff@Set adjudicator on disagreement (default: the --provider model)")
     p.add_argument("--processes", type=int, default=1,
                    help="offline runs (no --provider model): scopes in N worker processes (same rows)")
-    p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
+    output_argument(p, "--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
     p.add_argument("--force", action="store_true", help="replace the --json file if it exists (never a DuckDB file)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--official-corpus", action="store_true",

@@ -10,8 +10,10 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("--db", required=True, help="DuckDB store file holding the labels")
-    p.add_argument("--out", required=True, help="output file; .csv or .jsonl chooses the format")
+    output_argument(p, "--out", required=True, help="output file; .csv or .jsonl chooses the format")
     p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
 
 

@@ -9,10 +9,12 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("run", help="run id (printed by bfr eval; see the runs table)")
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--ref", default=None, help="reference arm for the paired tests (default mem0)")
-    p.add_argument("--out", default=None, help="write the Markdown here (default stdout)")
+    output_argument(p, "--out", default=None, help="write the Markdown here (default stdout)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
     p.add_argument("--k", type=int, default=None, help="cut every arm's evidence set to its first K ids first")
 

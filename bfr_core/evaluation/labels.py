@@ -515,9 +515,13 @@ EXPORT_COLUMNS = ("label_id", "item_id", "dataset_id", "question_id", "annotator
 
 
 def export_rows(store: Store) -> list[dict[str, Any]]:
-    """Every label version with its item (evidence ids, the runs/arms that produced it)."""
+    """Every label version with its item (evidence ids, the runs/arms that produced it); none from a
+    read-only store no label was ever written to."""
     ensure_schema(store)
     cur = store.cursor()
+    if store.read_only and not cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'labels'"
+                                           ).fetchone()[0]:
+        return []
     cur.execute("""
         SELECT l.label_id, l.item_id, i.dataset_id, i.question_id, l.annotator, l.label, l.note,
                strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
@@ -552,9 +556,9 @@ def export(store: Store, path: str | Path, *, force: bool = False) -> int:
     from bfr_core.outfile import check_output, write_output
 
     p = Path(path)
-    if p.suffix.lower() not in (".csv", ".jsonl"):
-        raise BfrError(f"{p}: export format is chosen by extension; use .csv or .jsonl")
     check_output(p, option="--out", store=store.path, force=force)  # before the rows are read
+    if p.suffix.lower() not in (".csv", ".jsonl"):
+        raise BfrError(f"--out {p}: export format is chosen by extension; use .csv or .jsonl")
     rows = export_rows(store)
     write_output(p, to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), option="--out",
                  store=store.path, force=force)
