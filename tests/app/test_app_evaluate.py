@@ -77,7 +77,7 @@ def test_a_dataset_with_nothing_to_score_cannot_be_run(app_db, tmp_path):
     store.close()
     at = _page()
     at.selectbox(key="eval_dataset").select("nogold").run()
-    assert "No question of nogold has gold turns" in texts(at) and at.button(key="eval_run").disabled
+    assert "No question of `nogold` has gold turns" in texts(at) and at.button(key="eval_run").disabled
     at.selectbox(key="eval_dataset").select("demo").run()
     assert not at.button(key="eval_run").disabled
     at.switch_page("pages/home.py").run()  # Home's first command is for a dataset a run can score
