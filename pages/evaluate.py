@@ -35,8 +35,8 @@ sample = c3.number_input("Sample (questions; 0 = all)", min_value=0, value=C.SAM
 options = R.provider_options()
 provider = c4.selectbox("Provider", options, key="eval_provider", disabled=busy,
                         help="offline rules: no model; a model provider comes from bfr.toml (README, “Using a model”)")
-name, _, model = ("", "", "") if provider == R.OFFLINE else provider.partition(":")
-cmd = C.eval_cmd(path, dataset, arms=",".join(arms), sample=int(sample) or None, provider=name or None, model=model)
+cmd = C.eval_cmd(path, dataset, arms=",".join(arms), sample=int(sample) or None,
+                 provider=None if provider == R.OFFLINE else provider)
 st.caption("The same run from a shell, in the repository folder:")
 st.code(cmd, language="bash")
 if not scoreable[dataset]:
