@@ -11,6 +11,7 @@ Also the app's team mode (:func:`team_settings`: the ``BFR_TEAM`` switch and the
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -60,6 +61,19 @@ def _section(cls: type, data: dict[str, Any], name: str) -> Any:
     if unknown:
         raise ValueError(f"unknown key(s) in [{name}]: {', '.join(sorted(unknown))}")
     return replace(cls(), **data)
+
+
+CONFIG_ENV = "BFR_CONFIG"
+PROJECT_CONFIG = Path(__file__).resolve().parents[1] / "bfr.toml"
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """The config file in force: the file ``$BFR_CONFIG`` names, else ``bfr.toml`` in the repository
+    folder when there is one, else ``None`` (the defaults)."""
+    named = (os.environ if env is None else env).get(CONFIG_ENV, "").strip()
+    if named:
+        return Path(named).expanduser()
+    return PROJECT_CONFIG if PROJECT_CONFIG.is_file() else None
 
 
 def load_config(path: str | Path | None = None) -> Config:

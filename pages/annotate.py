@@ -121,7 +121,7 @@ if item_id is not None:
                    help="read-only store: labels cannot be saved" if locked else None,
                    on_click=save, args=(item_id, name, label))
     if ss.get("annot_error"):
-        st.error(ss.pop("annot_error"))
+        st.error(W.esc(ss.pop("annot_error")))
     cur = L.current_label(store, item_id, name)
     if cur is not None:  # revealed only once this annotator has labelled the item
         judged, by = AG.judged_item(store, item_id)

@@ -84,14 +84,14 @@ dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if up
                               if (file_path or upload) else "")
 clash = bool(dataset_id) and not replace and store.dataset(dataset_id) is not None
 if clash:
-    st.warning(clash_message(dataset_id), icon=":material/warning:")
+    st.warning(W.esc(clash_message(dataset_id)), icon=":material/warning:")
 if store.read_only:
     st.info("This store is open read-only (another process holds it), so nothing can be loaded into it now.")
 stopped = ss.pop("data_running", None)  # left set only by a job a click stopped (a Streamlit rerun)
 if stopped is not None and stopped.get("job") == "vectors":
-    st.info(stopped_vectors_message(stopped["dataset"], R.readiness(path, stopped["dataset"])))
+    st.info(W.esc(stopped_vectors_message(stopped["dataset"], R.readiness(path, stopped["dataset"]))))
 elif stopped is not None:
-    st.info(stopped_message(stopped["dataset"], stopped["before"], store.dataset(stopped["dataset"])))
+    st.info(W.esc(stopped_message(stopped["dataset"], stopped["before"], store.dataset(stopped["dataset"]))))
 
 
 @contextmanager
@@ -137,8 +137,8 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
             report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
                             progress=bar, options=options)
     except BfrError as exc:
-        st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
-                           upload_name=upload.name if upload is not None else None))
+        st.error(W.esc(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
+                           upload_name=upload.name if upload is not None else None)))
     else:
         st.success(f"Loaded **{W.esc(report.dataset_id)}** in {time.perf_counter() - t0:.0f} s: {report.scopes} "
                    f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
@@ -187,7 +187,7 @@ if not ready.dense_ready:
                          "Stops computing; the vectors computed so far are kept.") as bar:
                 n = finish_embeddings(store, chosen_id, progress=bar)
         except BfrError as exc:
-            st.error(str(exc))
+            st.error(W.esc(exc))
         else:
             st.success(f"Computed {n:,} vectors: every turn text of **{W.esc(chosen_id)}** has them now.")
     if Path(d["source"]).is_file():

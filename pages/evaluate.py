@@ -7,6 +7,7 @@ import streamlit as st
 from bfr_core.pipeline import arm_names
 from ui import commands as C
 from ui import evaluating as E
+from ui import markup
 from ui import resources as R
 from ui import widgets as W
 
@@ -34,12 +35,12 @@ sample = c3.number_input("Sample (questions; 0 = all)", min_value=0, value=C.SAM
 options = R.provider_options()
 provider = c4.selectbox("Provider", options, key="eval_provider", disabled=busy,
                         help="offline rules: no model; a model provider comes from bfr.toml (README, “Using a model”)")
-name, _, model = ("", "", "") if provider == R.OFFLINE else provider.partition(":")
-cmd = C.eval_cmd(path, dataset, arms=",".join(arms), sample=int(sample) or None, provider=name or None, model=model)
+cmd = C.eval_cmd(path, dataset, arms=",".join(arms), sample=int(sample) or None,
+                 provider=None if provider == R.OFFLINE else provider)
 st.caption("The same run from a shell, in the repository folder:")
 st.code(cmd, language="bash")
 if not scoreable[dataset]:
-    st.info(f"No question of {dataset} has gold turns, so a run has nothing to score (`bfr eval` refuses it).")
+    st.info(f"No question of {markup.code(dataset)} has gold turns, so a run has nothing to score (`bfr eval` refuses it).")
 if R.store().read_only and not busy:
     st.info("Another process holds this store now (a running `bfr eval` or `bfr ingest`): start this when it ends.")
 if st.button("Run", type="primary", key="eval_run", icon=":material/play_arrow:",
@@ -47,7 +48,7 @@ if st.button("Run", type="primary", key="eval_run", icon=":material/play_arrow:"
     try:
         E.start(key, cmd)
     except RuntimeError as exc:
-        st.error(str(exc))
+        st.error(markup.text(exc))
     else:
         st.rerun()
 
@@ -59,7 +60,7 @@ def watch() -> None:
     if job is None:
         return
     if job.running:
-        st.markdown(f"**Running** for {W.esc(f'{job.elapsed():.0f}')} s: `{W.esc(job.command)}`")
+        st.markdown(f"**Running** for {W.esc(f'{job.elapsed():.0f}')} s: {markup.code(job.command)}")
         st.code(job.progress(), language=None)
         if st.button("Cancel", key="eval_cancel", icon=":material/cancel:",
                      help="Stops it as Ctrl-C would: the questions finished so far stay stored; Run resumes it"):

@@ -57,7 +57,7 @@ with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expande
     try:
         pts = T.load_sweep(other) if other else T.store_frontier(R.store(), run["dataset_id"])
     except (OSError, ValueError) as exc:
-        st.error(f"cannot read {other}: {exc}")
+        st.error(f"cannot read {W.esc(other)}: {W.esc(exc)}")
         pts = []
     keys = T.quality_keys(pts) if pts else []
     if pts and not keys:

@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from ui import commands as C
+from ui import markup, storepath
 from ui import resources as R
-from ui import storepath
 
 R.require_frame()
 
@@ -29,10 +29,10 @@ STEPS = [
     ("Label evidence sets blind", False, "Annotate (needs a finished run; `--suff` adds LLM judgments)", ""),
 ]
 for n, (what, done, where, cmd) in enumerate(STEPS, 1):
-    st.markdown(f"{n}. {'✅ ' if done else ''}**{what}** · {where}" + (f"  \n`{cmd}`" if cmd and not done else ""))
+    st.markdown(f"{n}. {'✅ ' if done else ''}**{what}** · {where}" + (f"  \n{markup.code(cmd)}" if cmd and not done else ""))
 
 st.subheader("Open store", anchor=False)
-st.markdown(f"`{path}` · {size} · provider: **{R.provider()}**")
+st.markdown(f"{markup.code(path)} · {size} · provider: **{markup.text(R.provider())}**")
 
 if not datasets:
     st.info("This store holds no dataset yet. Load one on the Data page, or from a shell:")

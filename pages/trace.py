@@ -15,6 +15,7 @@ from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
 from ui import commands as C
+from ui import markup
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
@@ -116,7 +117,7 @@ else:
     if trace is None:
         st.stop()
     if run_id:
-        st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
+        st.caption(f"Stored trace from eval run {markup.code(run_id)}.")
 
 view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", recorded=S.recorded_for(store, q.text))
 if shown and q.gold and show_gold:

@@ -33,6 +33,7 @@ import streamlit as st
 
 from bfr_core.config import TEAM_ENV, TeamSettings, TeamSettingsError, identity_from, team_settings
 from bfr_core.errors import BfrError
+from ui import markup
 
 
 class AccessDenied(BfrError):
@@ -99,7 +100,7 @@ def require_login() -> None:
         s = settings()
     except TeamSettingsError as exc:
         st.title("BFR Workbench")
-        st.error(str(exc), icon=":material/lock:")
+        st.error(markup.text(exc), icon=":material/lock:")
         st.stop()
         return
     if not s.team or (st.user.is_logged_in and identity()):
@@ -111,7 +112,7 @@ def require_login() -> None:
         st.button("Log in", icon=":material/login:", on_click=st.login, key="app_login")
         st.stop()
     if not identity():
-        what = "a verified e-mail address" if s.claim == "email" else f"the '{s.claim}' claim"
+        what = "a verified e-mail address" if s.claim == "email" else f"the {markup.code(s.claim)} claim"
         st.error(f"Your login does not carry {what}, which this workbench uses to name you. Verify your "
                  "e-mail with your identity provider, or ask the team's admin.", icon=":material/lock:")
         st.button("Log out", icon=":material/logout:", on_click=st.logout, key="app_logout")
@@ -122,6 +123,6 @@ def sidebar() -> None:
     """Who is logged in, a logout button, and whether they may call models (team mode only)."""
     if not team_mode() or not st.user.is_logged_in:
         return
-    st.caption(f"Logged in as **{identity() or 'unknown'}**"
+    st.caption(f"Logged in as **{markup.text(identity() or 'unknown')}**"
                + ("" if may_call_models() else " · offline rules only (not on the model users list)"))
     st.button("Log out", icon=":material/logout:", on_click=st.logout, key="app_logout")

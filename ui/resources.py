@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -156,34 +155,29 @@ def provider() -> str:
 
 
 def provider_options() -> list[str]:
-    """"offline rules" first, then the provider a config file names (``BFR_CONFIG`` or bfr.toml);
-    in team mode only for users allowed to call models (``ui.access``)."""
+    """"offline rules" first, then the provider the config file names (``bfr_core.llm.factory.configured``:
+    ``$BFR_CONFIG``, else bfr.toml); in team mode only for users allowed to call models (``ui.access``)."""
+    from bfr_core.llm.base import LLMConfigError
+    from bfr_core.llm.factory import config_label, file_config
+
     options = [OFFLINE]
     if not access.may_call_models():
         return options
-    cfg_path = os.environ.get("BFR_CONFIG") or (str(ROOT / "bfr.toml") if (ROOT / "bfr.toml").exists() else None)
-    if cfg_path:
-        from bfr_core.config import load_config
-
-        try:
-            llm = load_config(cfg_path).llm
-        except (OSError, ValueError):
-            return options
-        if llm.provider != "rules":
-            options.append(f"{llm.provider}:{llm.model}" if llm.model else llm.provider)
+    try:
+        llm = file_config()
+    except LLMConfigError:
+        return options
+    if llm.provider.strip().lower() != "rules":
+        options.append(config_label(llm))
     return options
 
 
 @st.cache_resource(show_spinner=False)
 def _llm(path: str, label: str) -> Any:
-    from bfr_core.config import LLMConfig, load_config
-    from bfr_core.llm.factory import make_llm
-    if label == OFFLINE:
-        cfg = LLMConfig(provider="rules")
-    else:
-        name, _, model = label.partition(":")
-        cfg = replace(load_config(os.environ.get("BFR_CONFIG") or ROOT / "bfr.toml").llm, provider=name, model=model)
-    return make_llm(cfg, open_store(path))
+    """The client for a provider label with the settings the config file gives it (its base_url too)."""
+    from bfr_core.llm.factory import configured, make_llm
+
+    return make_llm(configured("rules" if label == OFFLINE else label), open_store(path))
 
 
 def llm(label: str | None = None) -> Any:

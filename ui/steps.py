@@ -18,6 +18,7 @@ from bfr_core import plots
 from bfr_core.evaluation import metrics
 from bfr_core.method.word_trust import describe
 from bfr_core.records import Step, Trace, Turn
+from ui import markup
 from ui import widgets as W
 
 
@@ -269,8 +270,8 @@ RENDERERS: dict[str, Callable[[Step, StepView], None]] = {
 def render_step(i: int, s: Step, v: StepView, previous: Sequence[str] = ()) -> None:
     new = [e for e in s.evidence if e not in set(previous)]
     gold_txt = _gold_note(s.evidence, v, "in the evidence set")
-    st.subheader(f"{i + 1}. {s.title or s.kind}", anchor=False)
-    st.caption(f"step kind `{s.kind}` · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
+    st.subheader(f"{i + 1}\\. {markup.text(s.title or s.kind)}", anchor=False)
+    st.caption(f"step kind {markup.code(s.kind)} · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
                f"calls so far: {s.calls}{gold_txt}")
     # widget keys unique per step (several rounds render the same widgets); req_labels stays shared
     RENDERERS.get(s.kind, other)(s, replace(v, key=f"{v.key}{i}"))
