@@ -35,11 +35,27 @@ def test_lattice_layers_by_intent_size_and_highlights_used():
     assert pos["top"][1] == 0 and pos["x"][1] == pos["y"][1] == 1 and pos["bot"][1] == 2
     assert pos["x"][0] != pos["y"][0]
     fig = plots.lattice_figure(concepts, edges, used=["x"], gold=["b"], attribute_labels={"r1": "order date"})
-    used = [t for t in fig.data if t.name == "used by the prefilter"]
-    assert len(used) == 1 and list(used[0].x) == [pos["x"][0]]
-    assert "order date" in used[0].hovertext[0] and "extent" in used[0].hovertext[0]
+    nodes = fig.data[1:]
+    # one legend entry and one colour per concept; the requirement text names it
+    assert len(nodes) == 4 and len({t.marker.color[0] for t in nodes}) == 4
+    x = next(t for t in nodes if t.name.startswith("r1 order date"))
+    assert list(x.x) == [pos["x"][0]] and "used by the prefilter" in x.hovertext[0] and "extent" in x.hovertext[0]
+    assert x.marker.line.color[0] == "black" and x.marker.size[0] > nodes[0].marker.size[0]  # used: ringed, larger
+    assert sorted(t.text[0].split(" ")[0] for t in nodes) == ["★1"] * 4  # every concept holding b counts it
+    top = next(t for t in nodes if t.name.startswith("no requirement"))
+    assert top.marker.color[0] == plots.TOP_COLOR
     # edge trace: one segment (3 points with a None gap) per edge
     assert len(fig.data[0].x) == 3 * len(edges)
+
+
+def test_lattice_marks_an_empty_extent_hollow_and_groups_large_lattices():
+    concepts = [{"id": "top", "extent": ["a"], "intent": []}, {"id": "bot", "extent": [], "intent": ["r1", "r2"]}]
+    fig = plots.lattice_figure(concepts, [["bot", "top"]])
+    assert fig.data[2].marker.color[0] == "white" and "★" not in fig.data[2].text[0]
+    many = [{"id": "top", "extent": ["a"], "intent": []}] + [
+        {"id": f"c{i}", "extent": ["a"], "intent": [f"r{i}"]} for i in range(plots.MAX_CONCEPT_LEGEND + 1)]
+    fig = plots.lattice_figure(many, [])
+    assert [t.name for t in fig.data[1:]] == ["no requirement: every pool turn (1)", "1 requirement(s)"]
 
 
 def test_metrics_by_step_is_percent_and_keeps_none():

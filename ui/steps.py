@@ -177,8 +177,9 @@ def context(s: Step, v: StepView) -> None:
 
 def lattice(s: Step, v: StepView) -> None:
     d = s.data
-    st.caption(f"{len(d.get('concepts', []))} concepts, labelled {{intent}} · extent size; red: used by the "
-               "prefilter; ★: extent holds a gold turn; hover for the turns and requirements")
+    st.caption(f"{len(d.get('concepts', []))} concepts, labelled {{intent}} · extent size, one colour each (the "
+               "legend names their requirements); black ring: used by the prefilter; hollow: no turn; ★n: gold "
+               "turns in the extent; hover for the turns and requirements")
     st.plotly_chart(plots.lattice_figure(d.get("concepts", []), d.get("edges", []), d.get("used", []),
                                          object_labels=v.labels(), attribute_labels=v.req_labels,
                                          gold=sorted(v.marked), title=""), key=f"{v.key}_lat")

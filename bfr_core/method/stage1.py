@@ -291,7 +291,7 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
     # lines 6-10: minimum subset, sanitise, fallback
     ranks = list(range(len(pool_ids)))
     raw_ids, failed = None, ""
-    if ctx.llm is not None:
+    if ctx.llm is not None and "select" in getattr(ctx.llm, "roles", ("select",)):  # a replay may decompose only
         from bfr_core.llm.base import LLMCallFailed
 
         try:
