@@ -63,7 +63,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -623,18 +623,19 @@ def build_cases(store: Store, beam: bool = False) -> dict[str, list[RankCase]]:
     return cases
 
 
-def protocol(cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES, grow: str = GROW) -> dict:
-    """The protocol on prepared cases (:func:`build_cases`): CV, the leave-one-benchmark-out directions, the
-    shipped choice, the baselines."""
+def protocol(cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES, grow: str = GROW,
+             save: Callable[[dict], None] = lambda out: None) -> dict:
+    """The protocol on prepared cases (:func:`build_cases`): CV, the shipped choice, the baselines, the
+    leave-one-benchmark-out directions; ``save`` gets the figures so far after each of those."""
     present = [d for d in BENCHMARKS if d in cases]
     grid = Grid(cases, workers, passes, grow)
     try:
-        return _protocol(grid, present)
+        return _protocol(grid, present, save)
     finally:
         grid.close()
 
 
-def _protocol(grid: Grid, present: list[str]) -> dict:
+def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lambda out: None) -> dict:
     key = f"official_session_recall_any@{SESSION_K}"
     out: dict[str, object] = {
         "grid": {k: [_json_value(x) for x in v] for k, v in GRID.items()},
@@ -657,13 +658,7 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
                 f"recall ranks all turns (sessions = its dia-id sessions); rankings scored to their first {TRUNCATE} turns."}
     if len(present) > 1 and "locomo" in present and "longmemeval" in present:
         out["cross_validation"] = cross_validation(grid)
-    for other in present if len(present) > 1 else ():
-        tune = tuple(d for d in present if d != other)
-        chosen, path = search(grid, None, only=tune)
-        q = grid.quality(chosen, only=tuple(present))
-        out[f"tune on {' + '.join(tune)}, report {other}"] = {
-            "knobs": _json_knobs(chosen), "search path": _json_path(path),
-            **{f"{d} (tuned: development)": q[d] for d in tune}, f"{other} (held out)": q[other]}
+        save(out)
     chosen, path = search(grid, None, only=tuple(present))
     out["chosen on all folds (shipped)"] = {
         "knobs": _json_knobs(chosen), "search path": _json_path(path),
@@ -687,6 +682,15 @@ def _protocol(grid: Grid, present: list[str]) -> dict:
     out["by term share at the shipped setting (no gate reads it)"] = {
         d: by_term_share(grid.cases[d], grid.rows(chosen)[d], dense[d], chosen["bm25"]) for d in present}
     out["turn_scores.DEFAULT is the chosen setting"] = variant_of(chosen) == Variant()
+    save(out)
+    for other in present if len(present) > 1 else ():  # last: the figures above are saved before they run
+        tune = tuple(d for d in present if d != other)
+        picked, path = search(grid, None, only=tune)
+        q = grid.quality(picked, only=tuple(present))
+        out[f"tune on {' + '.join(tune)}, report {other}"] = {
+            "knobs": _json_knobs(picked), "search path": _json_path(path),
+            **{f"{d} (tuned: development)": q[d] for d in tune}, f"{other} (held out)": q[other]}
+        save(out)
     out["grid points evaluated"] = grid.evaluated
     return out
 
@@ -765,9 +769,16 @@ def main() -> None:
     cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", args.reuse_cases, args.beam)
     store.close()  # the grid reads only the cases: other benches may open the store now
     print(f"cases ready in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-    sel = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
-           "workers": args.workers, "passes": args.passes, "grow": args.grow,
-           "open-ended (their grids grow)": list(OPEN_ENDED), **protocol(cases, args.workers, args.passes, args.grow)}
+    head = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
+            "workers": args.workers, "passes": args.passes, "grow": args.grow,
+            "open-ended (their grids grow)": list(OPEN_ENDED)}
+
+    def save(part: dict) -> None:  # the figures so far, marked unfinished until the last section is in
+        partial = {**head, "unfinished": "the sections not yet here are still running", **part,
+                   "elapsed_s": round(time.time() - t0, 1)}
+        Path(args.out).write_text(json.dumps(partial, indent=1) + "\n", encoding="utf-8")
+
+    sel = {**head, **protocol(cases, args.workers, args.passes, args.grow, save)}
     sel["load_at_end"] = list(os.getloadavg())
     sel["elapsed_s"] = round(time.time() - t0, 1)
     Path(args.out).write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")
