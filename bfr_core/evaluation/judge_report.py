@@ -1,6 +1,6 @@
 """How the judges of some runs behave (``bfr judges RUN...`` and the Judges page), under each answer key.
 
-Covers: :func:`verdict_table` (judge -> (run, question, arm) -> label under a key: the judge's
+Covers: :func:`answered_arms` (the systems with answers), :func:`verdict_table` (judge -> (run, question, arm) -> label under a key: the judge's
 verdict stored under that key, else its verdict on the original key when it was given the same gold
 text; an imported judge is never re-asked, so a question whose gold an overlay changes has no
 imported verdict under it and is counted as ``not_judged``) and :func:`judge_report`, per judge and
@@ -36,6 +36,12 @@ HUMAN = "human"  # the judge name human answer-correctness labels are stored und
 BUCKETS = ((1, 3, "1-3 words"), (4, 10, "4-10 words"), (11, 30, "11-30 words"), (31, 10**9, "31+ words"))
 
 Key = tuple[str, str, str]  # (run, question, arm)
+
+
+def answered_arms(store: Store, run_ids: Sequence[str]) -> list[str]:
+    """The arms of the runs that hold at least one answer, sorted."""
+    return sorted({a for r in run_ids for (a,) in store.cursor().execute(
+        "SELECT DISTINCT arm FROM results WHERE run_id = ? AND answer IS NOT NULL", [r]).fetchall()})
 
 
 def length_bucket(answer: str) -> str:
