@@ -12,6 +12,8 @@ key:
   acceptance is a false one);
 * pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
 * agreement with human answer-correctness labels where a :data:`HUMAN` judge holds verdicts;
+* the retrieval figures (Gold Hit, CER) of every arm with evidence, scored against the key's gold
+  turns (``overlay.retrieval_under``);
 * under an overlay key, the questions left out as unanswerable and the answer ceiling the original
   key allows (``overlay.ceiling``).
 
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay
+from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay, retrieval_under
 from bfr_core.evaluation.stats import cohen_kappa
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import load_results, run_row
@@ -131,6 +133,8 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
             section["pairs"].append({"a": a, "b": b, **_pair(table[a], table[b])})
         if HUMAN in table:
             section["human"] = {j: _pair(table[j], table[HUMAN]) for j in names if j != HUMAN}
+        retrieval = {run_id: retrieval_under(store, run_id, key) for run_id in run_ids}
+        section["retrieval"] = {run_id: arms for run_id, arms in retrieval.items() if arms}
         if key != ORIGINAL:
             per_dataset = {}
             for ds in sorted(set(dataset_of.values())):
