@@ -47,3 +47,30 @@ def test_scores_by_error_type():
     assert (got["flagged"], got["in_findings"], got["precision_pct"]) == (3, 2, 66.67)
     assert (got["target_findings"], got["recall_pct"]) == (2, 50.0)
     assert got["by_error_type"]["HALLUCINATION"] == {"findings": 1, "flagged": 0}
+
+
+def test_cli_writes_flags_as_an_overlay_that_ingests(tmp_path, capsys):
+    import json
+
+    from bfr_core.cli import main
+    from bfr_core.evaluation.overlay import read_overlay
+    from bfr_core.ingest.demo import ensure_demo_store
+    from bfr_core.store import Store
+
+    db = tmp_path / "demo.duckdb"
+    store = ensure_demo_store(db, embed=False)
+    store.con.execute("UPDATE questions SET answer = 'zeppelin harmonica' WHERE question_id = 'q1'")
+    store.close()
+    out = tmp_path / "flags.json"
+    assert main(["suspect-keys", "--db", str(db), "--dataset", "demo", "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    records = read_overlay(out)
+    assert summary["written"]["records"] == len(records) >= 1
+    q1 = next(r for r in records if r["question_id"] == "q1")
+    assert "SUSPECT_UNSUPPORTED" in q1["error_type"] and "zeppelin" in q1["reasoning"]
+    assert main(["ingest", "overlay", str(out), "--db", str(db), "--dataset", "demo", "--name", "flags"]) == 0
+    assert Store(db, read_only=True).cursor().execute("SELECT count(*) FROM key_overlays").fetchone()[0] == len(records)
+    from bfr_core.evaluation.overlay import load_overlay
+    s = Store(db, read_only=True)
+    assert not any(f.answer_changed for f in load_overlay(s, "demo", "flags").values())  # a flag changes no answer
+    s.close()

@@ -57,7 +57,10 @@ class Finding:
 
     @property
     def answer_changed(self) -> bool:
-        return self.unanswerable or self.error_type not in ANSWER_KEEPING
+        """The overlay's answer is not the key's: unanswerable, or another text (an evidence-only
+        finding, or a flag that restates the key's own answer, changes no answer)."""
+        return self.unanswerable or (self.error_type not in ANSWER_KEEPING
+                                     and " ".join(self.answer.split()) != " ".join(self.original_answer.split()))
 
 
 def declines(answer: str) -> bool:
@@ -140,7 +143,7 @@ def ingest_overlay(store: Store, path: str | Path, *, dataset_id: str, name: str
         tx.executemany("INSERT INTO key_overlays VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     kinds = Counter(r[3] for r in rows)
     return {"dataset": dataset_id, "overlay": name, "findings": len(rows), "by_error_type": dict(sorted(kinds.items())),
-            "answer_changed": sum(r[3] not in ANSWER_KEEPING or r[6] for r in rows),
+            "answer_changed": sum(Finding(r[2], r[3], r[4], (), r[6], "", r[8]).answer_changed for r in rows),
             "unanswerable": sum(r[6] for r in rows)}
 
 

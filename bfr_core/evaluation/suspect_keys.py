@@ -1,7 +1,7 @@
 """Answer-key entries that look wrong from the text alone, each with its reason (no model, no audit).
 
 Covers: :func:`suspect_keys` (every question of a dataset checked; a question may carry several
-flags) and :func:`score_flags` (precision and recall of the flags against an overlay's findings, by
+flags), :func:`as_overlay` (the flags as overlay records, for a person to confirm) and :func:`score_flags` (precision and recall of the flags against an overlay's findings, by
 error type). The checks, on stemmed content words (the answer's *informative* words are those the
 question does not already say):
 
@@ -124,3 +124,19 @@ def score_flags(flags: Sequence[Flag], findings: Mapping[str, str], question_ids
             "target_types": list(targets), "target_findings": len(target),
             "recall_pct": round(100.0 * len(flagged & target) / len(target), 2) if target else None,
             "by_error_type": by_type, "by_check": by_check}
+
+
+def as_overlay(flags: Sequence[Flag], questions: Mapping[str, Question]) -> list[dict[str, Any]]:
+    """The flags as overlay records (one per question, its checks joined): ``error_type`` is
+    ``SUSPECT_<CHECK>``, the answer and evidence are the key's own (a person corrects them)."""
+    by_q: dict[str, list[Flag]] = {}
+    for f in flags:
+        by_q.setdefault(f.question_id, []).append(f)
+    out = []
+    for qid, fs in by_q.items():
+        q = questions[qid]
+        out.append({"question_id": qid, "question": q.text, "golden_answer": q.answer,
+                    "error_type": "+".join(f"SUSPECT_{f.check.upper()}" for f in fs),
+                    "cited_evidence": list(q.gold), "correct_evidence": [],
+                    "reasoning": "; ".join(f.reason for f in fs), "correct_answer": q.answer})
+    return out
