@@ -31,6 +31,7 @@ PAGES = [
     st.Page("pages/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
     st.Page("pages/failures.py", title="Failures", icon=":material/table_view:"),
     st.Page("pages/annotate.py", title="Annotate", icon=":material/rule:"),
+    st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
 ]
 page = st.navigation(PAGES)
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import-answers": ("bfr_core.commands.import_answers", "another system's answers (and verdicts) as an arm"),
     "judge": ("bfr_core.commands.judge", "rejudge every answer of a run with a judge (cached, resumable)"),
     "judges": ("bfr_core.commands.judges", "how the judges of a run agree, accept and err, per key"),
+    "suspect-keys": ("bfr_core.commands.suspect_keys", "answer-key entries that look wrong from the text alone"),
 }
 
 

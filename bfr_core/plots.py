@@ -2,7 +2,7 @@
 
 Covers: the formal context as a heatmap, the concept lattice as a layered graph, a requirement
 coverage matrix, Gold Hit / ER / CER by step, the budget frontier (quality versus calls), a
-confusion matrix and a simple bar chart. Each builder takes lists and dicts (the JSON a Trace step
+confusion matrix, a simple bar chart and the judges' accept rates by system. Each builder takes lists and dicts (the JSON a Trace step
 carries, or rows of a results table) and returns a ``plotly.graph_objects.Figure``; none reads
 the store and none imports streamlit, so the CLI, notebooks and tests can call them too.
 
@@ -296,4 +296,28 @@ def sufficiency_gap(
                 hovertemplate="%{x:.0f} turns: %{y:.1f}%<extra>" + f"{system}: {label}" + "</extra>"))
     fig.update_xaxes(title="evidence-set size (turns)", type="log", tickvals=[5, 10, 20, 40])
     fig.update_yaxes(title="% of questions", range=[0, 100])
+    return _base(fig, title, 420)
+
+
+def judge_accept_figure(judges: Mapping[str, Mapping[str, Any]], known_wrong: Sequence[str] = (),
+                        title: str = "Accept rate by judge and system") -> go.Figure:
+    """Grouped bars: for each system (x), each judge's accept rate (% CORRECT of decided answers).
+    ``judges`` is a judge report's ``judges`` section (judge -> {"by_system": {system: {"accept_pct",
+    "undecided_pct", "n"}}}); a system whose answers are all wrong (``known_wrong``) is marked with
+    "✗", so every bar over it is a false accept."""
+    systems = sorted({s for j in judges.values() for s in j.get("by_system", {})},
+                     key=lambda s: (s in known_wrong, s))
+    names = [("✗ " if s in known_wrong else "") + _short(s, 34) for s in systems]
+    fig = go.Figure()
+    for judge, data in judges.items():
+        by = data.get("by_system", {})
+        ys = [by.get(s, {}).get("accept_pct") for s in systems]
+        und = [by.get(s, {}).get("undecided_pct") for s in systems]
+        fig.add_trace(go.Bar(
+            name=_short(judge, 40), x=names, y=ys, text=[None if y is None else f"{y:.0f}" for y in ys],
+            textposition="outside", customdata=und,
+            hovertemplate=judge + "<br>%{x}<br>accept %{y:.1f} %<br>undecided %{customdata} %<extra></extra>"))
+    fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(title="accepted (% of decided)", range=[0, 110])
+    fig.update_xaxes(type="category")
     return _base(fig, title, 420)

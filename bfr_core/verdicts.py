@@ -2,12 +2,12 @@
 
 Covers: the DDL (:data:`VERDICTS_DDL`), writing a batch in one transaction (:func:`write_verdicts`, :func:`insert_verdicts`;
 a verdict for the same (answer, judge, key) replaced), reading them back (:func:`load_verdicts`),
-the verdicts a judge already has and on which gold text (:func:`done_verdicts`, what makes a rerun
-free) and deleting one arm's (:func:`delete_verdicts`). A row holds the judge's name (``rules``,
+the runs that have any (:func:`judged_runs`), the verdicts a judge already has and on which gold text
+(:func:`done_verdicts`, what makes a rerun free) and deleting one arm's (:func:`delete_verdicts`). A row holds the judge's name (``rules``,
 ``openai:gpt-4o-mini/mem0``, ``gpt-4o-mini (imported)``), the model, the prompt's name and hash, the
 gold answer it judged against, the label (CORRECT / WRONG / UNDECIDED) and the judge's reason.
 
-Does not cover: deciding a verdict (``evaluation.judging``), what the figures are (``evaluation.judging``).
+Does not cover: deciding a verdict (``evaluation.judging``), the figures (``evaluation.judge_report``).
 The store is anything with ``cursor()``, ``transaction()`` and ``ensure()`` (as in ``runs``).
 """
 
@@ -76,3 +76,16 @@ def done_verdicts(store: Store, run_id: str, judge: str) -> dict[tuple[str, str,
 def delete_verdicts(store: Store, run_id: str, arm: str) -> None:
     ensure_verdicts(store)
     store.cursor().execute("DELETE FROM verdicts WHERE run_id = ? AND arm = ?", [run_id, arm])
+
+
+def judged_runs(store: Store) -> list[tuple[str, str, int]]:
+    """(run, dataset, verdicts) of every run with a verdict, newest run first; none on a read-only
+    store where no verdict was ever written."""
+    import duckdb
+
+    try:
+        return [tuple(r) for r in store.cursor().execute(
+            "SELECT v.run_id, u.dataset_id, count(*) FROM verdicts v JOIN runs u USING (run_id) "
+            "GROUP BY v.run_id, u.dataset_id, u.created ORDER BY u.created DESC, v.run_id").fetchall()]
+    except duckdb.CatalogException:
+        return []

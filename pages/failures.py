@@ -9,6 +9,7 @@ import streamlit as st
 
 from bfr_core import plots
 from ui import commands as C
+from ui import keys as K
 from ui import resources as R
 from ui import tables as T
 from ui import widgets as W
@@ -37,7 +38,7 @@ run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambd
 run = by_id[run_id]
 if stale := R.stale_runs(path):
     st.caption(f"{len(stale)} run(s) computed on data since replaced (`bfr ingest --replace`) are not listed.")
-df = R.failures_frame(path, run_id)
+df = K.with_column(R.failures_frame(path, run_id), R.store(), run["dataset_id"])  # an overlay's disputed keys
 arms = [a for a in (run["arms"] or []) if f"{a} GH" in df.columns]
 metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns]
 

@@ -15,6 +15,7 @@ from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
 from ui import commands as C
+from ui import keys as K
 from ui import markup
 from ui import resources as R
 from ui import steps as S
@@ -87,6 +88,7 @@ with st.container(border=True):
     asked = f" · asked {W.esc(W.fmt_date(q.date))}" if q.date else " · undated"
     st.markdown(f"**Question** · {W.esc(q.qtype)}{asked}  \n{W.esc(q.text)}")
     st.markdown(f"**Reference answer**: {W.esc(reference_text(q))}")
+    K.note(store, dataset, qid)  # an overlay (bfr ingest overlay) disputes this key: say why
     if show_gold:
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))

@@ -20,7 +20,7 @@ def test_report_under_both_keys(tmp_path: Path, capsys):
     store = ensure_demo_store(db, embed=False)
     qs = store.questions("demo")
     good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
-    good.write_text("".join(json.dumps({"question_id": q.question_id, "answer": q.answer,
+    good.write_text("".join(json.dumps({"question_id": q.question_id, "answer": q.answer, "evidence": list(q.gold),
                                         "verdicts": {"lenient": True}}) + "\n" for q in qs))
     bad.write_text("".join(json.dumps({"question_id": q.question_id, "answer": "zebra crossing",
                                        "verdicts": {"lenient": i < 2}}) + "\n" for i, q in enumerate(qs)))
@@ -29,7 +29,10 @@ def test_report_under_both_keys(tmp_path: Path, capsys):
     overlay = tmp_path / "errors.json"
     overlay.write_text(json.dumps([
         {"question_id": qs[0].question_id, "error_type": "HALLUCINATION", "correct_answer": "zebra crossing"},
-        {"question_id": qs[1].question_id, "error_type": "AMBIGUOUS", "correct_answer": "Unanswerable"}]))
+        {"question_id": qs[1].question_id, "error_type": "AMBIGUOUS", "correct_answer": "Unanswerable"},
+        {"question_id": qs[2].question_id, "error_type": "WRONG_CITATION", "correct_answer": "",
+         "correct_evidence": [t.turn_id for t in store.scope_turns("demo", qs[2].scope_id)
+                              if t.turn_id not in qs[2].gold][:1]}]))
     ingest_overlay(store, overlay, dataset_id="demo")
     judge_run(store, run_id, parse_judge("rules"), golds_under(store, run_id))
     rep = judge_report(store, [run_id], ["original", "audit"], known_wrong=["wrong"])
@@ -48,6 +51,13 @@ def test_report_under_both_keys(tmp_path: Path, capsys):
     assert audit["judges"]["lenient"]["not_judged"] == 2 and audit["judges"]["rules"]["not_judged"] == 2
     assert audit["ceiling_under_original_key"]["demo"] == {"questions": 7, "answer_key_wrong": 2,
                                                            "unanswerable": 1, "ceiling_pct": round(500 / 7, 2)}
+    # retrieval under each key: the good system cited the original gold, so the corrected citation is
+    # a miss under the overlay, and the unanswerable question is left out
+    scored = sum(1 for q in qs if q.gold)
+    assert orig["retrieval"][run_id]["good"]["gold_hit"] == 100.0
+    under = audit["retrieval"][run_id]["good"]
+    assert under["left_out"] == 1 and under["gold_hit"] == round(100 * (scored - 2) / (scored - 1), 2)
+    assert "wrong" not in orig["retrieval"][run_id]  # answers only: no retrieval figure
     assert main(["judges", run_id, "--db", str(db), "--known-wrong", "wrong"]) == 0
     assert set(json.loads(capsys.readouterr().out)["keys"]) == {"original", "audit"}
 

@@ -255,7 +255,8 @@ def test_judgment_carries_the_reason_and_only_the_rules_may_be_undecided(rules):
     got = answer_judge.judgment(rules, SHUTTER, "5 days. 6 days (including the last day) is also acceptable.",
                                 "5 days")
     assert got.label == "CORRECT" and "gold" in got.reason
-    assert answer_judge.judgment(rules, "q", "Transgender woman", "a trans woman").label == answer_judge.UNDECIDED
+    assert answer_judge.judgment(rules, "What instruments does Melanie play?", "clarinet and violin",
+                                 "Melanie plays the clarinet.").label == answer_judge.UNDECIDED
     scripted = Scripted('{"reason": "Close enough.", "label": "CORRECT"}')
     assert answer_judge.judgment(scripted, "q", "g", "a") == answer_judge.Judgment("CORRECT", "Close enough.")
     # a model keeps the paper's two labels: UNDECIDED is an unusable reply, re-asked once, then a failure

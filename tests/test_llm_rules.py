@@ -185,7 +185,10 @@ EXPLAINED = "11 days (ordered on March 3rd, it arrived on March 14th)."
     ("May 2023", "7 May 2023", "CORRECT"),
     ("May 2023", "June 2023", "WRONG"),
     ("Yes", "No", "WRONG"),
-    ("Transgender woman", "a trans woman", "UNDECIDED"),  # a paraphrase: rules cannot tell
+    ("Transgender woman", "a trans woman", "CORRECT"),  # a word cut short stands for the word
+    ("Coconut milk", "almond milk", "WRONG"),  # a short answer with a word of its own in place of the gold's
+    ("7 May 2023", "Sometime in spring 2023", "WRONG"),  # vaguer than the gold date
+    ("The week before 6 July 2023", "Around early July 2023", "WRONG"),  # a month for a week
     ("She went to the park", "She did not go to the park", "UNDECIDED"),  # negation flips it
     ("No information about this is given", R.NOT_FOUND, "CORRECT"),
 ])
@@ -206,7 +209,8 @@ def test_alternatives_split_also_acceptable_and_drop_parentheticals():
 def test_the_rules_judge_replies_undecided_through_the_llm_call():
     from bfr_core.llm.base import LLMRequest
 
-    payload = json.dumps({"question": "q", "gold": "Transgender woman", "generated": "a trans woman"})
+    payload = json.dumps({"question": "What instruments does Melanie play?", "gold": "clarinet and violin",
+                          "generated": "Melanie plays the clarinet."})
     reply = json.loads(R.RulesLLM().complete(LLMRequest(prompt="p", role="judge", payload=payload)).text)
     assert reply["label"] == R.UNDECIDED and reply["reason"].startswith("Undecided offline")
 

@@ -85,3 +85,13 @@ def test_confusion_and_bars():
 def test_coverage_matrix():
     fig = plots.coverage_matrix({"t1": ["r1"], "t2": ["r1", "r2"]}, ["r1", "r2"])
     assert [list(r) for r in fig.data[0].z] == [[1, 0], [1, 1]]
+
+
+def test_judge_accept_figure_marks_known_wrong_systems():
+    from bfr_core.plots import judge_accept_figure
+
+    judges = {"rules": {"by_system": {"a": {"accept_pct": 80.0, "undecided_pct": 5.0}, "bad": {"accept_pct": 1.0}}},
+              "lenient": {"by_system": {"a": {"accept_pct": 90.0}, "bad": {"accept_pct": 60.0}}}}
+    fig = judge_accept_figure(judges, ["bad"])
+    assert [t.name for t in fig.data] == ["rules", "lenient"]
+    assert list(fig.data[0].x) == ["a", "✗ bad"] and list(fig.data[1].y) == [90.0, 60.0]

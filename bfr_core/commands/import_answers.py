@@ -31,17 +31,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bfr_core.commands.jsonout import emit, open_store
     from bfr_core.evaluation.answer_import import import_answers
     from bfr_core.ingest.common import check_file
-    from bfr_core.outfile import check_output, write_output
-    from bfr_core.store import Store
 
     check_file(Path(args.file))
-    if not Path(args.db).exists():
-        raise BfrError(f"store {args.db} does not exist")
-    if args.json:
-        check_output(args.json, option="--json", store=args.db)
-    store = Store(args.db)
+    store = open_store(args.db, args.json)
     try:
         rep = import_answers(store, args.file, dataset_id=args.dataset, name=args.name, fmt=args.fmt,
                              run_id=args.run, allow_missing=args.allow_missing,
@@ -51,9 +46,7 @@ def run(args: argparse.Namespace) -> int:
     out = json.dumps({"run_id": rep.run_id, "arm": rep.arm, "format": rep.fmt, "answers": rep.answers,
                       "with_evidence": rep.with_evidence, "missing": rep.missing, "imported_judges": rep.judges},
                      indent=2)
-    if args.json:
-        write_output(args.json, out + "\n", option="--json", store=args.db)
-    print(out)
+    emit(out, args.json, args.db)
     return 0
 
 

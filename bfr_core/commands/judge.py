@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from bfr_core.errors import BfrError
 
@@ -32,21 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bfr_core.commands.jsonout import emit, open_store
     from bfr_core.config import LLMConfig
     from bfr_core.evaluation.judging import judge_run, parse_judge
     from bfr_core.evaluation.overlay import golds_under
     from bfr_core.llm.factory import make_llm
-    from bfr_core.outfile import check_output, write_output
-    from bfr_core.store import Store
 
     spec = parse_judge(args.judge, args.prompt)
-    if not Path(args.db).exists():
-        raise BfrError(f"store {args.db} does not exist")
     if args.workers < 1:
         raise BfrError(f"--workers must be at least 1, got {args.workers}")
-    if args.json:
-        check_output(args.json, option="--json", store=args.db)
-    store = Store(args.db)
+    store = open_store(args.db, args.json)
     try:
         golds = golds_under(store, args.run_id, args.key)
         llm = None
@@ -63,7 +57,5 @@ def run(args: argparse.Namespace) -> int:
                       "kept": rep.kept, "judged": rep.judged, "failed": rep.failed, "labels": rep.labels,
                       "wall_s": rep.wall_s, **({"dry_run": rep.dry_run} if rep.dry_run is not None else {})},
                      indent=2)
-    if args.json:
-        write_output(args.json, out + "\n", option="--json", store=args.db)
-    print(out)
+    emit(out, args.json, args.db)
     return 0 if not rep.failed else 1

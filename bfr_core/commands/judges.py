@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from bfr_core.errors import BfrError
 
@@ -25,17 +24,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bfr_core.commands.jsonout import emit, open_store
     from bfr_core.evaluation.judge_report import judge_report
     from bfr_core.evaluation.overlay import overlay_names
-    from bfr_core.outfile import check_output, write_output
     from bfr_core.runs import run_row
-    from bfr_core.store import Store
 
-    if not Path(args.db).exists():
-        raise BfrError(f"store {args.db} does not exist")
-    if args.json:
-        check_output(args.json, option="--json", store=args.db)
-    store = Store(args.db)
+    store = open_store(args.db, args.json)
     try:
         datasets = set()
         for run_id in args.run_ids:
@@ -48,8 +42,5 @@ def run(args: argparse.Namespace) -> int:
         rep = judge_report(store, args.run_ids, ["original", *keys], known_wrong=wrong)
     finally:
         store.close()
-    out = json.dumps(rep, indent=2)
-    if args.json:
-        write_output(args.json, out + "\n", option="--json", store=args.db)
-    print(out)
+    emit(json.dumps(rep, indent=2), args.json, args.db)
     return 0

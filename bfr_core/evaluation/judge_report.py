@@ -1,6 +1,6 @@
 """How the judges of some runs behave (``bfr judges RUN...`` and the Judges page), under each answer key.
 
-Covers: :func:`verdict_table` (judge -> (run, question, arm) -> label under a key: the judge's
+Covers: :func:`answered_arms` (the systems with answers), :func:`verdict_table` (judge -> (run, question, arm) -> label under a key: the judge's
 verdict stored under that key, else its verdict on the original key when it was given the same gold
 text; an imported judge is never re-asked, so a question whose gold an overlay changes has no
 imported verdict under it and is counted as ``not_judged``) and :func:`judge_report`, per judge and
@@ -12,6 +12,8 @@ key:
   acceptance is a false one);
 * pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
 * agreement with human answer-correctness labels where a :data:`HUMAN` judge holds verdicts;
+* the retrieval figures (Gold Hit, CER) of every arm with evidence, scored against the key's gold
+  turns (``overlay.retrieval_under``);
 * under an overlay key, the questions left out as unanswerable and the answer ceiling the original
   key allows (``overlay.ceiling``).
 
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay
+from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay, retrieval_under
 from bfr_core.evaluation.stats import cohen_kappa
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import load_results, run_row
@@ -36,6 +38,12 @@ HUMAN = "human"  # the judge name human answer-correctness labels are stored und
 BUCKETS = ((1, 3, "1-3 words"), (4, 10, "4-10 words"), (11, 30, "11-30 words"), (31, 10**9, "31+ words"))
 
 Key = tuple[str, str, str]  # (run, question, arm)
+
+
+def answered_arms(store: Store, run_ids: Sequence[str]) -> list[str]:
+    """The arms of the runs that hold at least one answer, sorted."""
+    return sorted({a for r in run_ids for (a,) in store.cursor().execute(
+        "SELECT DISTINCT arm FROM results WHERE run_id = ? AND answer IS NOT NULL", [r]).fetchall()})
 
 
 def length_bucket(answer: str) -> str:
@@ -125,6 +133,8 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
             section["pairs"].append({"a": a, "b": b, **_pair(table[a], table[b])})
         if HUMAN in table:
             section["human"] = {j: _pair(table[j], table[HUMAN]) for j in names if j != HUMAN}
+        retrieval = {run_id: retrieval_under(store, run_id, key) for run_id in run_ids}
+        section["retrieval"] = {run_id: arms for run_id, arms in retrieval.items() if arms}
         if key != ORIGINAL:
             per_dataset = {}
             for ds in sorted(set(dataset_of.values())):

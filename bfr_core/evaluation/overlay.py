@@ -7,7 +7,7 @@ turns of the question's scope, all written in one transaction), :func:`load_over
 :func:`overlay_names`, and what a key means for the metrics: :func:`golds_under` (the gold answer each
 question is judged against: the dataset's under ``original``, the corrected one under an overlay;
 a question the overlay calls unanswerable is left out), :func:`evidence_under` (the gold turns Gold
-Hit / CER score against), :func:`disputed` (question -> the finding, for the pages) and
+Hit / CER score against), :func:`retrieval_under` (each arm's Gold Hit / CER under a key), :func:`disputed` (question -> the finding, for the pages) and
 :func:`ceiling` (the best score the original key allows: the share of questions whose key the
 overlay leaves standing).
 
@@ -57,7 +57,10 @@ class Finding:
 
     @property
     def answer_changed(self) -> bool:
-        return self.unanswerable or self.error_type not in ANSWER_KEEPING
+        """The overlay's answer is not the key's: unanswerable, or another text (an evidence-only
+        finding, or a flag that restates the key's own answer, changes no answer)."""
+        return self.unanswerable or (self.error_type not in ANSWER_KEEPING
+                                     and " ".join(self.answer.split()) != " ".join(self.original_answer.split()))
 
 
 def declines(answer: str) -> bool:
@@ -140,7 +143,7 @@ def ingest_overlay(store: Store, path: str | Path, *, dataset_id: str, name: str
         tx.executemany("INSERT INTO key_overlays VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     kinds = Counter(r[3] for r in rows)
     return {"dataset": dataset_id, "overlay": name, "findings": len(rows), "by_error_type": dict(sorted(kinds.items())),
-            "answer_changed": sum(r[3] not in ANSWER_KEEPING or r[6] for r in rows),
+            "answer_changed": sum(Finding(r[2], r[3], r[4], (), r[6], "", r[8]).answer_changed for r in rows),
             "unanswerable": sum(r[6] for r in rows)}
 
 
@@ -198,6 +201,31 @@ def evidence_under(store: Store, dataset_id: str, key: str = ORIGINAL) -> dict[s
         elif f.evidence:
             gold[qid] = f.evidence
     return gold
+
+
+def retrieval_under(store: Store, run_id: str, key: str = ORIGINAL) -> dict[str, dict[str, Any]]:
+    """Arm -> mean Gold Hit and CER (0-100) of its stored evidence scored against the gold turns under
+    ``key``; arms without evidence (answers only) are not listed; questions an overlay calls
+    unanswerable are left out and counted."""
+    from bfr_core.evaluation.metrics import score_question
+    from bfr_core.runs import load_results
+
+    gold = evidence_under(store, _dataset(store, run_id), key)
+    acc: dict[str, dict[str, Any]] = {}
+    for r in load_results(store, run_id):
+        if r["gold_hit"] is None or r["status"] != "ok":
+            continue
+        a = acc.setdefault(r["arm"], {"n": 0, "left_out": 0, "gold_hit": 0.0, "cer": 0.0})
+        if r["question_id"] not in gold:
+            a["left_out"] += 1
+            continue
+        s = score_question(list(r["evidence"] or []), gold[r["question_id"]])
+        a["n"] += 1
+        a["gold_hit"] += s.gold_hit
+        a["cer"] += s.cer
+    return {arm: {"n": a["n"], "left_out": a["left_out"],
+                  "gold_hit": round(100 * a["gold_hit"] / a["n"], 2) if a["n"] else None,
+                  "cer": round(100 * a["cer"] / a["n"], 2) if a["n"] else None} for arm, a in sorted(acc.items())}
 
 
 def disputed(store: Store, dataset_id: str) -> dict[str, str]:

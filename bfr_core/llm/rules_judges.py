@@ -18,6 +18,7 @@ from datetime import date, timedelta
 from bfr_core.dates import MEAN_UNIT_DAYS, MONTH_NUMBER, WEEKDAYS, Ymd, find_day_dates
 from bfr_core.lexicon import NUMBER_WORDS
 from bfr_core.llm.rules_tokens import NOT_FOUND, numbers, tok_list, toks
+from bfr_core.text import stem
 
 
 # -- judge -------------------------------------------------------------------------------------
@@ -47,9 +48,18 @@ _AROUND = re.compile(r"\b(around|about|approximately|circa|roughly|early|late|mi
                      r"since|until|week|weekend|month|year)\b", re.I)
 _MON = r"(" + "|".join(sorted(MONTH_NUMBER, key=len, reverse=True)) + r")\.?"
 _MONTH_YEAR = re.compile(rf"\b{_MON}\s*,?\s+(\d{{4}})\b", re.I)
+_SEASON = re.compile(r"\b(spring|summer|fall|autumn|winter)\b", re.I)
+_MONTH_NAME = re.compile(rf"\b{_MON}\b", re.I)
 _YEAR = re.compile(r"(?<!\d)(19\d{2}|20\d{2})(?!\d)")
 _DURATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(k for k in NUMBER_WORDS if " " not in k)
                        + r"|an?|half an?)\s+(day|week|month|year|hour|minute)s?\b", re.I)
+# Hedging and generalising words: an answer that uses one and states only part of the gold is vaguer than it.
+_VAGUE = re.compile(r"\b(something|some|various|several|certain|related|different|stuff|things?|items?|sometime|"
+                    r"around|approximately|roughly|about|maybe|possibly|perhaps|likely|probably|generally|general|"
+                    r"kind of|sort of|type of|a few|a number of|many|lots?|recently|a while|early|mid|late|"
+                    r"spring|summer|fall|autumn|winter|season)\b", re.I)
+COVER_CORRECT = 2 / 3  # share of the gold's informative words an answer must state to be CORRECT
+SHORT_ANSWER = 4  # informative words up to which an answer with words of its own is a substitution
 _DUR_DAYS = {**MEAN_UNIT_DAYS, "hour": 1 / 24, "minute": 1 / 1440}  # a stated length of time, in days
 
 
@@ -171,8 +181,10 @@ def _date_verdict(gold: str, generated: str) -> tuple[str, str] | None:
         days = [date(y or rel[2][0], m, d) for y, m, d in pd]
         if not days and pm:
             inside = any((lo.year, lo.month) <= ym <= (hi.year, hi.month) for ym in pm)
-            return (UNDECIDED, "Undecided offline: the month given holds the gold's relative date, the day "
-                    "is not given.") if inside else ("WRONG", "The month given does not hold the gold's date.")
+            return ("WRONG", "Vaguer than the gold: the answer gives a month where the gold names a day or a "
+                    "week.") if inside else ("WRONG", "The month given does not hold the gold's date.")
+        if not days and _SEASON.search(generated):
+            return "WRONG", "Vaguer than the gold: the answer gives a season where the gold names a day or a week."
         if any(lo <= x <= hi for x in days):
             return ("CORRECT", f"The date given falls on '{rel[0]} {rel[1]}' the gold's date ({lo:%d %B %Y}"
                     + (f" to {hi:%d %B %Y}" if hi != lo else "") + ").")
@@ -199,12 +211,16 @@ def _date_verdict(gold: str, generated: str) -> tuple[str, str] | None:
             return "WRONG", "The dates differ."
         if pm and not any((g[0], g[1]) in pm for g in gd if g[0]):
             return "WRONG", "The month given is not the gold date's month."
+        if (pm or _SEASON.search(generated)) and not _AROUND.search(_PAREN.sub("", gold)):
+            return "WRONG", "Vaguer than the gold: the answer gives a month or a season where the gold names a day."
         return None
     if gm:
         if gm & pm:
             return "CORRECT", "Both name the same month."
         if pm:
             return "WRONG", "The months differ."
+        if _SEASON.search(generated) or (_YEAR.search(generated) and not _MONTH_NAME.search(generated)):
+            return "WRONG", "Vaguer than the gold: the answer gives a season or a year where the gold names a month."
         return None
     gy = set(_YEAR.findall(gold))
     if gy and len(_norm(gold).split()) <= 3:
@@ -235,7 +251,7 @@ def _polarity(text: str) -> str:
     return m.group(1).lower() if m else ""
 
 
-def judge_one(gold: str, generated: str) -> tuple[str, str]:
+def judge_one(gold: str, generated: str, question: str = "") -> tuple[str, str]:
     """The verdict of one accepted answer ``gold`` (see :func:`judge`)."""
     gpol, ppol = _polarity(gold), _polarity(generated)
     if gpol and ppol and gpol != ppol:
@@ -273,9 +289,44 @@ def judge_one(gold: str, generated: str) -> tuple[str, str]:
         return "WRONG", "The answer shares no content word, number or date with the gold answer."
     if negated and gt <= pt:
         return UNDECIDED, "Undecided offline: the same words, but only one of the two is negated."
+    return _overlap_verdict(gold, generated, question)
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in toks(text)}
+
+
+def _abbreviates(a: str, b: str) -> bool:
+    """One word is the other cut short ("trans" / "transgender"), at least four letters of it."""
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 4 and long_.startswith(short)
+
+
+def _overlap_verdict(gold: str, generated: str, question: str) -> tuple[str, str]:
+    """A partial overlap, decided on the gold's informative words (its content words the question does
+    not already say, stemmed): CORRECT when the answer covers at least :data:`COVER_CORRECT` of them;
+    WRONG when it covers none, when it hedges or generalises (:data:`_VAGUE`), or when a short answer
+    (at most :data:`SHORT_ANSWER` informative words) brings words of its own in place of the gold's
+    (a substitution: "point guard" for "shooting guard"); else undecided. A word cut short stands for
+    the word (:func:`_abbreviates`)."""
+    g, q, p = _stems(gold), _stems(question), _stems(generated)
+    informative = (g - q) or g
+    covered = {w for w in informative if w in p or any(_abbreviates(w, x) for x in p)}
+    cover = len(covered) / len(informative) if informative else 0.0
+    share = f"{len(covered)} of the gold's {len(informative)} informative word(s)"
+    if cover >= COVER_CORRECT:
+        return "CORRECT", f"The answer states {share}."
+    if not covered:
+        return "WRONG", "The answer states none of the gold's informative words."
+    vague = _VAGUE.search(generated)
+    if vague:
+        return "WRONG", f"Vaguer than the gold ('{vague.group(0).lower()}'): the answer states only {share}."
+    own = {w for w in p - g - q if not any(_abbreviates(x, w) for x in g)}
+    if own and len(p - q) <= SHORT_ANSWER:
+        return "WRONG", f"The answer states only {share} and puts words of its own in place of the rest."
     score, _ = f1(gold, generated)
-    return UNDECIDED, (f"Undecided offline: the answers share {len(shared)} of the gold's {len(gt)} content "
-                       f"word(s) (F1 {score:.2f}); a paraphrase needs a model.")
+    return UNDECIDED, (f"Undecided offline: the answer states {share} (F1 {score:.2f}); a paraphrase needs "
+                       "a model.")
 
 
 def judge(question: str, gold: str, generated: str) -> tuple[str, str]:
@@ -298,7 +349,7 @@ def judge(question: str, gold: str, generated: str) -> tuple[str, str]:
         if _ABSTAIN.search(gold):
             return "CORRECT", "Both say the conversation does not give this."
         return "WRONG", "The generated answer gives no answer."
-    verdicts = [judge_one(alt, gen) for alt in alternatives(gold)]
+    verdicts = [judge_one(alt, gen, question) for alt in alternatives(gold)]
     rank = {"CORRECT": 0, UNDECIDED: 1, "WRONG": 2}
     label, reason = min(verdicts, key=lambda v: rank[v[0]])
     if len(verdicts) > 1 and label == "CORRECT":

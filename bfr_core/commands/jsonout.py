@@ -1,0 +1,30 @@
+"""What the answer and judge commands share: opening an existing store after checking the ``--json``
+target, and printing their JSON result (also to ``--json``, written through ``outfile``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bfr_core.errors import BfrError
+
+
+def open_store(db: str, json_path: str | None) -> Any:
+    """The store at ``db`` (which must exist), once ``json_path`` (if any) is known to be writable."""
+    from bfr_core.outfile import check_output
+    from bfr_core.store import Store
+
+    if not Path(db).exists():
+        raise BfrError(f"store {db} does not exist")
+    if json_path:
+        check_output(json_path, option="--json", store=db)
+    return Store(db)
+
+
+def emit(text: str, json_path: str | None, db: str) -> None:
+    """Print ``text``; also write it to ``json_path`` when given."""
+    from bfr_core.outfile import write_output
+
+    if json_path:
+        write_output(json_path, text + "\n", option="--json", store=db)
+    print(text)
