@@ -287,6 +287,7 @@ def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> 
         with call_arm(arm):
             trace = run_query(views, q.query(), arm, dataset_id=p.dataset_id, budget=p.budget, llm=llm,
                               config=p.config, k=p.k)
+        trace_json = json.dumps(trace.to_dict())  # data JSON cannot hold fails this row, not the run
     except LLMCallFailed as exc:  # a model that failed for good on this question: record, go on
         return Retrieved(failed_row(p.run_id, q, arm, p.spec_budget, f"llm: {exc.reason}"), None,
                          tuple(drain()) if drain else ())
@@ -296,7 +297,7 @@ def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> 
         return Retrieved(failed_row(p.run_id, q, arm, p.spec_budget, f"{type(exc).__name__}: {exc}"), None,
                          tuple(drain()) if drain else ())
     row = result_row(p.run_id, q, trace, spent_ms(llm) - llm_start if llm is not None else None)
-    return Retrieved(row, json.dumps(trace.to_dict()), tuple(drain()) if drain else ())
+    return Retrieved(row, trace_json, tuple(drain()) if drain else ())
 
 
 def ship_scope(store: Store, params: RunParams, views: Any, questions: Sequence[Question],
