@@ -175,3 +175,20 @@ def test_importing_into_an_unfinished_run_leaves_it_unfinished(template, tmp_pat
         store.close()
     record(unfinished_runs_finished=int(finished is not None))
     assert finished is None
+
+
+def test_a_name_with_control_characters_is_refused_and_a_stored_one_is_printed_escaped(template, tmp_path,
+                                                                                      capsys) -> None:
+    db = _copy(template, tmp_path)
+    for name in ("x\x1b[2J", "x\u202eevil", "x\x07"):
+        assert main(["import-run", str(template[3]), "--db", str(db), "--dataset", "demo", "--name", name,
+                     "--run", template[1]]) == 2
+        err = capsys.readouterr().err
+        assert "printable" in err and name not in err
+    store = Store(db)  # a name stored before the check: shown, never acted on
+    store.cursor().execute("UPDATE results SET arm = 'ev\x1b[31mil' WHERE run_id = ? AND arm = 'theirs'", [template[1]])
+    store.cursor().execute("UPDATE runs SET arms = list_append(arms, 'ev\x1b[31mil') WHERE run_id = ?", [template[1]])
+    store.close()
+    assert main(["report", template[1], "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "ev\\x1b[31mil" in out

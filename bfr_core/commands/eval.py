@@ -159,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
     if not dataset:
         raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")
     arms = check_arguments(args)
+    plugin_note(arms)
     prices = load_prices(args.prices)
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist; create it with `bfr ingest ... --db {args.db}`")
@@ -236,6 +237,19 @@ def run(args: argparse.Namespace) -> int:
     store.close()
     _emit(args, json.dumps(summary, indent=2), run_id)
     return 0
+
+
+def plugin_note(arms: tuple[str, ...], out: Any = None) -> None:
+    """One line (stderr) per plug-in arm of the run: it runs in-process from an installed package and can
+    read the store, gold included (docs/plugins.md), so its figures are marked as such."""
+    from bfr_core.errors import printable
+    from bfr_core.pipeline import BUILTIN_ARMS, resolve
+
+    for arm in (a for a in arms if a not in BUILTIN_ARMS):
+        module = getattr(resolve(arm), "__module__", "?")
+        print(f"note: arm {printable(arm)} is a plug-in (package module {printable(str(module))}); it runs in this "
+              "process and can read the store, gold included: its figures are as trustworthy as its code "
+              "(docs/plugins.md)", file=out or sys.stderr)
 
 
 def vectors_note(store: Any, dataset: str, out: Any = None) -> None:

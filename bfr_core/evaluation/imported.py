@@ -209,11 +209,12 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
 
 def check_name(name: str) -> None:
     """An imported system's name: not empty, no whitespace or '|' (TREC tags and Markdown tables hold
-    it), and not the name of an arm this workbench runs (it would stand in for that arm)."""
+    it), no control or format character (a terminal would act on it), and not the name of an arm this workbench runs (it would stand in for that arm)."""
     from bfr_core.pipeline import arm_names
 
-    if not name or any(c.isspace() for c in name) or "|" in name:
-        raise BfrError(f"--name {name!r}: a system's name must be non-empty, without spaces or '|'")
+    if not name or any(c.isspace() for c in name) or "|" in name or not name.isprintable():
+        raise BfrError(f"--name {name!r}: a system's name must be non-empty, printable (no control characters), "
+                       "without spaces or '|'")
     if name in arm_names():
         raise BfrError(f"--name {name!r} is an arm of this workbench; name the imported system otherwise "
                        f"(e.g. '{name}-theirs')")

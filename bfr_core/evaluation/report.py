@@ -5,7 +5,10 @@ Suff@Set) when present, and paired comparisons of every arm against a reference 
 on Gold Hit, judge and Suff@Set (uncertain excluded) with Holm-adjusted p-values across the
 comparisons, and a paired bootstrap of the F1 difference (10,000 samples, seed 20260908); each arm's
 mean set size and calls (systems differ in budget: ``k`` cuts every arm's set to its first k ids
-first, ``summary.cut_rows``). Does not cover: LaTeX, cross-run comparisons.
+first, ``summary.cut_rows``) and origin (:func:`arm_origins`: built-in, plug-in, imported; a plug-in
+runs in-process and can read gold, so a warning follows when one is in the run). Every stored name
+goes through ``errors.printable`` (a terminal never acts on a control character in it). Does not
+cover: LaTeX, cross-run comparisons.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from bfr_core.errors import BfrError
+from bfr_core.errors import BfrError, printable
 from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap
 from bfr_core.evaluation.summary import run_rows, summarize
 from bfr_core.store import Store
@@ -34,7 +37,7 @@ def type_table(summary: dict[str, Any]) -> str:
     head = ["Method"] + [f"{t} {name}" for t in [*types, "overall"] for _, name in present]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for arm, a in arms.items():
-        cells = [arm]
+        cells = [printable(arm)]
         for t in [*types, "overall"]:
             src = a if t == "overall" else a["by_type"].get(t, {})
             cells += [_fmt(src.get(k)) for k, _ in present]
@@ -83,7 +86,7 @@ def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str) 
     head = ["Comparison", "n"] + [f"Δ{name} | p (Holm)" for _, _, name in BINARY] + ["ΔF1 | 95% CI"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * (2 + 2 * len(BINARY) + 2)]
     for i, (arm, n, tests, bf) in enumerate(comps):
-        cells = [f"{arm} − {ref}", str(n)]
+        cells = [f"{printable(arm)} − {printable(ref)}", str(n)]
         for key, _, _ in BINARY:
             t = tests[key]
             cells += ([f"{100 * t.delta:+.1f}", f"{t.p_value:.3g} ({adjusted[key][i]:.3g})"] if t else ["–", "–"])
@@ -93,12 +96,29 @@ def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str) 
     return "\n".join(lines)
 
 
-def budget_table(summary: dict[str, Any]) -> str:
-    """Each arm's mean evidence-set size and retrieval calls: the budget its figures were bought at; and
-    its failed questions (an error, or absent from an imported file), scored as empty sets."""
-    lines = ["| Method | mean set size | mean calls | failed (scored empty) |", "|---|---|---|---|"]
-    lines += [f"| {arm} | {a.get('mean_set_size')} | {a.get('mean_calls')} | {a.get('failed', 0)} |"
-              for arm, a in summary["arms"].items()]
+PLUGIN_WARNING = ("Plug-in arms run in-process from an installed package and can read the store, gold included: "
+                  "their figures are as trustworthy as the package's code (docs/plugins.md).")
+
+
+def arm_origins(store: Store, run_id: str, arms: Sequence[str]) -> dict[str, str]:
+    """Each arm's origin: "built-in" (this workbench's), "imported" (``bfr import-run``: a file, no code
+    run) or "plug-in" (any other: an arm of an installed package's ``bfr.arms`` entry point)."""
+    from bfr_core.evaluation.imported import imported_systems
+    from bfr_core.pipeline import BUILTIN_ARMS
+
+    imported = {s.arm for s in imported_systems(store) if s.run_id == run_id}
+    return {a: "built-in" if a in BUILTIN_ARMS else "imported" if a in imported else "plug-in" for a in arms}
+
+
+def budget_table(summary: dict[str, Any], origins: dict[str, str] | None = None) -> str:
+    """Each arm's mean evidence-set size and retrieval calls: the budget its figures were bought at; its
+    failed questions (an error, or absent from an imported file), scored as empty sets; and its origin."""
+    origins = origins or {}
+    lines = ["| Method | mean set size | mean calls | failed (scored empty) | origin |", "|---|---|---|---|---|"]
+    lines += [f"| {printable(arm)} | {a.get('mean_set_size')} | {a.get('mean_calls')} | {a.get('failed', 0)} | "
+              f"{origins.get(arm, '–')} |" for arm, a in summary["arms"].items()]
+    if "plug-in" in origins.values():
+        lines.append("\n" + PLUGIN_WARNING)
     return "\n".join(lines)
 
 
@@ -111,9 +131,9 @@ def report(store: Store, run_id: str, ref: str | None = None, k: int | None = No
     rows = run_rows(store, run_id, k)
     cut = f" · every set cut to its first {k} ids" if k is not None else ""
     return "\n\n".join([
-        f"# Run {run_id} · {summary['dataset_id']} · {summary['n_questions']} questions · provider: "
-        f"{summary['provider']}{cut}",
+        f"# Run {printable(run_id)} · {printable(summary['dataset_id'])} · {summary['n_questions']} questions · "
+        f"provider: {printable(str(summary['provider']))}{cut}",
         "## By question type (percent)", type_table(summary),
-        "## Budgets", budget_table(summary),
-        f"## Paired comparisons against {ref}", paired_table(rows, arms, ref),
+        "## Budgets", budget_table(summary, arm_origins(store, run_id, arms)),
+        f"## Paired comparisons against {printable(ref)}", paired_table(rows, arms, ref),
     ]) + "\n"
