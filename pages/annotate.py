@@ -32,11 +32,12 @@ def save(item_id: str, name: str, label: str) -> None:
         state["annot_last"] = (name, item_id, label, saved == L.QUEUED)
 
 
-def export(fmt) -> str:
-    """Every label version as ``fmt`` renders it, read in a session of its own (a download runs apart from the page)."""
+def export(fmt, annotator: str | None) -> str:
+    """``annotator``'s label versions (every annotator's for ``None``) with the LLM judges' labels beside
+    them, as ``fmt`` renders them, read in a session of its own (a download runs apart from the page)."""
     store = R.store()
     with store.session():
-        return fmt(L.export_rows(store))
+        return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i)))
 
 
 BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
@@ -149,7 +150,18 @@ if agree:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
     st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
+st.subheader("Export", anchor=False)
 e1, e2 = st.columns(2)  # the files are made on click, not on every label saved
-e1.download_button("Export CSV", lambda: export(L.to_csv), file_name="labels.csv", mime="text/csv", key="annot_csv")
-e2.download_button("Export JSONL", lambda: export(L.to_jsonl), file_name="labels.jsonl", mime="application/jsonl",
-                   key="annot_jsonl")
+e1.download_button("My labels (CSV)", lambda: export(L.to_csv, name), file_name="my-labels.csv", mime="text/csv",
+                   key="annot_csv")
+e2.download_button("My labels (JSONL)", lambda: export(L.to_jsonl, name), file_name="my-labels.jsonl",
+                   mime="application/jsonl", key="annot_jsonl")
+if access.may_export_all(own_done=not todo):
+    e1.download_button("Every annotator's labels (CSV)", lambda: export(L.to_csv, None), file_name="labels.csv",
+                       mime="text/csv", key="annot_all_csv")
+    e2.download_button("Every annotator's labels (JSONL)", lambda: export(L.to_jsonl, None), file_name="labels.jsonl",
+                       mime="application/jsonl", key="annot_all_jsonl")
+else:
+    st.caption("Every annotator's labels, with the runs and arms behind each item: "
+               + ("for a lead ([bfr] leads in the team's secrets), " if access.team_mode() else "")
+               + "once your own queue is done.")

@@ -13,7 +13,9 @@ Covers
 * Labels saved while another process (a ``bfr eval`` run) holds the store: queued in a side file
   beside it (``<store>.pending-labels.jsonl``) and written, in order and with their saving times, by
   :func:`flush_pending` on the next writable open (the app's next request, or ``bfr eval`` at its end).
-* Export to CSV or JSONL.
+* Export to CSV or JSONL: every annotator's label versions with the runs and arms behind each
+  item, or one annotator's own (no other's label, no run or arm, evidence ids sorted), each with the
+  LLM judges' labels on its item beside it (given by the caller: ``agreement.judge_labels``).
 
 Does not cover: the LLM judges' labels and agreement between raters (``evaluation.agreement``),
 the LLM judging itself (``bfr_core.roles``), the UI (``pages/annotate.py``).
@@ -31,7 +33,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -511,11 +513,15 @@ def annotators(store: Store) -> list[str]:
 
 # -- export -------------------------------------------------------------------------------------
 EXPORT_COLUMNS = ("label_id", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
-                  "created", "is_current", "evidence", "sources")
+                  "created", "is_current", "judges", "evidence", "sources")
 
 
-def export_rows(store: Store) -> list[dict[str, Any]]:
-    """Every label version with its item (evidence ids, the runs/arms that produced it)."""
+def export_rows(store: Store, annotator: str | None = None,
+                judges: Callable[[str], Mapping[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Every label version with its item (evidence ids, the runs/arms that produced it); with
+    ``annotator``, only that annotator's versions, and nothing that tells the method (no runs or arms;
+    evidence ids sorted, not in the order a method ranked them). ``judges(item_id)``: the LLM judges'
+    labels on the item, in the column ``judges`` (``{}`` without it)."""
     ensure_schema(store)
     cur = store.cursor()
     cur.execute("""
@@ -525,12 +531,16 @@ def export_rows(store: Store) -> list[dict[str, Any]]:
                i.evidence,
                (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM label_sources s
                 WHERE s.item_id = l.item_id) AS sources
-        FROM labels l JOIN label_items i USING (item_id) ORDER BY l.label_id""")
-    rows = _dicts(cur)
+        FROM labels l JOIN label_items i USING (item_id)
+        WHERE ? IS NULL OR l.annotator = ? ORDER BY l.label_id""", [annotator, annotator])
+    rows, seen = _dicts(cur), {}
     for r in rows:
-        r["evidence"] = list(r["evidence"] or [])
-        r["sources"] = list(r["sources"] or [])
-    return rows
+        r["evidence"] = sorted(r["evidence"] or []) if annotator is not None else list(r["evidence"] or [])
+        r["sources"] = [] if annotator is not None else list(r["sources"] or [])
+        if judges is not None and r["item_id"] not in seen:
+            seen[r["item_id"]] = dict(judges(r["item_id"]))
+        r["judges"] = seen.get(r["item_id"], {})
+    return [{k: r[k] for k in EXPORT_COLUMNS} for r in rows]
 
 
 def to_jsonl(rows: Sequence[dict[str, Any]]) -> str:
@@ -542,12 +552,14 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     w = csv.DictWriter(buf, fieldnames=list(EXPORT_COLUMNS), lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({**r, "evidence": " ".join(r["evidence"]), "sources": " ".join(r["sources"])})
+        w.writerow({**r, "evidence": " ".join(r["evidence"]), "sources": " ".join(r["sources"]),
+                    "judges": "; ".join(f"{k}={v}" for k, v in r.get("judges", {}).items())})
     return buf.getvalue()
 
 
-def export(store: Store, path: str | Path, *, force: bool = False) -> int:
-    """Write every label version to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
+def export(store: Store, path: str | Path, *, force: bool = False, annotator: str | None = None,
+           judges: Callable[[str], Mapping[str, str]] | None = None) -> int:
+    """Write :func:`export_rows` to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
     store or another DuckDB file, an existing file only with ``force``); returns the number of rows."""
     from bfr_core.outfile import check_output, write_output
 
@@ -555,7 +567,7 @@ def export(store: Store, path: str | Path, *, force: bool = False) -> int:
     if p.suffix.lower() not in (".csv", ".jsonl"):
         raise BfrError(f"{p}: export format is chosen by extension; use .csv or .jsonl")
     check_output(p, option="--out", store=store.path, force=force)  # before the rows are read
-    rows = export_rows(store)
+    rows = export_rows(store, annotator, judges)
     write_output(p, to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), option="--out",
                  store=store.path, force=force)
     return len(rows)
