@@ -5,6 +5,10 @@ Covers
 * The queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
   evidence hash, so a set two arms both returned is labelled once (``label_items``; which runs
   and arms produced it is kept apart in ``label_sources`` and never rendered to annotators).
+  Every set of one question is cut to the smallest set among them (each arm keeps its own first
+  ids, in its own ranking order): a set's size would otherwise tell a top-k arm from a BFR arm
+  (docs/annotation.md). The LLM judges' Suff@Set labels belong to an arm's whole set, so they are
+  shown beside an item only when the cut left that set whole (``evaluation.agreement``).
 * Blinded rendering (paper, Appendix M): question, reference answer and anonymised evidence
   text only. No arm, budget, system answer, turn ids or gold ids; evidence in time order so the
   order cannot betray the method's ranking.
@@ -49,6 +53,9 @@ from bfr_core.store import Store
 
 LABELS: tuple[str, ...] = ("sufficient", "insufficient", "uncertain")
 JUDGE_PREFIX = "llm:"  # rater names of LLM judges; annotators are plain names
+# A result row ``r`` whose Suff@Set judgment applies to the item ``i`` it is a source of: judged, and its
+# set not cut for the item (the judges read the whole set)
+JUDGED_WHOLE = "(r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) AND len(r.evidence) = len(i.evidence)"
 
 LABELS_DDL = """
 CREATE SEQUENCE IF NOT EXISTS labels_seq;
@@ -69,12 +76,17 @@ CREATE VIEW IF NOT EXISTS current_labels AS
 
 # One item per (dataset, question, sorted evidence ids) among finished runs' ok results, on the data the
 # store holds now (runs of a replaced dataset version add no items: their ids may name other turns).
+# Each set is first cut to the question's smallest set (its first ids: the arm's own top of its ranking).
 _ITEM_KEY = "md5(r.dataset_id || chr(0) || r.question_id || chr(0) || array_to_string(list_sort(r.evidence), chr(1)))"
 Q_SYNC_ITEMS = f"""
-WITH r AS (
+WITH full_sets AS (
     SELECT ru.dataset_id, res.run_id, res.question_id, res.arm, res.budget, res.evidence
     FROM results res JOIN runs ru ON ru.run_id = res.run_id JOIN ({{versions}}) v ON v.run_id = res.run_id
     WHERE ru.finished IS NOT NULL AND res.status = 'ok' AND len(res.evidence) > 0 AND v.current
+), r AS (
+    SELECT dataset_id, run_id, question_id, arm, budget,
+           list_slice(evidence, 1, min(len(evidence)) OVER (PARTITION BY dataset_id, question_id)) AS evidence
+    FROM full_sets
 )
 SELECT {_ITEM_KEY} AS item_id, r.dataset_id, r.question_id, r.evidence, r.run_id, r.arm, r.budget FROM r
 """
@@ -156,13 +168,27 @@ GROUP BY item_id, run_id, arm""")
     return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
 
 
+def queue_stamp(store: Store) -> tuple[int, str, int]:
+    """What the queue and its judgments depend on, read cheaply: (runs, the newest finish time, judged
+    result rows). A page keys its cached queue on it, so a run finished (or judged) meanwhile by
+    another process shows without a Refresh."""
+    ensure_schema(store)
+    try:
+        runs, newest = store.cursor().execute("SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs").fetchone()
+        judged = store.cursor().execute(
+            "SELECT count(*) FROM results WHERE suff IS NOT NULL OR suff_detail IS NOT NULL").fetchone()[0]
+    except duckdb.CatalogException:  # a read-only view of a store without run tables yet
+        return 0, "", 0
+    return int(runs), str(newest), int(judged)
+
+
 def judged_items(store: Store) -> int:
     """How many queue items carry LLM Suff@Set judgments (from a ``bfr eval ... --suff`` run)."""
     ensure_schema(store)
     row = store.cursor().execute(
         "SELECT count(DISTINCT s.item_id) FROM label_sources s JOIN label_items i USING (item_id) "
         "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
-        "WHERE r.suff IS NOT NULL OR r.suff_detail IS NOT NULL").fetchone()
+        f"WHERE {JUDGED_WHOLE}").fetchone()
     return int(row[0]) if row else 0
 
 
