@@ -84,11 +84,15 @@ def finished(job: E.Job) -> None:
                "f1": "F1", "judge": "J", "suff": "Suff", "mean_calls": "calls", "failed": "failed"}
     rows = [{"arm": arm, **{label: f.get(k) for k, label in columns.items() if any(k in g for g in figures.values())}}
             for arm, f in figures.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="eval_figures")
+    frame = pd.DataFrame(rows).set_index("arm")
+    decimals = {c: "{:.1f}" if c != "calls" else "{:.2f}" for c in frame.columns if c not in ("questions", "failed")}
+    st.table(frame.style.format(decimals, na_rep="—"))  # a few rows, drawn as text (copyable, no scrolling)
     st.caption("Percentages over the run's questions (0-100); set size: mean turns per evidence set, so compare "
                "arms at equal sizes (Failures does). J and Suff are over the rows their judges decided.")
     spent = summary.get("llm_calls")
-    if spent:
+    if spent and (summary.get("provider") or "offline rules") == "offline rules":
+        st.caption(f"Offline rules answered {spent.get('calls', 0)} role calls: no model, no cost.")
+    elif spent:
         st.caption(f"Model calls: {spent.get('calls', 0)} ({spent.get('cached', 0)} from the cache, "
                    f"{spent.get('failed', 0)} failed) · tokens {spent.get('tokens_in', 0):,} in, "
                    f"{spent.get('tokens_out', 0):,} out · cost ${spent.get('cost_usd', 0.0):.4f}")
