@@ -16,10 +16,12 @@ No streamlit import.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,6 +121,19 @@ def argv_of(command: str) -> list[str]:
     return [sys.executable, "-m", "bfr_core.cli", *args]
 
 
+def discard(job: Job) -> None:
+    """Remove an ended job's folder of output files (the page has read what it shows from them)."""
+    if not job.running:
+        shutil.rmtree(job.out.parent, ignore_errors=True)
+
+
+@atexit.register
+def _discard_all() -> None:
+    """At the server's exit, no ended job's ``bfr-app-eval-*`` folder is left in the temporary folder."""
+    for job in list(JOBS.values()):
+        discard(job)
+
+
 def start(store_key: str, command: str, owner: str = "") -> Job:
     """Run ``command`` (a line of ``ui.commands``) in the background for the store ``store_key`` on
     behalf of ``owner``; refuses while that store's previous job still runs (without naming its
@@ -127,6 +142,8 @@ def start(store_key: str, command: str, owner: str = "") -> Job:
         old = JOBS.get(store_key)
         if old is not None and old.running:
             raise RuntimeError("an evaluation of this store is still running; start this one when it has ended")
+        if old is not None:
+            discard(old)  # one folder per store at most: the previous job's, kept while the page shows it
         folder = Path(tempfile.mkdtemp(prefix="bfr-app-eval-"))
         out, err = folder / "stdout.json", folder / "stderr.txt"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")]))}

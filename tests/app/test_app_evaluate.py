@@ -150,3 +150,23 @@ def test_a_model_run_goes_to_the_configured_server(app_db, tmp_path, monkeypatch
     finally:
         server.stop()
         elsewhere.sock.close()
+
+
+def test_an_ended_jobs_folder_is_removed_when_the_next_starts(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "bfr-app-eval-x"
+    folder.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    old = E.Job("x", proc, folder / "stdout.json", folder / "stderr.txt")
+    E.JOBS["store-key-for-this-test"] = old
+    try:
+        new = E.start("store-key-for-this-test", ".venv/bin/bfr --help")
+        new.proc.wait(60)
+        assert not folder.exists() and new.out.parent.exists()
+        E.discard(new)
+        assert not new.out.parent.exists()
+    finally:
+        E.JOBS.pop("store-key-for-this-test", None)
