@@ -112,6 +112,7 @@ class TeamSettings:
     team: bool
     claim: str = "email"  # the claim that names the user
     model_users: tuple[str, ...] = ()
+    leads: tuple[str, ...] = ()  # who may export every annotator's labels and see and cancel every job
 
 
 LOCAL = TeamSettings(team=False)
@@ -151,17 +152,22 @@ def _check_auth(auth: Any) -> None:
         raise TeamSettingsError(f"{where} lacks {', '.join(missing)} (or has them empty); the app stays closed")
 
 
-def _bfr_settings(bfr: Any) -> tuple[str, tuple[str, ...]]:
+def _bfr_settings(bfr: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     where = f"{SECRETS} [bfr]"
     if not isinstance(bfr, Mapping):
         raise TeamSettingsError(f"{where} must be a table; the app stays closed")
     claim = bfr.get("identity_claim", "email")
     if not _text(claim):
         raise TeamSettingsError(f"{where} identity_claim must be a claim name (text); the app stays closed")
-    users = bfr.get("model_users", [])
+    return claim.strip(), _users(bfr, "model_users", where), _users(bfr, "leads", where)
+
+
+def _users(bfr: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """A list of user names (e-mail addresses) of the ``[bfr]`` table, lower-cased; ``["*"]`` = everyone."""
+    users = bfr.get(key, [])
     if not isinstance(users, list | tuple) or not all(isinstance(u, str) for u in users):
-        raise TeamSettingsError(f"{where} model_users must be a list of e-mail addresses; the app stays closed")
-    return claim.strip(), tuple(u.strip().lower() for u in users if u.strip())
+        raise TeamSettingsError(f"{where} {key} must be a list of e-mail addresses; the app stays closed")
+    return tuple(u.strip().lower() for u in users if u.strip())
 
 
 def _text(value: Any) -> bool:

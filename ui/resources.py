@@ -274,25 +274,27 @@ def type_summary(path: str, run_id: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner="Building the annotation queue…")
-def label_queue_size(path: str) -> int:
+def label_queue_size(path: str, stamp: Any = None) -> int:  # noqa: ARG001 - part of the cache key
     """Sync the annotation queue with finished runs (once per Refresh); returns its size."""
     from bfr_core.evaluation.labels import sync_queue
 
     return sync_queue(open_store(path))
 
 
+# ``stamp`` (labels.queue_stamp, read on every page run) is part of each key below: a run finished or
+# judged by another process rebuilds them without a Refresh.
 # The annotation queue's items do not change between its syncs (label_queue_size, cleared by Refresh
 # with it): what depends on them alone is read once per sync, not on every label saved. On a full
 # LoCoMo run (9,216 items) each of these cost 30-95 ms a rerun at load 30 (bench/bench_annotate.py).
 @st.cache_data(show_spinner=False)
-def label_item_questions(path: str) -> dict[str, str]:
+def label_item_questions(path: str, stamp: Any = None) -> dict[str, str]:  # noqa: ARG001 - part of the cache key
     from bfr_core.evaluation.labels import item_questions
 
     return item_questions(open_store(path))
 
 
 @st.cache_data(show_spinner=False)
-def judged_item_count(path: str) -> int:
+def judged_item_count(path: str, stamp: Any = None) -> int:  # noqa: ARG001 - part of the cache key
     from bfr_core.evaluation.labels import judged_items
 
     return judged_items(open_store(path))

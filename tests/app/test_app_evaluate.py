@@ -41,7 +41,11 @@ def test_run_in_the_background_then_results(app_db):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Finished" in texts(at), (texts(at), job.err.read_text()[-2000:])
-    assert len(list_runs(Store(app_db, read_only=True))) == before + 1
+    runs = list_runs(Store(app_db, read_only=True))
+    assert len(runs) == before + 1
+    assert f"run `{runs[0]['run_id']}`" in texts(at)  # the run id, copyable (not escaped in its code span)
+    figures = at.table[0].value
+    assert list(figures.index) == ["mem0"] and "Gold Hit" in figures.columns and "set size" in figures.columns
 
 
 def test_progress_is_the_clis_last_line_and_cancel_is_said(tmp_path):
@@ -146,3 +150,23 @@ def test_a_model_run_goes_to_the_configured_server(app_db, tmp_path, monkeypatch
     finally:
         server.stop()
         elsewhere.sock.close()
+
+
+def test_an_ended_jobs_folder_is_removed_when_the_next_starts(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "bfr-app-eval-x"
+    folder.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    old = E.Job("x", proc, folder / "stdout.json", folder / "stderr.txt")
+    E.JOBS["store-key-for-this-test"] = old
+    try:
+        new = E.start("store-key-for-this-test", ".venv/bin/bfr --help")
+        new.proc.wait(60)
+        assert not folder.exists() and new.out.parent.exists()
+        E.discard(new)
+        assert not new.out.parent.exists()
+    finally:
+        E.JOBS.pop("store-key-for-this-test", None)

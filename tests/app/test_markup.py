@@ -104,3 +104,22 @@ def test_hostile_dataset_name_adds_nothing_to_any_page(hostile_store, page):
     assert not at.exception, [e.value for e in at.exception]
     bad = [s for s in _sources(at) if _unsafe(s)]
     assert bad == []
+
+
+def _render_hostile_step() -> None:
+    """A step of an imported system whose name was chosen to inject (AppTest runs this as a script)."""
+    from bfr_core.records import Step
+    from ui.steps import StepView, render_step
+
+    name = "x`![i](http://198.51.100.7/p.png)` [a](http://198.51.100.7)"
+    render_step(0, Step("other", f"{name} stored evidence", (), 0, {}), StepView("demo", {}))
+
+
+def test_trace_step_heading_with_a_hostile_system_name():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_render_hostile_step, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    heads = [s.value for s in at.subheader]
+    assert heads and all(_unsafe(h) == [] for h in heads) and all(_unsafe(s) == [] for s in _sources(at))
+    assert "198.51.100.7" in MD.render(heads[0])  # shown, as text
