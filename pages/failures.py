@@ -8,6 +8,7 @@ import urllib.parse
 import streamlit as st
 
 from bfr_core import plots
+from bfr_core.evaluation import report as REP
 from ui import commands as C
 from ui import resources as R
 from ui import tables as T
@@ -37,16 +38,40 @@ run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambd
 run = by_id[run_id]
 if stale := R.stale_runs(path):
     st.caption(f"{len(stale)} run(s) computed on data since replaced (`bfr ingest --replace`) are not listed.")
-df = R.failures_frame(path, run_id)
+sizes = R.set_sizes(path, run_id)
+unequal = len(set(sizes.values())) > 1
+common = min(sizes.values()) if unequal and min(sizes.values()) > 0 else None
+OWN = "each arm's own set"
+size_choice = st.segmented_control(
+    "Compare at", [f"{common} turns each", OWN] if common else [OWN], key="fail_size",
+    default=f"{common} turns each" if common else OWN,
+    help="Arms are compared at one set size by default: every set is cut to its first k ids, k being the "
+         "smallest arm's largest set, and its retrieval figures recomputed. “Each arm's own set” compares "
+         "sets of different sizes.") or OWN
+k = common if size_choice != OWN else None
+df = R.failures_frame_at(path, run_id, k)
 arms = [a for a in (run["arms"] or []) if f"{a} GH" in df.columns]
-metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns]
+metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns and m != "set size"]
+largest = " · ".join(f"{W.esc(a)} {n}" for a, n in sizes.items())
+if k is not None:
+    st.caption(f"Every set cut to its first **{k}** turns (largest sets: {largest}); Gold Hit, ER and CER "
+               "recomputed on the cut sets, F1, J and Suff are those of each arm's own set.")
+elif unequal:
+    st.warning(f"Not an equal-budget comparison: the arms' sets differ in size (largest sets: {largest}).",
+               icon=":material/warning:")
+else:
+    st.caption(f"Every arm's largest set holds {next(iter(sizes.values()), 0)} turns.")
 
 st.subheader("By question type", anchor=False)
 metric = st.segmented_control("Metric", metrics, default="Gold Hit", key="fail_metric") or "Gold Hit"
-st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types",
+summary, cut_rows = R.cut_summary(path, run_id, k)
+KEY = {"Gold Hit": "gold_hit", "ER": "er", "CER": "cer", "F1": "f1", "judge": "judge", "Suff": "suff"}
+st.dataframe(REP.type_rows(summary, cut_rows, KEY[metric]), hide_index=True, key="fail_types",
              column_config={a: st.column_config.TextColumn(a, help=T.MEANING.get(metric)) for a in arms})
 st.caption(f"**{W.esc(metric)}**: {W.esc(T.MEANING.get(metric, ''))}"
-           + (f" Judged by **{W.esc(T.judged_by(run['provider']))}**." if metric in ("judge", "Suff") else ""))
+           + (f" Judged by **{W.esc(T.judged_by(run['provider']))}**." if metric in ("judge", "Suff") else "")
+           + f" [lo, hi]: Wilson 95% interval of a proportion; {REP.SMALL_MARK}: fewer than {REP.SMALL_N} "
+             "questions of that type; “size”: the arm's mean set size.")
 with st.expander("What every number on this page means"):
     st.markdown("\n".join(f"- **{name}** (`{T.SHORT.get(name, name)}` in the question table): {W.esc(text)}"
                            for name, text in T.MEANING.items()))

@@ -279,6 +279,42 @@ def type_summary(path: str, run_id: str) -> pd.DataFrame:
     return summary(open_store(path), run_id)
 
 
+@st.cache_data(show_spinner=False)
+def set_sizes(path: str, run_id: str) -> dict[str, int]:
+    """Arm -> its largest evidence set in the run (``evaluation.summary.set_sizes``)."""
+    from bfr_core.evaluation.summary import run_rows
+    from bfr_core.evaluation.summary import set_sizes as sizes
+
+    return sizes(run_rows(open_store(path), run_id))
+
+
+@st.cache_data(show_spinner="Pivoting results…")
+def failures_frame_at(path: str, run_id: str, k: int | None) -> pd.DataFrame:
+    """:func:`failures_frame` with each arm's retrieval columns (GH, ER, CER, size) recomputed on its
+    set cut to the first ``k`` ids (None: as stored); the answer columns stay those of the full set."""
+    df = failures_frame(path, run_id)
+    if k is None:
+        return df
+    _, rows = cut_summary(path, run_id, k)
+    df = df.copy()
+    for arm in {r["arm"] for r in rows}:
+        by_q = {r["question_id"]: r for r in rows if r["arm"] == arm}
+        for key, short in (("gold_hit", "GH"), ("er", "ER"), ("cer", "CER"), ("set_size", "size")):
+            col = f"{arm} {short}"
+            if col in df.columns:
+                df[col] = [by_q[q][key] if q in by_q else None for q in df["question_id"]]
+    return df
+
+
+@st.cache_data(show_spinner="Summarising at one set size…")
+def cut_summary(path: str, run_id: str, k: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's summary and rows with every set cut to its first ``k`` ids (None: as stored)."""
+    from bfr_core.evaluation.summary import run_rows, summarize
+
+    store = open_store(path)
+    return summarize(store, run_id, k=k), run_rows(store, run_id, k)
+
+
 @st.cache_data(show_spinner="Building the annotation queue…")
 def label_queue_size(path: str) -> int:
     """Sync the annotation queue with finished runs (once per Refresh); returns its size."""

@@ -85,6 +85,28 @@ def type_table(summary: dict[str, Any], rows: Sequence[dict[str, Any]] = ()) -> 
     return "\n".join(lines) + ("\n\n" + " ".join(notes) if notes else "")
 
 
+def type_rows(summary: dict[str, Any], rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """One measure per question type (overall last) for a page's table: the type with its n (marked
+    under :data:`SMALL_N`), each arm's figure with its Wilson 95% interval when a proportion, and
+    each arm's mean set size beside it (for J and Suff, how many rows were decided)."""
+    arms = summary["arms"]
+    types = sorted({t for a in arms.values() for t in a["by_type"]})
+    out = []
+    for t in [*types, "overall"]:
+        n = max((a if t == "overall" else a["by_type"].get(t, {})).get("n", 0) for a in arms.values())
+        row: dict[str, Any] = {"question type": t + (f" {SMALL_MARK}" if n < SMALL_N else ""), "n": n}
+        for arm, a in arms.items():
+            src = a if t == "overall" else a["by_type"].get(t, {})
+            sub = [r for r in rows if r["arm"] == arm and (t == "overall" or r["qtype"] == t)]
+            ci = interval(sub, key) if src.get(key) is not None else None
+            row[arm] = _fmt(src.get(key)) + (f" [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "")
+            if key in ("judge", "suff"):  # J and Suff are means over the decided rows only: how many
+                row[f"{arm} decided"] = f"{ci[2] if ci else 0} of {len(sub)}"
+            row[f"{arm} size"] = src.get("mean_set_size")
+        out.append(row)
+    return out
+
+
 def _paired_rows(rows: Sequence[dict[str, Any]], arm: str, ref: str) -> list[tuple[dict, dict]]:
     by = defaultdict(dict)
     for r in rows:
@@ -164,6 +186,8 @@ def report(store: Store, run_id: str, ref: str | None = None, k: int | None = No
                     " --own-budgets compares each arm at its own size")
     elif k is not None:
         note = f" · every set cut to its first {k} ids"
+    if k is not None:
+        note += " (F1, J and Suff were computed on each arm's own set)"
     elif len(set(sizes.values())) > 1:
         note = f" · NOT AT EQUAL BUDGET: each arm at its own set size ({describe_sizes(sizes)})"
     summary = summarize(store, run_id, k=k)
