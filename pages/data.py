@@ -140,6 +140,7 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
         st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
                            upload_name=upload.name if upload is not None else None))
     else:
+        ss["data_dataset"] = report.dataset_id  # "What the store holds" below opens on the new dataset
         st.success(f"Loaded **{W.esc(report.dataset_id)}** in {time.perf_counter() - t0:.0f} s: {report.scopes} "
                    f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
                    f"({report.scoreable} scoreable).")

@@ -31,6 +31,8 @@ if not runs:
                         "then press Refresh:", C.eval_cmds(path, sets))
     st.stop()
 by_id = {r["run_id"]: r for r in runs}
+if st.query_params.get("run") in by_id and "fail_run" not in ss:  # a link (Home's results) names the run
+    ss["fail_run"] = st.query_params["run"]
 run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (
     f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
     f" · {by_id[i].get('provider') or 'offline rules'}"

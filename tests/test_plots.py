@@ -85,3 +85,12 @@ def test_confusion_and_bars():
 def test_coverage_matrix():
     fig = plots.coverage_matrix({"t1": ["r1"], "t2": ["r1", "r2"]}, ["r1", "r2"])
     assert [list(r) for r in fig.data[0].z] == [[1, 0], [1, 1]]
+
+
+def test_arm_bars_name_the_set_size_and_draw_the_interval():
+    fig = plots.arm_bars([{"arm": "mem0", "value": 50.0, "lo": 30.0, "hi": 70.0, "size": 10},
+                          {"arm": "bfr-mv", "value": 80.0, "lo": 60.0, "hi": 90.0, "size": 10},
+                          {"arm": "none", "value": None, "lo": None, "hi": None, "size": 10}])
+    bar = fig.data[0]
+    assert list(bar.x) == ["mem0<br>(10 turns)", "bfr-mv<br>(10 turns)"] and list(bar.y) == [50.0, 80.0]
+    assert list(bar.error_y.array) == [20.0, 10.0] and list(bar.error_y.arrayminus) == [20.0, 20.0]

@@ -207,8 +207,27 @@ def refresh() -> None:
 
 
 # -- frames -------------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False)
+def store_version(path: str) -> tuple[float, float]:
+    """The store file's and its write-ahead log's modification times (0 when absent): what the store
+    holds changes only when one of them does, so frames keyed on it follow an ingest or an eval made
+    by a command while the app is open, without a Refresh."""
+    p = resolve(path)
+    out = []
+    for f in (p, p.with_name(p.name + ".wal")):
+        try:
+            out.append(f.stat().st_mtime)
+        except OSError:
+            out.append(0.0)
+    return out[0], out[1]
+
+
 def datasets(path: str) -> list[dict[str, Any]]:
+    """Every dataset with its counts and question types, re-read whenever the store changed."""
+    return _datasets(path, store_version(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _datasets(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
     s = open_store(path)
     return [{**d, "counts": s.counts(d["dataset_id"]), "by_type": s.questions_by_type(d["dataset_id"])}
             for d in s.datasets()]
@@ -241,8 +260,13 @@ def session_turns(path: str, dataset_id: str, session_id: str) -> tuple[Turn, ..
     return open_store(path).session_turns(dataset_id, session_id)
 
 
-@st.cache_data(show_spinner=False)
 def all_runs(path: str) -> list[dict[str, Any]]:
+    """Every run of the store, re-read whenever the store changed (a run a command finished shows)."""
+    return _all_runs(path, store_version(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _all_runs(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
     from bfr_core.evaluation.evaluate import list_runs
 
     return list_runs(open_store(path))
@@ -270,13 +294,6 @@ def failures_frame(path: str, run_id: str) -> pd.DataFrame:
     from ui.tables import pivot_results
 
     return pivot_results(open_store(path), run_id)
-
-
-@st.cache_data(show_spinner=False)
-def type_summary(path: str, run_id: str) -> pd.DataFrame:
-    from ui.tables import type_summary as summary
-
-    return summary(open_store(path), run_id)
 
 
 @st.cache_data(show_spinner=False)

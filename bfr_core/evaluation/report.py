@@ -107,6 +107,24 @@ def type_rows(summary: dict[str, Any], rows: Sequence[dict[str, Any]], key: str)
     return out
 
 
+def arm_figures(summary: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per arm, overall: each present measure (percent) with its Wilson 95% interval when a proportion
+    (``<key>_lo`` / ``<key>_hi``), the mean set size and calls: the figures a results panel shows."""
+    out = []
+    for arm, a in summary["arms"].items():
+        sub = [r for r in rows if r["arm"] == arm]
+        row: dict[str, Any] = {"arm": arm, "set size": a.get("mean_set_size"), "calls": a.get("mean_calls"),
+                               "n": a.get("n")}
+        for key, _ in MEASURES:
+            if a.get(key) is None:
+                continue
+            row[key] = a[key]
+            ci = interval(sub, key)
+            row[f"{key}_lo"], row[f"{key}_hi"] = (ci[0], ci[1]) if ci else (None, None)
+        out.append(row)
+    return out
+
+
 def _paired_rows(rows: Sequence[dict[str, Any]], arm: str, ref: str) -> list[tuple[dict, dict]]:
     by = defaultdict(dict)
     for r in rows:
