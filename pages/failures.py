@@ -40,9 +40,8 @@ run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambd
 run = by_id[run_id]
 if stale := R.stale_runs(path):
     st.caption(f"{len(stale)} run(s) computed on data since replaced (`bfr ingest --replace`) are not listed.")
-sizes = R.set_sizes(path, run_id)
-unequal = len(set(sizes.values())) > 1
-common = min(sizes.values()) if unequal and min(sizes.values()) > 0 else None
+sizes, common = R.set_sizes(path, run_id)
+unequal = common is not None
 OWN = "each arm's own set"
 size_choice = st.segmented_control(
     "Compare at", [f"{common} turns each", OWN] if common else [OWN], key="fail_size",

@@ -76,8 +76,7 @@ if done_runs:
     run_id = st.selectbox("Finished run", list(by_id), key="home_run", format_func=lambda i: (
         f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
         f" · {by_id[i].get('provider') or 'offline rules'}"))
-    sizes = R.set_sizes(path, run_id)
-    k = min(sizes.values()) if len(set(sizes.values())) > 1 and min(sizes.values()) > 0 else None
+    sizes, k = R.set_sizes(path, run_id)
     summary, cut = R.cut_summary(path, run_id, k)
     figures = REP.arm_figures(summary, cut)
     largest = " · ".join(f"{a} {n}" for a, n in sizes.items())

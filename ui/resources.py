@@ -297,12 +297,14 @@ def failures_frame(path: str, run_id: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False)
-def set_sizes(path: str, run_id: str) -> dict[str, int]:
-    """Arm -> its largest evidence set in the run (``evaluation.summary.set_sizes``)."""
-    from bfr_core.evaluation.summary import run_rows
+def set_sizes(path: str, run_id: str) -> tuple[dict[str, int], int | None]:
+    """Arm -> its largest evidence set in the run, and the common size the arms are compared at
+    (None: they are of one size already); ``evaluation.summary.set_sizes`` / ``common_size``."""
+    from bfr_core.evaluation.summary import common_size, run_rows
     from bfr_core.evaluation.summary import set_sizes as sizes
 
-    return sizes(run_rows(open_store(path), run_id))
+    rows = run_rows(open_store(path), run_id)
+    return sizes(rows), common_size(rows)
 
 
 @st.cache_data(show_spinner="Pivoting results…")

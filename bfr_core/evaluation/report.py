@@ -147,7 +147,7 @@ def paired_table(rows: Sequence[dict[str, Any]], arms: Sequence[str], ref: str, 
     """Each arm minus ``ref``: ΔGold Hit, ΔJ and ΔSuff with exact McNemar p (Holm-adjusted across
     the comparisons of each measure, in brackets), ΔF1 with its paired-bootstrap 95% CI. Arms whose
     largest sets differ in size are refused (BfrError) unless ``own_budgets``."""
-    sizes = {a: n for a, n in set_sizes(rows).items() if a in arms}
+    sizes = {a: n for a, n in set_sizes(rows).items() if a in arms and n > 0}  # an empty arm is empty at any size
     if len(set(sizes.values())) > 1 and not own_budgets:
         raise BfrError(f"arms of different set sizes ({describe_sizes(sizes)}) are not compared: cut them to one "
                        "size (--k) or ask for each arm's own budget (--own-budgets)")

@@ -90,14 +90,10 @@ def set_sizes(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
 def common_size(rows: Sequence[dict[str, Any]]) -> int | None:
     """The set size at which every arm of ``rows`` is compared: the smallest arm's largest set; None
     when every arm's largest set is already that size (no cut needed). An arm that returned no
-    evidence at all leaves no common size: BfrError naming it."""
-    sizes = set_sizes(rows)
+    evidence at all is empty at any size, so it does not set the size."""
+    sizes = {a: n for a, n in set_sizes(rows).items() if n > 0}
     if len(set(sizes.values())) <= 1:
         return None
-    empty = sorted(a for a, n in sizes.items() if n == 0)
-    if empty:
-        raise BfrError(f"arm {', '.join(empty)} returned no evidence, so there is no common set size to compare at; "
-                       "give --k, or --own-budgets to compare each arm at its own size")
     return min(sizes.values())
 
 
