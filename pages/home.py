@@ -39,8 +39,9 @@ for n, (target, what, done, where, cmd) in enumerate(STEPS, 1):
     left, right = st.columns([0.36, 0.64], vertical_alignment="center")
     left.page_link(target, label=f"{n}. {what}", icon=":material/check_circle:" if done else ":material/arrow_forward:")
     right.caption(("done · " if done else "") + where + (f"  \n`{cmd}`" if cmd and not done else ""))
-st.caption("`bfr eval --benchmark locomo` (the README's form) and `--dataset locomo` name the same dataset; "
-           "`--dataset NAME` names any dataset of this store.")
+if datasets:  # only where an eval command is shown
+    st.caption("`bfr eval --benchmark locomo` (the README's form) and `--dataset locomo` name the same dataset; "
+               "`--dataset NAME` names any dataset of this store.")
 
 st.subheader("Open store", anchor=False)
 st.markdown(f"`{path}` · {size} · provider: **{R.provider()}**")
