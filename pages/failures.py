@@ -122,10 +122,19 @@ o1, o2, o3 = st.columns([0.45, 0.3, 0.25], vertical_alignment="bottom")
 open_arm = o2.selectbox("with arm", arms, key="fail_open_arm")
 link = {"dataset": run["dataset_id"], "arm": open_arm, "run": run_id, **R.store_param(path)}  # a new tab: a new session
 view = view.assign(trace=["trace?" + urllib.parse.urlencode({**link, "question": q}) for q in view["question_id"]])
-cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
-       "question_id": st.column_config.TextColumn("question_id", pinned=True),
-       "question": st.column_config.TextColumn("question", width="medium")}
-cfg.update({c: st.column_config.NumberColumn(c, format="%.2f") for c in view.columns if c.endswith((" ER", " F1"))})
+cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open", width="small"),
+       "question_id": st.column_config.TextColumn("question_id", pinned=True, width="small"),
+       "qtype": st.column_config.TextColumn("qtype", width="small"),
+       "question": st.column_config.TextColumn("question", width="large")}
+cfg.update({c: st.column_config.NumberColumn(c, format="%.2f", width="small") for c in view.columns
+            if c.endswith((" ER", " F1"))})
+cfg.update({c: st.column_config.NumberColumn(c, width="small") for c in view.columns
+            if c.endswith((" GH", " CER", " size", " J", " Suff"))})
+all_cols = st.toggle("All columns", key="fail_all_cols",
+                     help="Off: each arm's Gold Hit, CER and set size, so the table fits the page; on: every column "
+                          "(ER, F1, J, Suff too), scrolled sideways")
+order = list(view.columns) if all_cols else [c for c in view.columns if not c.startswith(tuple(f"{a} " for a in arms))
+                                             or c.endswith((" GH", " CER", " size"))]
 ids = list(view["question_id"])
 row = W.new_row_pick("fail_table", ids)  # a newly selected table row opens that question in Trace
 if row is not None:
@@ -137,5 +146,6 @@ pick = o1.selectbox("Open a question in Trace (or select a table row to open it)
 if o3.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:", disabled=not ids):
     st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick, "arm": open_arm,
                                                    "run": run_id})
-st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun",
-             selection_mode="single-row", height="auto" if len(view) <= 12 else 440)
+st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun", column_order=order,
+             selection_mode="single-row", height="auto" if len(view) <= 8 else 480,
+             row_height=56)  # rows of two to three lines: the question text wraps instead of being cut off

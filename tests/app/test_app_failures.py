@@ -216,3 +216,15 @@ def test_a_run_with_no_defined_quality_shows_no_frontier_and_leaves_later_runs_w
         assert not at.exception, [e.value for e in at.exception]
     at.selectbox(key="fail_run").select(nogold).run()
     assert not at.exception and "no frontier to draw" in texts(at)
+
+
+def test_the_question_table_fits_the_page_and_wraps_the_question(app_db):
+    at = _page()
+    table = next(d for d in at.dataframe if "question_id" in d.value.columns)
+    shown = list(table.proto.column_order)
+    assert "question" in shown and "mem0 GH" in shown and "bfr-mv size" in shown
+    assert "mem0 ER" not in shown and "bfr-mv F1" not in shown  # the compact default
+    assert table.proto.row_height >= 50  # room for the question text to wrap
+    at.toggle(key="fail_all_cols").set_value(True).run()
+    table = next(d for d in at.dataframe if "question_id" in d.value.columns)
+    assert "mem0 ER" in list(table.proto.column_order)
