@@ -2,7 +2,8 @@
 
 Covers: the formal context as a heatmap, the concept lattice as a layered graph, a requirement
 coverage matrix, Gold Hit / ER / CER by step, the budget frontier (quality versus calls), a
-confusion matrix, a simple bar chart and the judges' accept rates by system. Each builder takes lists and dicts (the JSON a Trace step
+confusion matrix, a simple bar chart, one bar per arm with its interval and set size, and the judges' accept rates by
+system. Each builder takes lists and dicts (the JSON a Trace step
 carries, or rows of a results table) and returns a ``plotly.graph_objects.Figure``; none reads
 the store and none imports streamlit, so the CLI, notebooks and tests can call them too.
 
@@ -321,3 +322,20 @@ def judge_accept_figure(judges: Mapping[str, Mapping[str, Any]], known_wrong: Se
     fig.update_yaxes(title="accepted (% of decided)", range=[0, 110])
     fig.update_xaxes(type="category")
     return _base(fig, title, 420)
+
+
+def arm_bars(rows: Sequence[Mapping[str, Any]], *, measure: str = "Gold Hit", title: str = "") -> go.Figure:
+    """One bar per arm: ``rows`` have ``arm``, ``value`` (0-100 or None), ``lo`` / ``hi`` (an interval,
+    or None) and ``size`` (the set size the value was measured at, shown under the arm's name)."""
+    shown = [r for r in rows if r.get("value") is not None]
+    names = [f"{r['arm']}<br>({r['size']} turns)" if r.get("size") is not None else str(r["arm"]) for r in shown]
+    vals = [float(r["value"]) for r in shown]
+    has_ci = all(r.get("lo") is not None and r.get("hi") is not None for r in shown) and bool(shown)
+    err = ({"type": "data", "symmetric": False, "array": [float(r["hi"]) - v for r, v in zip(shown, vals, strict=True)],
+            "arrayminus": [v - float(r["lo"]) for r, v in zip(shown, vals, strict=True)], "color": "#444"}
+           if has_ci else None)
+    fig = go.Figure(go.Bar(x=names, y=vals, error_y=err, marker_color=METRIC_COLORS.get(measure, PLAIN),
+                           text=[f"{v:.1f}" for v in vals], textposition="inside",
+                           hovertemplate="%{x}: %{y:.1f}<extra>" + measure + "</extra>"))
+    fig.update_yaxes(title=measure + " (%)", range=[0, 105])
+    return _base(fig, title, 320)

@@ -149,8 +149,10 @@ if trace is not None:
         st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(verdict_text(ans))} · "
                    f"reference: {W.esc(q.answer)}" + (f"  \n{W.esc(ans.how)}" if ans.how else ""))
 done = trace is not None and shown == len(trace.steps)
-rank_slot.dataframe(D.rank_rows(gold, ranks, {"mem0": topk.evidence, **({"BFR-MV": trace.evidence} if done else {})},
-                                label), hide_index=True, key="demo_ranks")
+held_by = {"mem0": topk.evidence, **({"BFR-MV": trace.evidence} if done else {})}
+rank_slot.dataframe(D.rank_rows(gold, ranks, held_by, label), hide_index=True, key="demo_ranks",
+                    column_config={f"in {a}": st.column_config.CheckboxColumn(f"in {a}", help=f"{a}'s set holds it")
+                                   for a in held_by})
 
 st.header("4 · Real cases from this store's runs", anchor=False)
 found = D.gallery(path)

@@ -95,3 +95,12 @@ def test_judge_accept_figure_marks_known_wrong_systems():
     fig = judge_accept_figure(judges, ["bad"])
     assert [t.name for t in fig.data] == ["rules", "lenient"]
     assert list(fig.data[0].x) == ["a", "✗ bad"] and list(fig.data[1].y) == [90.0, 60.0]
+
+
+def test_arm_bars_name_the_set_size_and_draw_the_interval():
+    fig = plots.arm_bars([{"arm": "mem0", "value": 50.0, "lo": 30.0, "hi": 70.0, "size": 10},
+                          {"arm": "bfr-mv", "value": 80.0, "lo": 60.0, "hi": 90.0, "size": 10},
+                          {"arm": "none", "value": None, "lo": None, "hi": None, "size": 10}])
+    bar = fig.data[0]
+    assert list(bar.x) == ["mem0<br>(10 turns)", "bfr-mv<br>(10 turns)"] and list(bar.y) == [50.0, 80.0]
+    assert list(bar.error_y.array) == [20.0, 10.0] and list(bar.error_y.arrayminus) == [20.0, 20.0]

@@ -102,10 +102,11 @@ def small_scope(scope_turns: int, k: int) -> str:
 
 def rank_rows(gold: Sequence[str], ranks: Mapping[str, Mapping[str, int]], held: Mapping[str, Sequence[str]],
               label: Mapping[str, str]) -> list[dict]:
-    """One row per gold turn: its rank in each view and whether each arm's set holds it."""
+    """One row per gold turn: its rank in each view and whether each arm's set holds it (a bool, which the
+    page draws as a checkbox: a drawn mark, where a ✓ glyph needs a font that has it)."""
     return [{"gold turn": label.get(g, g),
              **{f"rank · {VIEW_NAMES.get(v, v)}": r.get(g) for v, r in ranks.items()},
-             **{f"in {arm}": "✓" if g in ev else "✗" for arm, ev in held.items()}} for g in gold]
+             **{f"in {arm}": g in ev for arm, ev in held.items()}} for g in gold]
 
 
 RECORDED, RULES = "recorded model decomposition", "offline rules"

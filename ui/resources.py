@@ -201,8 +201,27 @@ def refresh() -> None:
 
 
 # -- frames -------------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False)
+def store_version(path: str) -> tuple[float, float]:
+    """The store file's and its write-ahead log's modification times (0 when absent): what the store
+    holds changes only when one of them does, so frames keyed on it follow an ingest or an eval made
+    by a command while the app is open, without a Refresh."""
+    p = resolve(path)
+    out = []
+    for f in (p, p.with_name(p.name + ".wal")):
+        try:
+            out.append(f.stat().st_mtime)
+        except OSError:
+            out.append(0.0)
+    return out[0], out[1]
+
+
 def datasets(path: str) -> list[dict[str, Any]]:
+    """Every dataset with its counts and question types, re-read whenever the store changed."""
+    return _datasets(path, store_version(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _datasets(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
     s = open_store(path)
     return [{**d, "counts": s.counts(d["dataset_id"]), "by_type": s.questions_by_type(d["dataset_id"])}
             for d in s.datasets()]
@@ -235,8 +254,13 @@ def session_turns(path: str, dataset_id: str, session_id: str) -> tuple[Turn, ..
     return open_store(path).session_turns(dataset_id, session_id)
 
 
-@st.cache_data(show_spinner=False)
 def all_runs(path: str) -> list[dict[str, Any]]:
+    """Every run of the store, re-read whenever the store changed (a run a command finished shows)."""
+    return _all_runs(path, store_version(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _all_runs(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
     from bfr_core.evaluation.evaluate import list_runs
 
     return list_runs(open_store(path))
@@ -267,10 +291,41 @@ def failures_frame(path: str, run_id: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False)
-def type_summary(path: str, run_id: str) -> pd.DataFrame:
-    from ui.tables import type_summary as summary
+def set_sizes(path: str, run_id: str) -> tuple[dict[str, int], int | None]:
+    """Arm -> its largest evidence set in the run, and the common size the arms are compared at
+    (None: they are of one size already); ``evaluation.summary.set_sizes`` / ``common_size``."""
+    from bfr_core.evaluation.summary import common_size, run_rows
+    from bfr_core.evaluation.summary import set_sizes as sizes
 
-    return summary(open_store(path), run_id)
+    rows = run_rows(open_store(path), run_id)
+    return sizes(rows), common_size(rows)
+
+
+@st.cache_data(show_spinner="Pivoting results…")
+def failures_frame_at(path: str, run_id: str, k: int | None) -> pd.DataFrame:
+    """:func:`failures_frame` with each arm's retrieval columns (GH, ER, CER, size) recomputed on its
+    set cut to the first ``k`` ids (None: as stored); the answer columns stay those of the full set."""
+    df = failures_frame(path, run_id)
+    if k is None:
+        return df
+    _, rows = cut_summary(path, run_id, k)
+    df = df.copy()
+    for arm in {r["arm"] for r in rows}:
+        by_q = {r["question_id"]: r for r in rows if r["arm"] == arm}
+        for key, short in (("gold_hit", "GH"), ("er", "ER"), ("cer", "CER"), ("set_size", "size")):
+            col = f"{arm} {short}"
+            if col in df.columns:
+                df[col] = [by_q[q][key] if q in by_q else None for q in df["question_id"]]
+    return df
+
+
+@st.cache_data(show_spinner="Summarising at one set size…")
+def cut_summary(path: str, run_id: str, k: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's summary and rows with every set cut to its first ``k`` ids (None: as stored)."""
+    from bfr_core.evaluation.summary import run_rows, summarize
+
+    store = open_store(path)
+    return summarize(store, run_id, k=k), run_rows(store, run_id, k)
 
 
 @st.cache_data(show_spinner="Building the annotation queue…")

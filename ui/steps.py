@@ -283,3 +283,10 @@ def metric_rows(trace: Trace, gold: Sequence[str], upto: int) -> list[dict[str, 
     return [{"step": f"{i + 1}. {s.kind}", "gold_hit": metrics.gold_hit(s.evidence, gold),
              "er": metrics.evidence_recall(s.evidence, gold), "cer": metrics.complete_evidence_recall(s.evidence, gold)}
             for i, s in enumerate(trace.steps[:upto])]
+
+
+def gold_first(evidence: Sequence[str], gold: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of an evidence set, gold turns first, each with its ``position`` in the set (from 1)."""
+    marked = set(gold)
+    rows = [{"turn_id": t, "position": i + 1} for i, t in enumerate(evidence)]
+    return [r for r in rows if r["turn_id"] in marked] + [r for r in rows if r["turn_id"] not in marked]

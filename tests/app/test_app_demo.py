@@ -104,3 +104,11 @@ def test_the_demo_compares_sets_of_one_size_only():
     assert rows == [{"set size": 2, "mem0 (BM25 top-k)": "1 / 2", "BFR-MV": "2 / 2", "BFR-MV set": "E0"}]
     with pytest.raises(ValueError, match="compare at one set size"):
         equal_size(["a"], [(("a",) * 10, "final", ("a",) * 40)])
+
+
+def test_held_marks_are_drawn_checkboxes_not_glyphs(app_db):
+    at = _demo(app_db)
+    ranks = next(d for d in at.dataframe if "gold turn" in d.value.columns)
+    assert ranks.value["in mem0"].dtype == bool and list(ranks.value["in mem0"]) == [True, False]
+    body = texts(at)
+    assert "✅" not in body and "✓" not in body
