@@ -97,3 +97,53 @@ def test_plugin_arms_are_marked_in_the_report_and_by_eval(demo, monkeypatch, cap
     plugin_note(("mem0", "p-good"))
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("note: arm p-good is a plug-in") and "gold" in err[0]
+
+
+HANGING = """
+import sys, threading, time
+from pathlib import Path
+from bfr_core import pipeline
+from bfr_core.cli import main
+
+marker = Path(sys.argv[2])
+
+def hangs(ctx, query):
+    marker.write_text("in")
+    threading.Event().wait()  # never returns
+
+pipeline.ARMS["p-hangs"] = hangs
+raise SystemExit(main(["eval", "--db", sys.argv[1], "--dataset", "demo", "--arms", "p-hangs,mem0", "--workers", "2",
+                       "--quiet", "--limit", "3"]))
+"""
+
+
+def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_path) -> None:
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    db, marker = tmp_path / "s.duckdb", tmp_path / "marker"
+    shutil.copyfile(demo, db)
+    proc = subprocess.Popen([sys.executable, "-c", HANGING, str(db), str(marker)], cwd=root,
+                            env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), proc.stderr.read() if proc.poll() is not None else "the arm never ran"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err[-2000:]
+    assert took < 10, took
