@@ -5,6 +5,7 @@ row with the reason and keeps every other row; the run finishes. Origins are mar
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,20 @@ from bfr_core.method.arms import ArmOutputError, checked_steps
 from bfr_core.records import Step
 from bfr_core.runs import load_results
 from bfr_core.store import Store
+
+STATS: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stats():
+    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    yield
+    path = os.environ.get("BFR_RELIABILITY_STATS")
+    if path:
+        p = Path(path)
+        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+        data["plugins"] = STATS
+        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def _arm(evidence_of):
@@ -62,6 +77,9 @@ def test_bad_plugin_output_fails_its_rows_with_a_reason_and_keeps_the_others(dem
     finally:
         store.close()
     n_q = len({r["question_id"] for r in rows})
+    STATS.update(bad_outputs=len(bad), rows=len(rows), bad_rows_refused=sum(
+        r["arm"] in bad and r["status"] == "failed" for r in rows), good_rows_kept=sum(
+        r["arm"] not in bad and r["status"] == "ok" for r in rows), rows_lost=n_q * len(arms) - len(rows))
     assert n_q == 4 and len(rows) == n_q * len(arms) and finished is not None
     for r in rows:
         if r["arm"] in bad:
@@ -145,5 +163,6 @@ def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_pat
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    STATS.update(interrupt_s=round(took, 2), interrupt_tracebacks=int("Traceback" in err))
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err[-2000:]
     assert took < 10, took
