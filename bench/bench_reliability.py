@@ -6,8 +6,12 @@ crash, labels saved by concurrent annotators, faults the wire server injected, p
 planted key, planted-key fragments found (secrets: every echo form in the store bytes, the tables,
 CLI output and the Trace page), and the CLI probes per kind (args, outfile, input, store,
 processes) with their tracebacks, stores whose bytes changed and orphan processes.
-``records_lost`` adds up every row a test expected and did not find. Targets: 0 records lost,
-0 tracebacks, 0 key fragments, 0 changed stores, 0 orphans. The machine load is recorded beside.
+Also: every output option of every command aimed at the store, its log and an old file
+(``output_options``), ``import-run --replace`` killed, interrupted and on a full disk
+(``import_replace``), plug-in arms returning bad ids and hanging under Ctrl-C (``plugin_arms``), odd
+run files (``runfiles``). ``records_lost`` adds up every row a test expected and did not find.
+Targets: 0 failures, 0 records lost, 0 tracebacks, 0 key fragments, 0 changed stores (by any probe
+or output option), 0 orphans. The machine load is recorded beside.
 
 Usage: ``.venv/bin/python bench/bench_reliability.py`` (about ten minutes on 2 cores).
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +37,10 @@ FILES = {
     "injection": "tests/test_reliability_injection.py",
     "secrets": "tests/test_reliability_secrets.py",
     "cli": "tests/test_reliability_cli.py",
+    "imports": "tests/test_reliability_imports.py",
+    "plugins": "tests/test_reliability_plugins.py",
+    "outputs": "tests/test_cli_outputs.py",
+    "runfiles": "tests/test_runfiles.py",
 }
 
 
@@ -43,7 +52,9 @@ def run_one(name: str, path: str, tmp: Path) -> dict:
                           env=env, capture_output=True, text=True)
     tail = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
     figures = json.loads(stats.read_text(encoding="utf-8")).get(name, {}) if stats.exists() else {}
-    return {"passed": done.returncode == 0, "summary": tail[0] if tail else "", "seconds": round(
+    failed = re.search(r"(\d+) failed", tail[0]) if tail else None
+    return {"passed": done.returncode == 0, "failed_tests": int(failed.group(1)) if failed else int(done.returncode != 0),
+            "summary": tail[0] if tail else "", "seconds": round(
         time.perf_counter() - start, 1), **figures}
 
 
@@ -68,7 +79,9 @@ def main() -> int:
     inputs = {k: fuzz.get(k, 0) for k in ("locomo", "longmemeval", "jsonl")}
     faults = results["model_faults"].get("faults_injected", 0) + results["model_faults"].get("unusable_replies", 0)
     lost = (results["crash"].get("rows_lost", 0) + results["annotators"].get("labels_lost", 0)
-            + results["model_faults"].get("rows_lost", 0))
+            + results["model_faults"].get("rows_lost", 0) + results["imports"].get("rows_lost", 0)
+            + results["plugins"].get("rows_lost", 0))
+    imports, plugins, outputs = results["imports"], results["plugins"], results["outputs"]
     report = {
         "inputs_tried": {**inputs, "total": sum(inputs.values())},
         "inputs_refused_cleanly": {k: fuzz.get(f"{k}_refused", 0) for k in inputs},
@@ -78,6 +91,16 @@ def main() -> int:
         "labels_saved_concurrently": results["annotators"].get("labels_saved", 0),
         "records_lost": lost,
         "probes": (probes := probe_totals(results["cli"], results["secrets"])),
+        "output_options": {"options_checked": outputs.get("options", 0), "probes": outputs.get("probes", 0),
+                           "store_bytes_changed": outputs.get("changed_stores", 0),
+                           "old_files_changed": outputs.get("old_files_changed", 0),
+                           "not_refused": outputs.get("not_refused", 0)},
+        "import_replace": {"sigkills": imports.get("kills", 0), "interrupted": imports.get("interrupted_replaces", 0),
+                           "full_disk": imports.get("full_disk_replaces", 0), "rows_lost": imports.get("rows_lost", 0),
+                           "tracebacks": imports.get("tracebacks", 0),
+                           "unfinished_runs_marked_finished": imports.get("unfinished_runs_finished", 0)},
+        "plugin_arms": plugins,
+        "failures": sum(r["failed_tests"] for r in results.values()),
         "all_passed": all(r["passed"] for r in results.values()),
         "load_avg_1_5_15": {"before": [round(x, 2) for x in load_before],
                             "after": [round(x, 2) for x in os.getloadavg()]},
@@ -86,7 +109,9 @@ def main() -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in report.items() if k != "by_file"}, indent=2))
-    bad = lost + probes["tracebacks"] + probes["key_fragments"] + probes["changed_stores"] + probes["orphan_processes"]
+    bad = (lost + probes["tracebacks"] + probes["key_fragments"] + probes["changed_stores"] + probes["orphan_processes"]
+           + report["failures"] + imports.get("tracebacks", 0) + plugins.get("interrupt_tracebacks", 0)
+           + sum(v for k, v in report["output_options"].items() if k not in ("options_checked", "probes")))
     return 0 if report["all_passed"] and bad == 0 else 1
 
 

@@ -12,6 +12,7 @@ file changes. A positive control per option shows the command's arguments reach 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -53,6 +54,19 @@ def declared_outputs() -> list[tuple[str, str, str]]:
 
 
 OUTPUTS = declared_outputs()
+STATS: dict[str, int] = {"probes": 0, "changed_stores": 0, "old_files_changed": 0, "not_refused": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stats():
+    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    yield
+    path = os.environ.get("BFR_RELIABILITY_STATS")
+    if path:
+        p = Path(path)
+        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+        data["outputs"] = {**STATS, "options": len(OUTPUTS)}
+        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def test_every_option_that_looks_like_an_output_is_declared_as_one() -> None:
@@ -133,6 +147,8 @@ def _store(tmp: Path, template: Path) -> Path:
 def _refused(capsys, argv: list[str], option: str) -> None:
     code = main(argv)
     err = capsys.readouterr().err.strip().splitlines()
+    STATS["probes"] += 1
+    STATS["not_refused"] += int(code != 2)
     assert code == 2, (argv, err)
     assert len(err) == 1 and err[0].startswith(f"bfr {argv[0]}: error: ") and option in err[0], err
 
@@ -145,6 +161,7 @@ def test_an_output_option_never_writes_over_the_store_or_its_log(command, option
     aim = TARGETS[target](tmp_path, db)
     before = _files(db)
     _refused(capsys, _argv(command, option, aim, db, template[1], "--force"), option)
+    STATS["changed_stores"] += int(_files(db) != before)
     assert _files(db) == before, f"{command} {option} at {target} changed the store"
 
 
@@ -159,6 +176,7 @@ def test_an_output_option_keeps_an_existing_file_without_force_and_writes_a_new_
     old.write_text("keep me\n", encoding="utf-8")
     aim = str(old.parent if kind == "folder" else old)
     _refused(capsys, _argv(command, option, aim, db, template[1]), option)
+    STATS["old_files_changed"] += int(old.read_text(encoding="utf-8") != "keep me\n")
     assert old.read_text(encoding="utf-8") == "keep me\n"
     new = tmp_path / "new" / ("out" if kind == "folder" else "out.jsonl")
     assert main(_argv(command, option, str(new), db, template[1])) == 0, capsys.readouterr().err

@@ -104,3 +104,18 @@ def test_missing_key_says_what_to_set():
         make_llm(LLMConfig(provider="anthropic"), Store(), env={}, secrets_path="/nonexistent")
     with pytest.raises(LLMConfigError, match="OPENAI_API_KEY"):
         make_llm(LLMConfig(provider="openai"), Store(), env={}, secrets_path="/nonexistent")
+
+
+def test_a_key_written_with_spaces_between_its_characters_is_masked():
+    key = "sk-proj-Zq81mWx0Lr5Tb7Yc3Nv9"
+    spaced = " ".join(key)
+    grouped = " ".join(key[i : i + 4] for i in range(0, len(key), 4))
+    tabbed = "\t".join(key[i : i + 2] for i in range(0, len(key), 2))
+    for written in (spaced, grouped, tabbed):
+        out = scrub(f"Incorrect API key provided: {written}. See the docs.", [key])
+        assert out.startswith("Incorrect API key provided: ***") and out.endswith(" See the docs.")
+        bare = out.replace(" ", "").replace("\t", "")
+        assert not any(key[i : i + 6] in bare for i in range(len(key) - 5)), out
+    assert scrub("the quick brown fox jumps over it", [key]) == "the quick brown fox jumps over it"
+    other = "Zq81mWx0Lr5Tb7Yc3Nv9xx"  # not sk-shaped: found by its 10-character windows across the spaces
+    assert scrub(" ".join(other), [other]).replace("*", "").replace(" ", "") == ""

@@ -5,6 +5,7 @@ row with the reason and keeps every other row; the run finishes. Origins are mar
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,20 @@ from bfr_core.method.arms import ArmOutputError, checked_steps
 from bfr_core.records import Step
 from bfr_core.runs import load_results
 from bfr_core.store import Store
+
+STATS: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stats():
+    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    yield
+    path = os.environ.get("BFR_RELIABILITY_STATS")
+    if path:
+        p = Path(path)
+        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+        data["plugins"] = STATS
+        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def _arm(evidence_of):
@@ -62,6 +77,9 @@ def test_bad_plugin_output_fails_its_rows_with_a_reason_and_keeps_the_others(dem
     finally:
         store.close()
     n_q = len({r["question_id"] for r in rows})
+    STATS.update(bad_outputs=len(bad), rows=len(rows), bad_rows_refused=sum(
+        r["arm"] in bad and r["status"] == "failed" for r in rows), good_rows_kept=sum(
+        r["arm"] not in bad and r["status"] == "ok" for r in rows), rows_lost=n_q * len(arms) - len(rows))
     assert n_q == 4 and len(rows) == n_q * len(arms) and finished is not None
     for r in rows:
         if r["arm"] in bad:
@@ -97,3 +115,54 @@ def test_plugin_arms_are_marked_in_the_report_and_by_eval(demo, monkeypatch, cap
     plugin_note(("mem0", "p-good"))
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("note: arm p-good is a plug-in") and "gold" in err[0]
+
+
+HANGING = """
+import sys, threading, time
+from pathlib import Path
+from bfr_core import pipeline
+from bfr_core.cli import main
+
+marker = Path(sys.argv[2])
+
+def hangs(ctx, query):
+    marker.write_text("in")
+    threading.Event().wait()  # never returns
+
+pipeline.ARMS["p-hangs"] = hangs
+raise SystemExit(main(["eval", "--db", sys.argv[1], "--dataset", "demo", "--arms", "p-hangs,mem0", "--workers", "2",
+                       "--quiet", "--limit", "3"]))
+"""
+
+
+def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_path) -> None:
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    db, marker = tmp_path / "s.duckdb", tmp_path / "marker"
+    shutil.copyfile(demo, db)
+    proc = subprocess.Popen([sys.executable, "-c", HANGING, str(db), str(marker)], cwd=root,
+                            env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), proc.stderr.read() if proc.poll() is not None else "the arm never ran"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    STATS.update(interrupt_s=round(took, 2), interrupt_tracebacks=int("Traceback" in err))
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err[-2000:]
+    assert took < 10, took

@@ -11,13 +11,19 @@ A job's context is shared by many jobs (a scope's views, the LLM clients); its i
 (a question and an arm). Results never depend on the executor or the number of workers: ``fn`` must be
 a function of its arguments (every tie is broken by id, every seed fixed), and ``map`` preserves order.
 At most ``window`` jobs are in flight, so a huge run does not queue everything at once.
+
+Interrupting (Ctrl-C) a threaded run returns at once: jobs not started are dropped, and jobs still
+running (an arm that hangs, a plug-in's included) are left to their daemon threads, which end with
+the process; any other way out of ``map`` waits for the running jobs, as before.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
 
 from bfr_core.errors import BfrError
@@ -34,6 +40,39 @@ class Executor(Protocol):
     def map(self, fn: Callable[[C, T], R], jobs: Iterable[tuple[C, T]]) -> Iterator[R]: ...
 
 
+class _DaemonPool:
+    """``workers`` daemon threads taking jobs from one queue (``concurrent.futures.ThreadPoolExecutor``
+    joins its threads when the interpreter exits, so one hung job would hold up an interrupted run)."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future, Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True) for i in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, fn, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+                future.set_exception(exc)
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Future[R]:
+        future: Future[R] = Future()
+        self._jobs.put((future, fn, args))
+        return future
+
+    def shutdown(self, *, wait: bool) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        if wait:
+            for t in self._threads:
+                t.join()
+
+
 class ThreadExecutor:
     """``workers`` threads (for work that waits on API calls); 1 runs the jobs in the calling thread."""
 
@@ -48,8 +87,9 @@ class ThreadExecutor:
             for ctx, item in jobs:
                 yield fn(ctx, item)
             return
-        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="bfr-eval")
+        pool = _DaemonPool(self.workers, "bfr-eval")
         pending: deque[Future[R]] = deque()
+        interrupted = False
         try:
             for ctx, item in jobs:
                 pending.append(pool.submit(fn, ctx, item))
@@ -57,10 +97,13 @@ class ThreadExecutor:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
-        finally:  # an error or a closed generator: drop what has not started, wait for the rest
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:  # drop what has not started; wait for the rest, unless interrupted
             for f in pending:
                 f.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=not interrupted)
 
 
 def _ray_call(fn: Callable[[Any, Any], Any], ctx: Any, item: Any) -> Any:

@@ -14,8 +14,13 @@ first 6 characters at the start of a word; its last 4 at the end of a word (Open
 ``sk-proj-****...5e6f``). Key-shaped tokens are scrubbed whatever the configuration: ``sk-`` and
 6+ key characters after it (``sk-proj-``, ``sk-ant-`` included). A token is a run of key, mask,
 base64 and URL-encoding characters, so JSON quotes and sentence spaces around it survive.
+A key written with spaces or tabs between its characters (``s k - p r o j ...``, or in groups) is
+found too: in a run of short tokens (at most :data:`SPACED_TOKEN` characters each) separated by
+spaces or tabs, read without the spaces, any 10 characters of a configured key in a row mask every
+token they touch (a key-shaped ``sk-`` run is not looked for across spaces: read so, it would run on
+into the words after it).
 
-Does not cover: keys split by whitespace or encoded twice; prompts (the project's own data, sent
+Does not cover: keys split by line breaks or other characters, or encoded twice; prompts (the project's own data, sent
 out, never a key); the offline rules backend, which reads no key and calls nothing.
 """
 
@@ -43,6 +48,10 @@ _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=%*.~]+")
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-*.]{6,}")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _SECRET_NAMES = re.compile(r"key|secret|token|password", re.I)
+SPACED_TOKEN = 8  # tokens this short, separated by spaces, may be one key written apart
+_TC = r"[A-Za-z0-9_\-+/=%*.~]"
+_SPACED = re.compile(rf"(?<!{_TC}){_TC}{{1,{SPACED_TOKEN}}}(?:[ \t]+{_TC}{{1,{SPACED_TOKEN}}})+(?!{_TC})")
+_GAP = re.compile(r"[ \t]+")
 
 
 class Redactor:
@@ -58,7 +67,27 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if not text:
             return text
+        text = _SPACED.sub(self._spaced, text)
         return _TOKEN.sub(lambda m: MASK if self.leaks(m.group()) else m.group(), text)
+
+    def _spaced(self, run: re.Match[str]) -> str:
+        """A run of short space-separated tokens with each token masked that a key fragment, read across
+        the spaces, touches."""
+        parts = _GAP.split(run.group())
+        joined = "".join(parts)
+        hit = bytearray(len(joined))
+        for windows, _, _ in self._checks:
+            for i in range(len(joined) - WINDOW + 1):
+                if joined[i : i + WINDOW] in windows:
+                    hit[i : i + WINDOW] = b"\1" * WINDOW
+        if not any(hit):
+            return run.group()
+        gaps = _GAP.findall(run.group()) + [""]
+        out, at = [], 0
+        for part, gap in zip(parts, gaps, strict=True):
+            out.append((MASK if any(hit[at : at + len(part)]) else part) + gap)
+            at += len(part)
+        return "".join(out)
 
     def leaks(self, token: str) -> bool:
         """Whether ``token`` (one run of key-like characters) holds a key fragment in any form."""
