@@ -151,6 +151,8 @@ pick = o1.selectbox("Open a question in Trace (or select a table row to open it)
 if o3.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:", disabled=not ids):
     st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick, "arm": open_arm,
                                                    "run": run_id})
+if st.toggle("Full question text", key="fail_wrap",
+             help="A table that wraps each question's text (a grid cell cannot); select rows in the grid below"):
+    st.table(view[[c for c in order if c != "trace"]].set_index("question_id"))
 st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun", column_order=order,
-             selection_mode="single-row", height="auto" if len(view) <= 8 else 480,
-             row_height=56)  # rows of two to three lines: the question text wraps instead of being cut off
+             selection_mode="single-row", height="auto" if len(view) <= 12 else 440)
