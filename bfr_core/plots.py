@@ -328,7 +328,7 @@ def arm_bars(rows: Sequence[Mapping[str, Any]], *, measure: str = "Gold Hit", ti
     """One bar per arm: ``rows`` have ``arm``, ``value`` (0-100 or None), ``lo`` / ``hi`` (an interval,
     or None) and ``size`` (the set size the value was measured at, shown under the arm's name)."""
     shown = [r for r in rows if r.get("value") is not None]
-    names = [f"{r['arm']}<br>({r['size']} turns)" if r.get("size") is not None else str(r["arm"]) for r in shown]
+    names = [f"{r['arm']}<br>({r['size']:g} turns)" if r.get("size") is not None else str(r["arm"]) for r in shown]
     vals = [float(r["value"]) for r in shown]
     has_ci = all(r.get("lo") is not None and r.get("hi") is not None for r in shown) and bool(shown)
     err = ({"type": "data", "symmetric": False, "array": [float(r["hi"]) - v for r, v in zip(shown, vals, strict=True)],

@@ -132,10 +132,13 @@ cfg.update({c: st.column_config.NumberColumn(c, format="%.2f", width="small") fo
 cfg.update({c: st.column_config.NumberColumn(c, width="small") for c in view.columns
             if c.endswith((" GH", " CER", " size", " J", " Suff"))})
 all_cols = st.toggle("All columns", key="fail_all_cols",
-                     help="Off: each arm's Gold Hit, CER and set size, so the table fits the page; on: every column "
-                          "(ER, F1, J, Suff too), scrolled sideways")
+                     help="Off: each arm's figure on the measure chosen above (Gold Hit or CER), and its set size when "
+                          "the arms' sizes differ, so the table fits the page; on: every column, scrolled sideways")
+compact = (f" {T.SHORT[on]}",) + ((" size",) if k is None and unequal else ())
 order = list(view.columns) if all_cols else [c for c in view.columns if not c.startswith(tuple(f"{a} " for a in arms))
-                                             or c.endswith((" GH", " CER", " size"))]
+                                             or c.endswith(compact)]
+if not all_cols and not (k is None and unequal):
+    st.caption(f"Every set here holds at most {k or next(iter(sizes.values()), 0)} turns.")
 ids = list(view["question_id"])
 row = W.new_row_pick("fail_table", ids)  # a newly selected table row opens that question in Trace
 if row is not None:
@@ -143,10 +146,14 @@ if row is not None:
                                                    "run": run_id})
 if ss.get("fail_pick") not in ids and ids:
     ss["fail_pick"] = ids[0]
-pick = o1.selectbox("Open a question in Trace (or select a table row to open it)", ids, key="fail_pick")
+texts_by_id = dict(zip(view["question_id"], view["question"], strict=True))
+pick = o1.selectbox("Open a question in Trace (or select a table row to open it)", ids, key="fail_pick",
+                    format_func=lambda i: f"{i} · {texts_by_id.get(i) or ''}")
 if o3.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:", disabled=not ids):
     st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick, "arm": open_arm,
                                                    "run": run_id})
+if st.toggle("Full question text", key="fail_wrap",
+             help="A table that wraps each question's text (a grid cell cannot); select rows in the grid below"):
+    st.table(view[[c for c in order if c != "trace"]].set_index("question_id"))
 st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun", column_order=order,
-             selection_mode="single-row", height="auto" if len(view) <= 8 else 480,
-             row_height=56)  # rows of two to three lines: the question text wraps instead of being cut off
+             selection_mode="single-row", height="auto" if len(view) <= 12 else 440)

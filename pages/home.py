@@ -90,9 +90,16 @@ if done_runs:
                    **{name: (f"{f[key]:.1f}" + (f" [{f[key + '_lo']:.0f}, {f[key + '_hi']:.0f}]"
                                                  if f.get(key + "_lo") is not None else "")) if key in f else "—"
                       for key, name in shown}} for f in figures], hide_index=True, key="home_results")
-    st.plotly_chart(plots.arm_bars([{"arm": f["arm"], "value": f.get("gold_hit"), "lo": f.get("gold_hit_lo"),
-                                     "hi": f.get("gold_hit_hi"), "size": f["set size"]} for f in figures],
-                                   title=f"Gold Hit per arm · {by_id[run_id]['dataset_id']}"), key="home_chart")
+    charted = [(key, name) for key, name in shown if key in REP.PROPORTION]
+    names = dict(charted)
+    measure = st.segmented_control("Chart", list(names), format_func=names.get, key="home_measure",
+                                   default="cer" if "cer" in names else next(iter(names), None),
+                                   help="CER: the share of questions whose set holds every gold turn") or "cer"
+    st.plotly_chart(plots.arm_bars([{"arm": f["arm"], "value": f.get(measure), "lo": f.get(f"{measure}_lo"),
+                                     "hi": f.get(f"{measure}_hi"), "size": f["set size"]} for f in figures],
+                                   measure=names.get(measure, measure),
+                                   title=f"{names.get(measure, measure)} per arm · {by_id[run_id]['dataset_id']}"),
+                    key="home_chart")
     l1, l2, l3 = st.columns(3)
     l1.page_link("pages/failures.py", label="Per question on Failures", icon=":material/table_view:",
                  query_params={"run": run_id})

@@ -98,7 +98,7 @@ def test_judge_accept_figure_marks_known_wrong_systems():
 
 
 def test_arm_bars_name_the_set_size_and_draw_the_interval():
-    fig = plots.arm_bars([{"arm": "mem0", "value": 50.0, "lo": 30.0, "hi": 70.0, "size": 10},
+    fig = plots.arm_bars([{"arm": "mem0", "value": 50.0, "lo": 30.0, "hi": 70.0, "size": 10.0},
                           {"arm": "bfr-mv", "value": 80.0, "lo": 60.0, "hi": 90.0, "size": 10},
                           {"arm": "none", "value": None, "lo": None, "hi": None, "size": 10}])
     bar = fig.data[0]

@@ -222,9 +222,15 @@ def test_the_question_table_fits_the_page_and_wraps_the_question(app_db):
     at = _page()
     table = next(d for d in at.dataframe if "question_id" in d.value.columns)
     shown = list(table.proto.column_order)
-    assert "question" in shown and "mem0 GH" in shown and "bfr-mv size" in shown
-    assert "mem0 ER" not in shown and "bfr-mv F1" not in shown  # the compact default
-    assert table.proto.row_height >= 50  # room for the question text to wrap
+    assert "question" in shown and "mem0 GH" in shown and "bfr-mv GH" in shown
+    assert "mem0 ER" not in shown and "bfr-mv F1" not in shown and "mem0 CER" not in shown  # the compact default
+    assert "bfr-mv size" not in shown and "Every set here holds at most 10 turns" in texts(at)  # one common size
+    at.segmented_control(key="fail_on").set_value("CER").run()
+    shown = list(next(d for d in at.dataframe if "question_id" in d.value.columns).proto.column_order)
+    assert "mem0 CER" in shown and "mem0 GH" not in shown
+    at.toggle(key="fail_wrap").set_value(True).run()  # a table whose cells wrap the question text
+    assert any("How many days did it take for my new camera strap to arrive after I ordered it?" in list(t.value["question"])
+               for t in at.table)
     at.toggle(key="fail_all_cols").set_value(True).run()
     table = next(d for d in at.dataframe if "question_id" in d.value.columns)
     assert "mem0 ER" in list(table.proto.column_order)

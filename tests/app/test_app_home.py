@@ -74,6 +74,9 @@ def test_home_shows_the_latest_runs_figures_at_a_common_set_size(app_db):
     body = texts(at)
     assert "Compared at **10 turns each**" in body and "report demo-fake0001" in body
     assert at.get("plotly_chart"), "a chart of the per-arm figures"
+    assert at.segmented_control(key="home_measure").value == "cer"  # complete evidence: the paper's measure
+    at.segmented_control(key="home_measure").set_value("gold_hit").run()
+    assert not at.exception, [e.value for e in at.exception]
     links = [(p.proto.page, p.proto.label, p.proto.query_string) for p in at.get("page_link")]
     assert ("failures", "Per question on Failures", "run=demo-fake0001") in links
     # the "Start here" steps are links, and the README's --benchmark form is named

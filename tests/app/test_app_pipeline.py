@@ -13,11 +13,11 @@ from bfr_core.pipeline import arm_names
 
 @pytest.mark.parametrize("arm", [a for a in ("mem0", "amem", "fca-ms", "bfr-text", "bfr-mv") if a in arm_names()])
 def test_trace_run_all_with_real_arm(real_db, arm):
-    at = app_test().run()
-    at.switch_page("pages/trace.py").run()
-    at.selectbox(key="trace_question").select("q1").run()
-    at.selectbox(key="trace_arm").select(arm).run()
-    at.button(key="trace_all").click().run()
+    at = app_test().run(timeout=120)  # the real arms on 2 shared cores: no 30 s default
+    at.switch_page("pages/trace.py").run(timeout=120)
+    at.selectbox(key="trace_question").select("q1").run(timeout=120)
+    at.selectbox(key="trace_arm").select(arm).run(timeout=120)
+    at.button(key="trace_all").click().run(timeout=240)
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert any(h.value.startswith("Final evidence set") for h in at.subheader)
