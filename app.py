@@ -15,7 +15,7 @@ from contextlib import ExitStack
 import streamlit as st
 
 from bfr_core.errors import BfrError
-from ui import access, storepath
+from ui import access, markup, storepath
 from ui import resources as R
 
 # The page icon is a file of this repository, sent inline: a ":material/..." or emoji icon makes every
@@ -74,15 +74,15 @@ with ExitStack() as held:
         held.enter_context(store.session())  # let go when this run ends: idle, the app holds no lock
         queued = R.flush_queued_labels(store)
     except BfrError as exc:
-        st.error(str(exc))
+        st.error(markup.text(exc))
         st.stop()
     if R.being_written(store):
-        st.info(f"{store.snapshot_of} is being written by another process (for example a `bfr ingest` in a "
+        st.info(f"{markup.code(store.snapshot_of)} is being written by another process (for example a `bfr ingest` in a "
                 "terminal) and holds no dataset yet. Press Refresh when it has finished.",
                 icon=":material/hourglass_top:")
         st.stop()
     if store.snapshot_of:
-        st.warning(f"{store.snapshot_of} is in use by another process (for example a running `bfr eval`): "
+        st.warning(f"{markup.code(store.snapshot_of)} is in use by another process (for example a running `bfr eval`): "
                    "showing a read-only snapshot as of its last checkpoint. Labels you save are queued "
                    "and written when that process ends; press Refresh then to see its results.",
                    icon=":material/lock:")
@@ -95,6 +95,6 @@ with ExitStack() as held:
     torn, kept_in = R.set_aside_labels(store)
     if torn:
         st.sidebar.warning(f"{torn} line(s) of the queued-label file could not be written as labels (a save killed "
-                           f"while it wrote, or an edited file) and are kept in {kept_in}; "
+                           f"while it wrote, or an edited file) and are kept in {markup.code(kept_in)}; "
                            "every valid label was written.", icon=":material/warning:")
     page.run()

@@ -3,6 +3,14 @@ view, Figure 1's premise per view, and the relevance-versus-sufficiency cases mi
 
     .venv/bin/python bench/bench_demo_case.py --db STORE [--eval] [--arms mem0,amem,bfr-text,bfr-mv]
     # writes bench/out/demo_case.json
+    .venv/bin/python bench/bench_demo_case.py --offline
+    # writes bench/out/demo_case_offline.json
+
+``--offline`` measures the paper's point on the embedded demo dataset's camera-strap analogue, with
+no model: BFR-MV under the recorded model decomposition (``roles.decomposer.Replay``) and under the
+offline rules, each with its requirements, the requirements each gold turn's incidence row covers,
+Stage I's minimum cover, the gold turns in E0 and in the final set, and mem0's top-k at the same two
+set sizes (the Demo page's "at a common set size" table).
 
 STORE must hold dataset ``longmemeval`` (e.g. the one bench/bench_app_ingest.py keeps; its path is
 in bench/out/app_ingest.json). The store is copied first, so it is never changed. ``--eval`` runs
@@ -31,16 +39,54 @@ from bfr_core.store import Store  # noqa: E402
 
 QID = "b3c15d39"
 K = 10
+DEFAULT_OUT = str(ROOT / "bench" / "out" / "demo_case.json")
+
+
+def offline(out_path: str) -> None:
+    from bfr_core import pipeline
+    from bfr_core.ingest.demo import ensure_demo_store
+    from bfr_core.roles.decomposer import Replay
+    from ui.democase import point, stage_one_facts
+
+    store = ensure_demo_store(Path(tempfile.mkdtemp(prefix="bfr-bench-demo-")) / "demo.duckdb", embed=False)
+    q = store.question("demo", "q1")
+    gold = list(q.gold)
+    out: dict = {"question_id": q.question_id, "question": q.text, "gold": gold, "runs": {}}
+    for name, llm in (("recorded", Replay(store)), ("rules", None)):
+        t0 = time.perf_counter()
+        trace = pipeline.run(store, "demo", q.question_id, "bfr-mv", llm=llm)
+        facts = stage_one_facts(trace, gold)
+        sizes = (len(facts.e0), len(trace.evidence))
+        mem0 = {n: pipeline.run(store, "demo", q.question_id, "mem0", k=n).evidence for n in sizes}
+        out["runs"][name] = {
+            "source": facts.source, "requirements": [list(r) for r in facts.requirements],
+            "gold_covers": {g: list(r) for g, r in facts.covers.items()}, "cover": list(facts.cover),
+            "point": [{"holds": h, "sentence": s} for h, s in point(facts, gold, {})],
+            "lattice_intents": [c["intent"] for s in trace.steps if s.kind == "lattice" for c in s.data["concepts"]],
+            "rounds_new": [[t for t in s.data.get("retained", [])] for s in trace.steps if s.kind == "round"],
+            "equal_size": [{"size": n, "mem0_gold": sum(g in mem0[n] for g in gold),
+                            "bfr_mv_gold": sum(g in ev for g in gold)}
+                           for n, ev in zip(sizes, (facts.e0, trace.evidence), strict=True)],
+            "seconds": round(time.perf_counter() - t0, 2)}
+    store.close()
+    Path(out_path).write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1)[:3000])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", required=True)
+    ap.add_argument("--offline", action="store_true", help="the demo dataset's analogue, no model (see above)")
+    ap.add_argument("--db")
     ap.add_argument("--dataset", default="longmemeval")
     ap.add_argument("--eval", action="store_true")
     ap.add_argument("--arms", default="mem0,amem,bfr-text,bfr-mv")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "demo_case.json"))
+    ap.add_argument("--out", default=DEFAULT_OUT)
     args = ap.parse_args()
+    if args.offline:
+        offline(args.out if args.out != DEFAULT_OUT else str(ROOT / "bench" / "out" / "demo_case_offline.json"))
+        return
+    if not args.db:
+        ap.error("--db STORE is required without --offline")
     tmp = Path(tempfile.mkdtemp(prefix="bfr-bench-demo-")) / "store.duckdb"
     shutil.copy(args.db, tmp)
     store = Store(tmp)

@@ -109,7 +109,7 @@ def round_trip(db: Path, dataset_id: str, blind: list[dict], full: list[dict]) -
             stdout, sys.stdout = sys.stdout, fh
             try:
                 rc = bfr(["import-run", str(trec), "--db", str(copy), "--dataset", dataset_id, "--name", "outside",
-                          "--allow-missing"])
+                          "--allow-missing", "--json"])
             finally:
                 sys.stdout = stdout
         took = round(time.perf_counter() - t0, 1)

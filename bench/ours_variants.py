@@ -270,4 +270,4 @@ def score_variant(views: Any, query: Query, v: Variant) -> TurnScores:
 
 def run_variant(ctx: Any, query: Query, v: Variant) -> list[Step]:
     """The arm ``bfr`` (Stage I, Stage II) over the variant's ranking."""
-    return ours.run_scored(ctx, query, score_variant(ctx.views, query, v), v.cover)
+    return ours.run_scored(ctx, query, score_variant(ctx.views, query, v), v.cover, v.settings)

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+from types import ModuleType
 
 from bfr_core.errors import BfrError
 
@@ -30,6 +31,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def command_parser(name: str) -> tuple[ModuleType, argparse.ArgumentParser]:
+    """The module of subcommand ``name`` and its argument parser (what :func:`main` parses with)."""
+    module_name, help_text = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    cmd = argparse.ArgumentParser(prog=f"bfr {name}", description=help_text)
+    module.add_arguments(cmd)
+    return module, cmd
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="bfr", description="BFR Workbench command line")
@@ -43,10 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         parser.print_help()
         return 0
-    module_name, help_text = COMMANDS[argv[0]]
-    module = importlib.import_module(module_name)
-    cmd = argparse.ArgumentParser(prog=f"bfr {argv[0]}", description=help_text)
-    module.add_arguments(cmd)
+    module, cmd = command_parser(argv[0])
     args = cmd.parse_args(argv[1:])
     try:
         return int(module.run(args) or 0)

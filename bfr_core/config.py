@@ -11,6 +11,7 @@ Also the app's team mode (:func:`team_settings`: the ``BFR_TEAM`` switch and the
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -62,6 +63,19 @@ def _section(cls: type, data: dict[str, Any], name: str) -> Any:
     return replace(cls(), **data)
 
 
+CONFIG_ENV = "BFR_CONFIG"
+PROJECT_CONFIG = Path(__file__).resolve().parents[1] / "bfr.toml"
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """The config file in force: the file ``$BFR_CONFIG`` names, else ``bfr.toml`` in the repository
+    folder when there is one, else ``None`` (the defaults)."""
+    named = (os.environ if env is None else env).get(CONFIG_ENV, "").strip()
+    if named:
+        return Path(named).expanduser()
+    return PROJECT_CONFIG if PROJECT_CONFIG.is_file() else None
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Defaults, overridden by a TOML file with [retrieval] and [llm] tables."""
     if path is None:
@@ -98,6 +112,7 @@ class TeamSettings:
     team: bool
     claim: str = "email"  # the claim that names the user
     model_users: tuple[str, ...] = ()
+    leads: tuple[str, ...] = ()  # who may export every annotator's labels and see and cancel every job
 
 
 LOCAL = TeamSettings(team=False)
@@ -137,17 +152,22 @@ def _check_auth(auth: Any) -> None:
         raise TeamSettingsError(f"{where} lacks {', '.join(missing)} (or has them empty); the app stays closed")
 
 
-def _bfr_settings(bfr: Any) -> tuple[str, tuple[str, ...]]:
+def _bfr_settings(bfr: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     where = f"{SECRETS} [bfr]"
     if not isinstance(bfr, Mapping):
         raise TeamSettingsError(f"{where} must be a table; the app stays closed")
     claim = bfr.get("identity_claim", "email")
     if not _text(claim):
         raise TeamSettingsError(f"{where} identity_claim must be a claim name (text); the app stays closed")
-    users = bfr.get("model_users", [])
+    return claim.strip(), _users(bfr, "model_users", where), _users(bfr, "leads", where)
+
+
+def _users(bfr: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """A list of user names (e-mail addresses) of the ``[bfr]`` table, lower-cased; ``["*"]`` = everyone."""
+    users = bfr.get(key, [])
     if not isinstance(users, list | tuple) or not all(isinstance(u, str) for u in users):
-        raise TeamSettingsError(f"{where} model_users must be a list of e-mail addresses; the app stays closed")
-    return claim.strip(), tuple(u.strip().lower() for u in users if u.strip())
+        raise TeamSettingsError(f"{where} {key} must be a list of e-mail addresses; the app stays closed")
+    return tuple(u.strip().lower() for u in users if u.strip())
 
 
 def _text(value: Any) -> bool:

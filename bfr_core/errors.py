@@ -1,11 +1,14 @@
 """Errors a user can act on. The CLI prints them as one line (exit 2); the app shows them in a box.
 
 Anything else escaping is a bug and keeps its traceback. :func:`some` is how every message lists
-ids: a few, then how many more (one home, for ingest and for imported runs alike).
+ids: a few, then how many more (one home, for ingest and for imported runs alike). :func:`printable`
+is how a stored or user-given name reaches a terminal: control and format characters (an escape
+sequence would recolour, move or clear the terminal) shown as Python escapes.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 
@@ -24,6 +27,16 @@ class InputError(BfrError):
             where += f", field '{field}'"
         super().__init__(f"{where}: {message}")
         self.path, self.record, self.field = path, record, field
+
+
+def printable(text: str) -> str:
+    """``text`` with each control, format, separator-other-than-space or unassigned character (Unicode
+    categories Cc, Cf, Cs, Co, Cn, Zl, Zp) written as its escape (``\\x1b``, ``\\u202e``), so
+    printing it shows what it holds and does nothing to the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c == " " or (unicodedata.category(c)[0] not in "CZ" or unicodedata.category(c) == "Zs")
+                   else repr(c)[1:-1] for c in text)
 
 
 def some(ids: Sequence[str], limit: int = 5) -> str:

@@ -18,7 +18,7 @@ from bfr_core.baselines.mragent import mragent_flat
 from bfr_core.baselines.topk import amem, mem0
 from bfr_core.config import Budget, Config
 from bfr_core.errors import BfrError
-from bfr_core.method.arms import DEFAULT_BUDGET, ArmContext, ArmFn
+from bfr_core.method.arms import DEFAULT_BUDGET, ArmContext, ArmFn, checked_steps
 from bfr_core.method.budgets import budget_for
 from bfr_core.method.ours import bfr
 from bfr_core.method.stage1 import fca_ms
@@ -115,7 +115,7 @@ def run_query(
     name, b = resolve_budget(arm, budget)
     ctx = ArmContext(views, config, b, name, llm, k or config.retrieval.k)
     start = time.perf_counter()
-    steps = resolve(arm)(ctx, query)
+    steps = checked_steps(resolve(arm)(ctx, query), views.position)  # the arm boundary: ids of this scope
     elapsed = (time.perf_counter() - start) * 1000
     return Trace(dataset_id, query.question_id, arm, name, provider_label(llm), tuple(steps), elapsed)
 

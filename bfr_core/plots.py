@@ -2,7 +2,8 @@
 
 Covers: the formal context as a heatmap, the concept lattice as a layered graph, a requirement
 coverage matrix, Gold Hit / ER / CER by step, the budget frontier (quality versus calls), a
-confusion matrix, a simple bar chart and the judges' accept rates by system. Each builder takes lists and dicts (the JSON a Trace step
+confusion matrix, a simple bar chart, one bar per arm with its interval and set size, and the judges' accept rates by
+system. Each builder takes lists and dicts (the JSON a Trace step
 carries, or rows of a results table) and returns a ``plotly.graph_objects.Figure``; none reads
 the store and none imports streamlit, so the CLI, notebooks and tests can call them too.
 
@@ -18,7 +19,6 @@ from typing import Any
 import plotly.graph_objects as go
 
 GOLD_MARK = "★ "
-USED = "#d62728"  # prefilter-used concepts, gold rows
 PLAIN = "#1f77b4"
 MUTED = "#9aa5b1"
 METRIC_COLORS = {"Gold Hit": "#2ca02c", "ER": "#1f77b4", "CER": "#d62728"}
@@ -110,6 +110,19 @@ def lattice_layout(concepts: Sequence[Mapping[str, Any]], edges: Sequence[Sequen
     return pos
 
 
+CONCEPT_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+TOP_COLOR = "#7f7f7f"  # the top concept: every pool turn, no requirement
+MAX_CONCEPT_LEGEND = len(CONCEPT_COLORS)  # beyond this many concepts, one colour per intent size
+
+
+def concept_name(intent: Sequence[str], n_extent: int, attribute_labels: Mapping[str, str]) -> str:
+    """A concept's legend entry: its requirements (ids and short texts) and how many turns hold them."""
+    if not intent:
+        return f"no requirement: every pool turn ({n_extent})"
+    reqs = " + ".join(f"{a} {_short(attribute_labels[a], 28)}" if a in attribute_labels else str(a) for a in intent)
+    return f"{reqs} ({n_extent} turn{'s' if n_extent != 1 else ''})"
+
+
 def lattice_figure(
     concepts: Sequence[Mapping[str, Any]], edges: Sequence[Sequence[str]], used: Sequence[str] = (), *,
     object_labels: Mapping[str, str] | None = None, attribute_labels: Mapping[str, str] | None = None,
@@ -117,8 +130,10 @@ def lattice_figure(
 ) -> go.Figure:
     """The concept lattice layered by intent size; hover lists extent and intent.
 
-    Concepts the prefilter used are drawn larger in red; concepts whose extent holds a gold turn
-    get a star in their label.
+    Each concept has its own colour and legend entry naming its requirements (the top concept grey;
+    beyond :data:`MAX_CONCEPT_LEGEND` concepts, one colour and entry per intent size). Concepts the
+    prefilter used are drawn larger with a black ring; a concept whose extent is empty is hollow;
+    ``★n`` in a label counts the gold turns in its extent.
     """
     object_labels = object_labels or {}
     attribute_labels = attribute_labels or {}
@@ -131,34 +146,47 @@ def lattice_figure(
             ey += [pos[str(lo)][1], pos[str(hi)][1], None]
     fig = go.Figure(go.Scatter(x=ex, y=ey, mode="lines", line={"color": MUTED, "width": 1},
                                hoverinfo="skip", showlegend=False))
-    for is_used in (False, True):
-        cs = [c for c in concepts if (str(c["id"]) in used_set) == is_used]
-        if not cs:
-            continue
+    per_concept = len(concepts) <= MAX_CONCEPT_LEGEND
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for c in concepts:
+        intent = list(c.get("intent", ()))
+        groups[concept_name(intent, len(c.get("extent", ())), attribute_labels) if per_concept or not intent
+               else f"{len(intent)} requirement(s)"].append(c)
+    colored = 0
+    for name, cs in groups.items():
+        if any(c.get("intent") for c in cs):
+            color, colored = CONCEPT_COLORS[colored % len(CONCEPT_COLORS)], colored + 1
+        else:
+            color = TOP_COLOR
         hover, text = [], []
         for c in cs:
             extent, intent = list(c.get("extent", ())), list(c.get("intent", ()))
-            star = GOLD_MARK if gold_set & set(extent) else ""
+            n_gold = len(gold_set & set(extent))
+            star = f"{GOLD_MARK.strip()}{n_gold} " if n_gold else ""
             text.append(f"{star}{{{', '.join(map(str, intent))}}} · {len(extent)}")  # intent and extent size
             hover.append(
-                f"<b>{c['id']}</b> ({len(extent)} turns, {len(intent)} requirements)<br>"
+                f"<b>{c['id']}</b> ({len(extent)} turns, {len(intent)} requirements"
+                + (", used by the prefilter" if str(c["id"]) in used_set else "") + ")<br>"
                 f"<b>intent</b>: {', '.join(_short(attribute_labels.get(a, a), 40) for a in intent) or '∅'}<br>"
                 f"<b>extent</b>: " + "<br>".join(
                     (GOLD_MARK if o in gold_set else "") + _short(object_labels.get(o, o), 70) for o in extent[:12])
                 + ("<br>…" if len(extent) > 12 else ""))
+        is_used = [str(c["id"]) in used_set for c in cs]
         fig.add_trace(go.Scatter(
             x=[pos[str(c["id"])][0] for c in cs], y=[pos[str(c["id"])][1] for c in cs],
             mode="markers+text", text=text, textposition="top center", hovertext=hover, hoverinfo="text",
-            marker={"size": 16 if is_used else 10, "color": USED if is_used else PLAIN,
-                    "line": {"width": 1, "color": "white"}},
-            name="used by the prefilter" if is_used else "concept",
+            marker={"size": [18 if u else 11 for u in is_used],
+                    "color": [color if c.get("extent") else "white" for c in cs],
+                    "line": {"width": [3 if u else 1.5 for u in is_used],
+                             "color": ["black" if u else color for u in is_used]}},
+            name=name,
         ))
     fig.update_xaxes(visible=False, range=[-0.08, 1.08])
     # the top concept (all turns, empty intent) is drawn at the top, as lattices usually are
     fig.update_yaxes(title="intent size (requirements)", dtick=1, zeroline=False, autorange="reversed")
-    fig.update_layout(legend={"orientation": "h", "y": -0.08})
+    fig.update_layout(legend={"orientation": "h", "y": -0.08}, showlegend=True)
     n_layers = len({p[1] for p in pos.values()}) or 1
-    return _base(fig, title, max(300, 90 * n_layers + 80))
+    return _base(fig, title, max(300, 90 * n_layers + 80 + 22 * min(len(groups), MAX_CONCEPT_LEGEND)))
 
 
 def metrics_by_step(rows: Sequence[Mapping[str, Any]], title: str = "Gold Hit, ER and CER by step") -> go.Figure:
@@ -242,6 +270,36 @@ def bar_counts(counts: Mapping[str, int], *, title: str = "", x_title: str = "",
     return _base(fig, title, 320)
 
 
+def sufficiency_gap(
+    curves: Mapping[str, Mapping[Any, Mapping[str, Any]]], *, any_key: str = "turn_hit", all_key: str = "recall_all",
+    title: str = "Any gold against all gold, by budget",
+) -> go.Figure:
+    """Per system, two lines over the budget (evidence-set size): a gold turn found (``any_key``, solid) and
+    every gold turn found (``all_key``, dashed, same colour); the space between them is the sufficiency gap.
+
+    ``curves``: system -> budget (a number or its string) -> a dict with both keys (percentages); a budget
+    missing either key is left out of that system's lines.
+    """
+    fig = go.Figure()
+    palette = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+    for j, (system, points) in enumerate(curves.items()):
+        rows = sorted(((float(b), p) for b, p in points.items()
+                       if isinstance(p, Mapping) and p.get(any_key) is not None and p.get(all_key) is not None),
+                      key=lambda bp: bp[0])
+        if not rows:
+            continue
+        colour = palette[j % len(palette)]
+        xs = [b for b, _ in rows]
+        for key, dash, label in ((any_key, "solid", "any gold"), (all_key, "dash", "all gold")):
+            fig.add_trace(go.Scatter(
+                x=xs, y=[float(p[key]) for _, p in rows], mode="lines+markers", name=f"{system}: {label}",
+                legendgroup=system, line={"color": colour, "dash": dash, "width": 3 if j == 0 else 1.5},
+                hovertemplate="%{x:.0f} turns: %{y:.1f}%<extra>" + f"{system}: {label}" + "</extra>"))
+    fig.update_xaxes(title="evidence-set size (turns)", type="log", tickvals=[5, 10, 20, 40])
+    fig.update_yaxes(title="% of questions", range=[0, 100])
+    return _base(fig, title, 420)
+
+
 def judge_accept_figure(judges: Mapping[str, Mapping[str, Any]], known_wrong: Sequence[str] = (),
                         title: str = "Accept rate by judge and system") -> go.Figure:
     """Grouped bars: for each system (x), each judge's accept rate (% CORRECT of decided answers).
@@ -264,3 +322,20 @@ def judge_accept_figure(judges: Mapping[str, Mapping[str, Any]], known_wrong: Se
     fig.update_yaxes(title="accepted (% of decided)", range=[0, 110])
     fig.update_xaxes(type="category")
     return _base(fig, title, 420)
+
+
+def arm_bars(rows: Sequence[Mapping[str, Any]], *, measure: str = "Gold Hit", title: str = "") -> go.Figure:
+    """One bar per arm: ``rows`` have ``arm``, ``value`` (0-100 or None), ``lo`` / ``hi`` (an interval,
+    or None) and ``size`` (the set size the value was measured at, shown under the arm's name)."""
+    shown = [r for r in rows if r.get("value") is not None]
+    names = [f"{r['arm']}<br>({r['size']} turns)" if r.get("size") is not None else str(r["arm"]) for r in shown]
+    vals = [float(r["value"]) for r in shown]
+    has_ci = all(r.get("lo") is not None and r.get("hi") is not None for r in shown) and bool(shown)
+    err = ({"type": "data", "symmetric": False, "array": [float(r["hi"]) - v for r, v in zip(shown, vals, strict=True)],
+            "arrayminus": [v - float(r["lo"]) for r, v in zip(shown, vals, strict=True)], "color": "#444"}
+           if has_ci else None)
+    fig = go.Figure(go.Bar(x=names, y=vals, error_y=err, marker_color=METRIC_COLORS.get(measure, PLAIN),
+                           text=[f"{v:.1f}" for v in vals], textposition="inside",
+                           hovertemplate="%{x}: %{y:.1f}<extra>" + measure + "</extra>"))
+    fig.update_yaxes(title=measure + " (%)", range=[0, 105])
+    return _base(fig, title, 320)

@@ -1,8 +1,10 @@
 """The runs / results / traces tables: their schema, their writes and their reads, in one place.
 
 Covers: the DDL (:data:`RUNS_DDL`, :func:`ensure_schema`), registering a run (:func:`register_run`,
-:func:`finish_run`, :func:`add_arm` / :func:`delete_arm` for an imported system), which (question, arm) pairs are done (:func:`done_pairs`), one batch of rows and
-traces in one transaction (:func:`write_batch`), the answer-level column updates
+:func:`finish_run`), an imported system's arm written whole in one transaction (:func:`write_arm`:
+its run registered when new, an earlier import of it replaced, its rows and traces; a kill or a full
+disk at any point leaves the store as before), which (question, arm) pairs are done
+(:func:`done_pairs`), one batch of rows and traces in one transaction (:func:`write_batch`), the answer-level column updates
 (:func:`update_answer_columns`, :func:`update_judge_column`) and the reads the summaries, the report,
 the app and ``bfr trace`` use (:func:`run_row`, :func:`load_results`, :func:`list_runs`,
 :func:`load_trace_dict`). Does not cover: what the rows mean (``evaluation.evaluate``,
@@ -94,7 +96,12 @@ def register_run(store: Store, run_id: str, dataset_id: str, arms: Sequence[str]
                  provider: str, n_questions: int, options: dict[str, Any], data_sha: str | None = None) -> None:
     """The run's row (kept as first written when the run is resumed). ``data_sha`` is the content hash
     of the dataset version the run is computed on (``datasets.source_sha256``)."""
-    store.cursor().execute(
+    _register(store.cursor(), run_id, dataset_id, arms, budget, k, provider, n_questions, options, data_sha)
+
+
+def _register(cur: Any, run_id: str, dataset_id: str, arms: Sequence[str], budget: str, k: int, provider: str,
+              n_questions: int, options: dict[str, Any], data_sha: str | None) -> None:
+    cur.execute(
         "INSERT OR IGNORE INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options, data_sha) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, dataset_id, list(arms), budget, k, provider, n_questions, json.dumps(options), data_sha],
@@ -132,23 +139,31 @@ def stale_runs(store: Store, dataset_id: str) -> dict[str, str]:
         "WHERE u.dataset_id = ? AND NOT v.current ORDER BY u.created, u.run_id", [dataset_id]).fetchall()}
 
 
-def add_arm(store: Store, run_id: str, arm: str) -> None:
-    """Append ``arm`` to a run's arms (an imported system joining the run); no-op when it is there."""
-    store.cursor().execute(
-        "UPDATE runs SET arms = list_append(arms, ?) WHERE run_id = ? AND NOT list_contains(arms, ?)",
-        [arm, run_id, arm])
-
-
-def delete_arm(store: Store, run_id: str, arm: str) -> None:
-    """One arm's rows and traces of a run, in one transaction (the run keeps the arm's name)."""
+def write_arm(store: Store, run_id: str, arm: str, rows: list[tuple[Any, ...]], traces: list[tuple[Any, ...]], *,
+              new_run: dict[str, Any] | None = None, replace: bool = False, finish: bool = False) -> None:
+    """An imported system's arm of a run, in one transaction: the run registered first when
+    ``new_run`` holds :func:`register_run`'s keyword arguments, the arm's earlier rows and traces
+    deleted when ``replace``, the arm added to the run's arms, its rows and traces inserted, and the
+    run marked finished only when ``finish`` (a run of its own; another run's state is never changed)."""
     with store.transaction() as tx:
-        for table in ("results", "traces"):
-            tx.execute(f"DELETE FROM {table} WHERE run_id = ? AND arm = ?", [run_id, arm])
+        if new_run is not None:
+            _register(tx, run_id, **{"data_sha": None, **new_run})
+        if replace:
+            for table in ("results", "traces"):
+                tx.execute(f"DELETE FROM {table} WHERE run_id = ? AND arm = ?", [run_id, arm])
+        tx.execute("UPDATE runs SET arms = list_append(arms, ?) WHERE run_id = ? AND NOT list_contains(arms, ?)",
+                   [arm, run_id, arm])
+        _insert_batch(tx, run_id, rows, traces)
+        if finish:
+            _finish(tx, run_id)
 
 
 def finish_run(store: Store, run_id: str) -> None:
-    store.cursor().execute("UPDATE runs SET finished = ? WHERE run_id = ?",
-                           [time.strftime("%Y-%m-%d %H:%M:%S"), run_id])
+    _finish(store.cursor(), run_id)
+
+
+def _finish(cur: Any, run_id: str) -> None:
+    cur.execute("UPDATE runs SET finished = ? WHERE run_id = ?", [time.strftime("%Y-%m-%d %H:%M:%S"), run_id])
 
 
 def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
@@ -161,15 +176,19 @@ def done_pairs(store: Store, run_id: str) -> set[tuple[str, str]]:
 def write_batch(store: Store, run_id: str, rows: list[tuple[Any, ...]], traces: list[tuple[Any, ...]]) -> None:
     """One transaction: this batch's rows replace failed rows of an earlier attempt at the same
     (question, arm) pairs; finished pairs are never rewritten. Bulk inserts, not one per row."""
-    batch = {(r[1], r[2]) for r in rows}
     with store.transaction() as tx:
-        earlier = tx.execute("SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'failed'",
-                             [run_id]).fetchall()
-        for question_id, arm in (p for p in earlier if p in batch):
-            tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
-                       [run_id, question_id, arm])
-        insert_columns(tx, "results", rows_to_columns(RESULT_COLUMNS, rows), or_ignore=True)
-        insert_columns(tx, "traces", rows_to_columns(TRACE_COLUMNS, traces), or_ignore=True)
+        _insert_batch(tx, run_id, rows, traces)
+
+
+def _insert_batch(tx: Any, run_id: str, rows: list[tuple[Any, ...]], traces: list[tuple[Any, ...]]) -> None:
+    batch = {(r[1], r[2]) for r in rows}
+    earlier = tx.execute("SELECT question_id, arm FROM results WHERE run_id = ? AND status = 'failed'",
+                         [run_id]).fetchall()
+    for question_id, arm in (p for p in earlier if p in batch):
+        tx.execute("DELETE FROM results WHERE run_id = ? AND question_id = ? AND arm = ?",
+                   [run_id, question_id, arm])
+    insert_columns(tx, "results", rows_to_columns(RESULT_COLUMNS, rows), or_ignore=True)
+    insert_columns(tx, "traces", rows_to_columns(TRACE_COLUMNS, traces), or_ignore=True)
 
 
 def answer_todo(store: Store, run_id: str) -> list[tuple[Any, ...]]:

@@ -59,10 +59,11 @@ def form(text: str) -> str:
     return "question" if "question" in forms else "request" if "request" in forms else "remark"
 
 
-def clauses(text: str) -> tuple[str, ...]:
+def clauses(text: str, text_form: str | None = None) -> tuple[str, ...]:
     """A remark's clauses (stripped, in order) when it has at least two, else ``()``: a question, a
-    request or a remark that does not split is scored whole."""
-    if form(text) != "remark":
+    request or a remark that does not split is scored whole. ``text_form``: :func:`form` of ``text``
+    when the caller has it already (``turn_scores`` reads it from the word-trust signals)."""
+    if (text_form or form(text)) != "remark":
         return ()
     out = tuple(p for s in sentences(text) for p in (c.strip(" \t.!?\u3002\uff01\uff1f") for c in _CLAUSE_BREAK.split(s))
                 if len(words(p)) >= MIN_WORDS)

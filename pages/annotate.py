@@ -1,9 +1,11 @@
 """Annotate: blinded sufficiency labels on (question, evidence set) snapshots of finished runs.
 
 The item shows the question, the reference answer and anonymised evidence only (no method,
-budget, system answer or ids). Each click saves at once; LLM judges' labels appear only after
-the annotator's own label. Shortcuts: S sufficient, I insufficient, U uncertain (Streamlit
-button shortcuts; they do not fire while the cursor is in the note box).
+budget, system answer or ids), every set of a question cut to one size (``evaluation.labels``).
+Each click saves at once; the LLM judges' labels on an item appear only when the annotator asks,
+after their own label on it, and the Agreement panel counts only items the annotator has labelled
+(nothing about an item is shown before). Shortcuts: S sufficient, I insufficient, U uncertain
+(Streamlit button shortcuts; they do not fire while the cursor is in the note box).
 """
 
 import streamlit as st
@@ -32,11 +34,12 @@ def save(item_id: str, name: str, label: str) -> None:
         state["annot_last"] = (name, item_id, label, saved == L.QUEUED)
 
 
-def export(fmt) -> str:
-    """Every label version as ``fmt`` renders it, read in a session of its own (a download runs apart from the page)."""
+def export(fmt, annotator: str | None) -> str:
+    """``annotator``'s label versions (every annotator's for ``None``) with the LLM judges' labels beside
+    them, as ``fmt`` renders them, read in a session of its own (a download runs apart from the page)."""
     store = R.store()
     with store.session():
-        return fmt(L.export_rows(store))
+        return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i)))
 
 
 BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
@@ -47,7 +50,8 @@ name = access.identity() or st.text_input(
     "Annotator name", key="annot_name", placeholder="your name (labels are saved under it)").strip()
 if access.identity():
     st.caption(f"Labelling as **{W.esc(name)}** (your login).")
-total = R.label_queue_size(path)
+stamp = L.queue_stamp(store)  # a run finished or judged meanwhile shows without Refresh
+total = R.label_queue_size(path, stamp)
 sets = R.datasets(path)
 if not total:
     if store.read_only:
@@ -61,7 +65,7 @@ if not total:
                         "Run one with `--suff`, so that LLM judgments can be revealed after your labels, then press "
                         "Refresh:", C.eval_cmds(path, sets, suff=True))
     st.stop()
-if not R.judged_item_count(path):
+if not R.judged_item_count(path, stamp):
     st.caption("No item has LLM Suff@Set judgments yet, so none will be revealed after your labels. For them, "
                "run your `bfr eval` again with `--suff` added (the command is not shown here: it names the arms, "
                "which this page keeps hidden).")
@@ -70,19 +74,16 @@ if not name:
     st.stop()
 
 raters = AG.rater_labels(store)
-asked = R.label_item_questions(path)  # the queue's items in order, read once per sync
+asked = R.label_item_questions(path, stamp)  # the queue's items in order, read once per sync
 todo, done = L.standing(list(asked), raters.get(name, {}), L.waiting_items(store, name))
 total = len(asked)
 st.progress(done / total if total else 0.0, text=f"{done} of {total} items labelled by {name}")
 mode = st.segmented_control("Show", ["Queue", "My labels", "Disagreements"], default="Queue", key="annot_mode") or "Queue"
 
 last = ss.get("annot_last")
-if mode == "Queue" and last and last[0] == name:
-    judged, by = AG.judged_item(store, last[1])
+if mode == "Queue" and last and last[0] == name:  # no verdict here: it would steer the next label
     queued = " (queued: written to the store when the other process lets go)" if last[3:] and last[3] else ""
-    who = f" ({W.esc(by)})" if by else ""
-    st.success(f"Saved **{last[2]}**{queued}. LLM judges{who} on that item: "
-               + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
+    st.success(f"Saved **{last[2]}**{queued}. Its LLM judges' labels are under “My labels”, on request.")
 
 mine = [i for i in asked if i in raters.get(name, {})]
 if mode == "Queue":
@@ -121,20 +122,28 @@ if item_id is not None:
                    help="read-only store: labels cannot be saved" if locked else None,
                    on_click=save, args=(item_id, name, label))
     if ss.get("annot_error"):
-        st.error(ss.pop("annot_error"))
+        st.error(W.esc(ss.pop("annot_error")))
     cur = L.current_label(store, item_id, name)
-    if cur is not None:  # revealed only once this annotator has labelled the item
-        judged, by = AG.judged_item(store, item_id)
-        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s)) · LLM judges"
-                    + (f" ({W.esc(by)})" if by else "") + ": "
-                    + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items()) or "not judged"))
+    if cur is not None:  # the judges only once this annotator has labelled the item, and asks
+        st.markdown(f"Your label: **{cur['label']}** ({cur['versions']} version(s))")
+        if st.toggle("Show the LLM judges' labels on this item", key=f"annot_reveal_{item_id}"):
+            judged, by = AG.judged_item(store, item_id)
+            st.markdown("LLM judges" + (f" ({W.esc(by)})" if by else "") + ": "
+                        + (", ".join(f"{W.esc(k)}: **{v}**" for k, v in judged.items())
+                           or "not judged (no `--suff` run judged this set whole)"))
         st.dataframe(L.history(store, item_id, name), hide_index=True, key="annot_hist",
                      column_config={"label_id": None, "annotator": None})
 
 st.divider()
 st.subheader("Agreement", anchor=False)
-agree = AG.agreement(store, raters)
-if agree:
+# over the items this annotator has labelled only: nothing about an item shows before their own label
+mine_set = set(mine)
+shared = {r: {i: v for i, v in labs.items() if i in mine_set} for r, labs in raters.items()}
+raters = {r: labs for r, labs in shared.items() if labs}
+agree = AG.agreement(store, raters) if mine else []
+if not mine:
+    st.caption("Agreement appears once you have labelled items: it compares raters on your labelled items only.")
+elif agree:
     names = sorted(raters)
     c1, c2 = st.columns([0.55, 0.45])
     c1.dataframe(agree, hide_index=True, key="annot_agree",
@@ -149,7 +158,18 @@ if agree:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
     st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
+st.subheader("Export", anchor=False)
 e1, e2 = st.columns(2)  # the files are made on click, not on every label saved
-e1.download_button("Export CSV", lambda: export(L.to_csv), file_name="labels.csv", mime="text/csv", key="annot_csv")
-e2.download_button("Export JSONL", lambda: export(L.to_jsonl), file_name="labels.jsonl", mime="application/jsonl",
-                   key="annot_jsonl")
+e1.download_button("My labels (CSV)", lambda: export(L.to_csv, name), file_name="my-labels.csv", mime="text/csv",
+                   key="annot_csv")
+e2.download_button("My labels (JSONL)", lambda: export(L.to_jsonl, name), file_name="my-labels.jsonl",
+                   mime="application/jsonl", key="annot_jsonl")
+if access.may_export_all(own_done=not todo):
+    e1.download_button("Every annotator's labels (CSV)", lambda: export(L.to_csv, None), file_name="labels.csv",
+                       mime="text/csv", key="annot_all_csv")
+    e2.download_button("Every annotator's labels (JSONL)", lambda: export(L.to_jsonl, None), file_name="labels.jsonl",
+                       mime="application/jsonl", key="annot_all_jsonl")
+else:
+    st.caption("Every annotator's labels, with the runs and arms behind each item: "
+               + ("for a lead ([bfr] leads in the team's secrets), " if access.team_mode() else "")
+               + "once your own queue is done.")

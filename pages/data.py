@@ -17,12 +17,16 @@ from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
 from ui.ingesting import (
+    TEXTS_NOTE,
     clash_message,
     corpus_file,
     export_name,
+    guess_kind,
     gui_error,
     names_line,
     rest_line,
+    shared_choices,
+    shared_label,
     stopped_message,
     stopped_vectors_message,
     vectors_line,
@@ -41,8 +45,7 @@ path = R.store_path()
 
 st.subheader("Load a benchmark", anchor=False)
 sources = ["Path on this machine", "Upload a file"]
-shared = sorted(p for p in R.SHARED_DATA.glob("*.json*")) if R.SHARED_DATA.is_dir() else []
-shared += [R.SHARED_DATA / "beam"] if (R.SHARED_DATA / "beam").is_dir() else []
+shared = shared_choices(R.SHARED_DATA)
 if shared:
     sources.append("Shared copy (../shared/data)")
 source = st.radio("Source", sources, horizontal=True, key="data_source")
@@ -54,11 +57,11 @@ elif source.startswith("Upload"):
     upload = st.file_uploader(f"Benchmark file (at most {MAX_UPLOAD_MB} MB)", type=["json", "jsonl", "gz"],
                               key="data_upload", max_upload_size=MAX_UPLOAD_MB)
 else:
-    chosen = st.selectbox("Shared file", shared, format_func=lambda p: p.name, key="data_shared")
+    chosen = st.selectbox("Shared file or BEAM folder", shared, format_func=lambda p: shared_label(p, R.SHARED_DATA),
+                          key="data_shared", help="BEAM: the whole copy, one tier (e.g. beam/100K) or one conversation "
+                                                  "(e.g. beam/100K/1, the quickest to load)")
     file_path = str(chosen)
-name_hint = Path(file_path or (upload.name if upload else "")).name.lower()
-guess = ("beam" if "beam" in name_hint else "locomo-plus" if "locomo_plus" in name_hint or "locomo-plus" in name_hint
-         else "locomo" if "locomo" in name_hint else "longmemeval" if "longmemeval" in name_hint else "jsonl")
+guess = guess_kind(file_path or (upload.name if upload else "")) if (file_path or upload) else "jsonl"
 
 c1, c2, c3, c4 = st.columns([0.25, 0.35, 0.2, 0.2], vertical_alignment="bottom")
 kind = c1.selectbox("Kind", KINDS, index=KINDS.index(guess), key=f"data_kind_{guess}", help=KIND_HELP)
@@ -84,14 +87,14 @@ dataset_id = name.strip() or (default_name(kind, file_path or (upload.name if up
                               if (file_path or upload) else "")
 clash = bool(dataset_id) and not replace and store.dataset(dataset_id) is not None
 if clash:
-    st.warning(clash_message(dataset_id), icon=":material/warning:")
+    st.warning(W.esc(clash_message(dataset_id)), icon=":material/warning:")
 if store.read_only:
     st.info("This store is open read-only (another process holds it), so nothing can be loaded into it now.")
 stopped = ss.pop("data_running", None)  # left set only by a job a click stopped (a Streamlit rerun)
 if stopped is not None and stopped.get("job") == "vectors":
-    st.info(stopped_vectors_message(stopped["dataset"], R.readiness(path, stopped["dataset"])))
+    st.info(W.esc(stopped_vectors_message(stopped["dataset"], R.readiness(path, stopped["dataset"]))))
 elif stopped is not None:
-    st.info(stopped_message(stopped["dataset"], stopped["before"], store.dataset(stopped["dataset"])))
+    st.info(W.esc(stopped_message(stopped["dataset"], stopped["before"], store.dataset(stopped["dataset"]))))
 
 
 @contextmanager
@@ -103,6 +106,8 @@ def running(job: dict, cancel_help: str):
     cancel.button("Cancel", key="data_cancel", icon=":material/cancel:", help=cancel_help)
     ss["data_running"] = job
     bar = W.ProgressBar("Starting…")
+    note = st.empty()
+    note.caption(TEXTS_NOTE)
     try:
         yield bar
     except Exception:
@@ -114,6 +119,7 @@ def running(job: dict, cancel_help: str):
         bar.clear()
     finally:
         cancel.empty()
+        note.empty()
         R.refresh()  # Home and the other pages re-read the store (also after a cancel)
 
 
@@ -137,9 +143,10 @@ if st.button("Ingest", type="primary", key="data_ingest", icon=":material/upload
             report = ingest(store, kind, file_path, name=name.strip() or None, replace=replace, embed=embed,
                             progress=bar, options=options)
     except BfrError as exc:
-        st.error(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
-                           upload_name=upload.name if upload is not None else None))
+        st.error(W.esc(gui_error(str(exc), tmp_path=file_path if upload is not None else None,
+                           upload_name=upload.name if upload is not None else None)))
     else:
+        ss["data_dataset"] = report.dataset_id  # "What the store holds" below opens on the new dataset
         st.success(f"Loaded **{W.esc(report.dataset_id)}** in {time.perf_counter() - t0:.0f} s: {report.scopes} "
                    f"scopes, {report.sessions} sessions, {report.turns} turns, {report.questions} questions "
                    f"({report.scoreable} scoreable).")
@@ -187,7 +194,7 @@ if not ready.dense_ready:
                          "Stops computing; the vectors computed so far are kept.") as bar:
                 n = finish_embeddings(store, chosen_id, progress=bar)
         except BfrError as exc:
-            st.error(str(exc))
+            st.error(W.esc(exc))
         else:
             st.success(f"Computed {n:,} vectors: every turn text of **{W.esc(chosen_id)}** has them now.")
     if Path(d["source"]).is_file():

@@ -11,6 +11,7 @@ import streamlit as st
 
 from bfr_core import pipeline, plots
 from bfr_core.config import RetrievalConfig
+from bfr_core.roles.decomposer import Replay
 from ui import commands as C
 from ui import democase as D
 from ui import resources as R
@@ -45,6 +46,21 @@ with st.container(border=True):
     st.markdown(f"**Question**: {W.esc(q.text)}  \n**Reference answer**: {W.esc(reference_text(q))}")
     st.caption(f"dataset {W.esc(case.dataset_id)} · {len(turns)} turns in scope · gold turns: "
                + ", ".join(W.esc(label[g]) for g in gold))
+
+rec = S.recorded_for(store, q.text)
+if rec is not None:
+    source = st.radio("Requirements from", (D.RECORDED, D.RULES), horizontal=True, key="demo_source",
+                      help="Stage I's requirements: a model's decomposition recorded in this store's LLM cache "
+                           "and replayed (no model runs), or the offline rules' reading of the question's form")
+else:
+    source = D.RULES
+if source == D.RECORDED:
+    st.markdown(f"**Decomposition used**: the recorded decomposition of {W.esc(rec.model)} (recorded on "
+                f"{W.esc(rec.date)}), replayed from this store's LLM cache; no model runs. Everything else "
+                "(the cover, grounding, the rounds and the answer) is offline rules.")
+else:
+    st.markdown("**Decomposition used**: offline rules (the question's form), no model"
+                + ("." if rec is not None else "; this store holds no recorded model decomposition of it."))
 
 key = ("demo", path, case.dataset_id, case.question_id)
 if ss.get("demo_topk_key") != key:
@@ -85,8 +101,21 @@ st.markdown(f"The BM25 top-{k} holds **{len(held)} of {len(gold)}** gold turns �
 W.show_turns_table(W.turns_frame([{"rank": i + 1, "turn_id": t} for i, t in enumerate(topk.evidence)], turns,
                                  gold=gold), key="demo_topk_table", dataset_id=case.dataset_id)
 
+
+
+def mem0_at(n: int) -> tuple[str, ...]:
+    """mem0's top-``n`` on this question (its top-k at the page's k is already computed)."""
+    if n == k:
+        return topk.evidence
+    cache = ss.setdefault("demo_mem0_at", {})
+    if (key, n) not in cache:
+        cache[(key, n)] = pipeline.run(store, case.dataset_id, case.question_id, "mem0", k=n).evidence
+    return cache[(key, n)]
+
+
 st.header("3 · BFR-MV, step by step", anchor=False)
-trace, shown = stepper("demo_", key, lambda: pipeline.run(store, case.dataset_id, case.question_id, "bfr-mv"),
+trace, shown = stepper("demo_", (*key, source), lambda: pipeline.run(
+    store, case.dataset_id, case.question_id, "bfr-mv", llm=Replay(store) if source == D.RECORDED else None),
                        spinner="Running BFR-MV…")
 if trace is not None:
     view = S.StepView(case.dataset_id, turns, frozenset(gold), True, key="demo_s", recorded=S.recorded_for(store, q.text))
@@ -95,21 +124,35 @@ if trace is not None:
         S.render_step(i, step, view, prev)
         prev = step.evidence
         st.divider()
+    facts = D.stage_one_facts(trace, gold)
+    stage_one_done = facts is not None and any(s.kind == "grounding" for s in trace.steps[:shown])
+    if stage_one_done:
+        st.subheader("The paper's point, read from this run's Stage I", anchor=False)
+        for holds, sentence in D.point(facts, gold, label):
+            (st.success if holds else st.warning)(W.esc(sentence), icon=":material/check:" if holds else ":material/close:")
     if shown:
         st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, gold, shown), title="BFR-MV: Gold Hit, ER, CER"),
                         key="demo_metrics")
     if shown == len(trace.steps):
         both = all(g in trace.evidence for g in gold)
         ans = answer_and_judge(rules, q, [turns[t] for t in trace.evidence if t in turns], R.OFFLINE)
+        same = mem0_at(len(trace.evidence))
         (st.success if both else st.warning)(
             f"BFR-MV holds {sum(g in trace.evidence for g in gold)} of {len(gold)} gold turns in "
-            f"{len(trace.evidence)} turns after {trace.calls} retrieval calls; mem0's top-{k} held {len(held)}.")
+            f"{len(trace.evidence)} turns after {trace.calls} retrieval calls; mem0's top-{len(same)} holds "
+            f"{sum(g in same for g in gold)}.")
+        st.markdown("**At a common set size** (each row compares sets of one size):")
+        pairs = [(mem0_at(len(facts.e0)), "E0, after Stage I", facts.e0)] if facts else []
+        st.dataframe(D.equal_size(gold, [*pairs, (same, "final, after the rounds", trace.evidence)]),
+                     hide_index=True, key="demo_equal")
         st.markdown(f"### {W.esc(ans.answer or ans.error)}")
         st.caption(f"answered by **offline rules** (deterministic, no model) · judge: {W.esc(verdict_text(ans))} · "
                    f"reference: {W.esc(q.answer)}" + (f"  \n{W.esc(ans.how)}" if ans.how else ""))
 done = trace is not None and shown == len(trace.steps)
-rank_slot.dataframe(D.rank_rows(gold, ranks, {"mem0": topk.evidence, **({"BFR-MV": trace.evidence} if done else {})},
-                                label), hide_index=True, key="demo_ranks")
+held_by = {"mem0": topk.evidence, **({"BFR-MV": trace.evidence} if done else {})}
+rank_slot.dataframe(D.rank_rows(gold, ranks, held_by, label), hide_index=True, key="demo_ranks",
+                    column_config={f"in {a}": st.column_config.CheckboxColumn(f"in {a}", help=f"{a}'s set holds it")
+                                   for a in held_by})
 
 st.header("4 · Real cases from this store's runs", anchor=False)
 found = D.gallery(path)

@@ -8,6 +8,7 @@ import urllib.parse
 import streamlit as st
 
 from bfr_core import plots
+from bfr_core.evaluation import report as REP
 from ui import commands as C
 from ui import keys as K
 from ui import resources as R
@@ -31,6 +32,8 @@ if not runs:
                         "then press Refresh:", C.eval_cmds(path, sets))
     st.stop()
 by_id = {r["run_id"]: r for r in runs}
+if st.query_params.get("run") in by_id and "fail_run" not in ss:  # a link (Home's results) names the run
+    ss["fail_run"] = st.query_params["run"]
 run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambda i: (
     f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
     f" · {by_id[i].get('provider') or 'offline rules'}"
@@ -38,16 +41,39 @@ run_id = st.selectbox("Eval run", list(by_id), key="fail_run", format_func=lambd
 run = by_id[run_id]
 if stale := R.stale_runs(path):
     st.caption(f"{len(stale)} run(s) computed on data since replaced (`bfr ingest --replace`) are not listed.")
-df = K.with_column(R.failures_frame(path, run_id), R.store(), run["dataset_id"])  # an overlay's disputed keys
+sizes, common = R.set_sizes(path, run_id)
+unequal = common is not None
+OWN = "each arm's own set"
+size_choice = st.segmented_control(
+    "Compare at", [f"{common} turns each", OWN] if common else [OWN], key="fail_size",
+    default=f"{common} turns each" if common else OWN,
+    help="Arms are compared at one set size by default: every set is cut to its first k ids, k being the "
+         "smallest arm's largest set, and its retrieval figures recomputed. “Each arm's own set” compares "
+         "sets of different sizes.") or OWN
+k = common if size_choice != OWN else None
+df = K.with_column(R.failures_frame_at(path, run_id, k), R.store(), run["dataset_id"])  # an overlay's disputed keys
 arms = [a for a in (run["arms"] or []) if f"{a} GH" in df.columns]
-metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns]
+metrics = [m for m, s in T.SHORT.items() if arms and f"{arms[0]} {s}" in df.columns and m != "set size"]
+largest = " · ".join(f"{W.esc(a)} {n}" for a, n in sizes.items())
+if k is not None:
+    st.caption(f"Every set cut to its first **{k}** turns (largest sets: {largest}); Gold Hit, ER and CER "
+               "recomputed on the cut sets, F1, J and Suff are those of each arm's own set.")
+elif unequal:
+    st.warning(f"Not an equal-budget comparison: the arms' sets differ in size (largest sets: {largest}).",
+               icon=":material/warning:")
+else:
+    st.caption(f"Every arm's largest set holds {next(iter(sizes.values()), 0)} turns.")
 
 st.subheader("By question type", anchor=False)
 metric = st.segmented_control("Metric", metrics, default="Gold Hit", key="fail_metric") or "Gold Hit"
-st.dataframe(T.type_table(R.type_summary(path, run_id), metric, arms), hide_index=True, key="fail_types",
+summary, cut_rows = R.cut_summary(path, run_id, k)
+KEY = {"Gold Hit": "gold_hit", "ER": "er", "CER": "cer", "F1": "f1", "judge": "judge", "Suff": "suff"}
+st.dataframe(REP.type_rows(summary, cut_rows, KEY[metric]), hide_index=True, key="fail_types",
              column_config={a: st.column_config.TextColumn(a, help=T.MEANING.get(metric)) for a in arms})
 st.caption(f"**{W.esc(metric)}**: {W.esc(T.MEANING.get(metric, ''))}"
-           + (f" Judged by **{W.esc(T.judged_by(run['provider']))}**." if metric in ("judge", "Suff") else ""))
+           + (f" Judged by **{W.esc(T.judged_by(run['provider']))}**." if metric in ("judge", "Suff") else "")
+           + f" [lo, hi]: Wilson 95% interval of a proportion; {REP.SMALL_MARK}: fewer than {REP.SMALL_N} "
+             "questions of that type; “size”: the arm's mean set size.")
 with st.expander("What every number on this page means"):
     st.markdown("\n".join(f"- **{name}** (`{T.SHORT.get(name, name)}` in the question table): {W.esc(text)}"
                            for name, text in T.MEANING.items()))
@@ -58,7 +84,7 @@ with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expande
     try:
         pts = T.load_sweep(other) if other else T.store_frontier(R.store(), run["dataset_id"])
     except (OSError, ValueError) as exc:
-        st.error(f"cannot read {other}: {exc}")
+        st.error(f"cannot read {W.esc(other)}: {W.esc(exc)}")
         pts = []
     keys = T.quality_keys(pts) if pts else []
     if pts and not keys:
@@ -97,10 +123,19 @@ o1, o2, o3 = st.columns([0.45, 0.3, 0.25], vertical_alignment="bottom")
 open_arm = o2.selectbox("with arm", arms, key="fail_open_arm")
 link = {"dataset": run["dataset_id"], "arm": open_arm, "run": run_id, **R.store_param(path)}  # a new tab: a new session
 view = view.assign(trace=["trace?" + urllib.parse.urlencode({**link, "question": q}) for q in view["question_id"]])
-cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open"),
-       "question_id": st.column_config.TextColumn("question_id", pinned=True),
-       "question": st.column_config.TextColumn("question", width="medium")}
-cfg.update({c: st.column_config.NumberColumn(c, format="%.2f") for c in view.columns if c.endswith((" ER", " F1"))})
+cfg = {"trace": st.column_config.LinkColumn("trace", display_text="open", width="small"),
+       "question_id": st.column_config.TextColumn("question_id", pinned=True, width="small"),
+       "qtype": st.column_config.TextColumn("qtype", width="small"),
+       "question": st.column_config.TextColumn("question", width="large")}
+cfg.update({c: st.column_config.NumberColumn(c, format="%.2f", width="small") for c in view.columns
+            if c.endswith((" ER", " F1"))})
+cfg.update({c: st.column_config.NumberColumn(c, width="small") for c in view.columns
+            if c.endswith((" GH", " CER", " size", " J", " Suff"))})
+all_cols = st.toggle("All columns", key="fail_all_cols",
+                     help="Off: each arm's Gold Hit, CER and set size, so the table fits the page; on: every column "
+                          "(ER, F1, J, Suff too), scrolled sideways")
+order = list(view.columns) if all_cols else [c for c in view.columns if not c.startswith(tuple(f"{a} " for a in arms))
+                                             or c.endswith((" GH", " CER", " size"))]
 ids = list(view["question_id"])
 row = W.new_row_pick("fail_table", ids)  # a newly selected table row opens that question in Trace
 if row is not None:
@@ -112,5 +147,6 @@ pick = o1.selectbox("Open a question in Trace (or select a table row to open it)
 if o3.button("Open in Trace", type="primary", key="fail_open", icon=":material/account_tree:", disabled=not ids):
     st.switch_page("pages/trace.py", query_params={"dataset": run["dataset_id"], "question": pick, "arm": open_arm,
                                                    "run": run_id})
-st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun",
-             selection_mode="single-row", height="auto" if len(view) <= 12 else 440)
+st.dataframe(view, hide_index=True, column_config=cfg, key="fail_table", on_select="rerun", column_order=order,
+             selection_mode="single-row", height="auto" if len(view) <= 8 else 480,
+             row_height=56)  # rows of two to three lines: the question text wraps instead of being cut off

@@ -1,11 +1,16 @@
-"""Home: which store is open, what it holds (benchmarks and imported systems), and where each page leads."""
+"""Home: which store is open, what it holds (benchmarks and imported systems), the latest finished run's
+per-arm figures at a common set size with a chart and links, and where each page leads."""
+
+import shlex
 
 import pandas as pd
 import streamlit as st
 
+from bfr_core import plots
+from bfr_core.evaluation import report as REP
 from ui import commands as C
+from ui import markup, storepath
 from ui import resources as R
-from ui import storepath
 
 R.require_frame()
 
@@ -21,18 +26,25 @@ runs = R.runs(path)
 finished = sum(1 for r in runs if r.get("finished"))
 
 st.subheader("Start here", anchor=False)
+DONE = ":green[:material/check_circle:]"  # a drawn mark (an icon font the app ships), not an emoji
 STEPS = [
-    ("Load a benchmark", bool(datasets), "Data page (LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or JSONL)", C.ingest_cmd(path)),
-    ("Watch one question being answered", False, "Demo page (the shutter-release case) or Trace", ""),
-    ("Evaluate arms over a dataset", bool(finished), "Evaluate page, or from a shell, then Refresh; compare them on Failures",
-     (C.eval_cmds(path, datasets) or [""])[0]),  # none before a dataset is loaded
-    ("Label evidence sets blind", False, "Annotate (needs a finished run; `--suff` adds LLM judgments)", ""),
+    ("pages/data.py", "Load a benchmark", bool(datasets), "LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or JSONL",
+     C.ingest_cmd(path)),
+    ("pages/demo.py", "Watch one question being answered", False, "the shutter-release case; any question on Trace", ""),
+    ("pages/evaluate.py", "Evaluate arms over a dataset", bool(finished),
+     "or from a shell, then Refresh; compare them on Failures", (C.eval_cmds(path, datasets) or [""])[0]),
+    ("pages/annotate.py", "Label evidence sets blind", False, "needs a finished run; `--suff` adds LLM judgments", ""),
 ]
-for n, (what, done, where, cmd) in enumerate(STEPS, 1):
-    st.markdown(f"{n}. {'✅ ' if done else ''}**{what}** · {where}" + (f"  \n`{cmd}`" if cmd and not done else ""))
+for n, (target, what, done, where, cmd) in enumerate(STEPS, 1):
+    left, right = st.columns([0.36, 0.64], vertical_alignment="center")
+    left.page_link(target, label=f"{n}. {what}", icon=":material/check_circle:" if done else ":material/arrow_forward:")
+    right.caption(("done · " if done else "") + where + (f"  \n{markup.code(cmd)}" if cmd and not done else ""))
+if datasets:  # only where an eval command is shown
+    st.caption("`bfr eval --benchmark locomo` (the README's form) and `--dataset locomo` name the same dataset; "
+               "`--dataset NAME` names any dataset of this store.")
 
 st.subheader("Open store", anchor=False)
-st.markdown(f"`{path}` · {size} · provider: **{R.provider()}**")
+st.markdown(f"{markup.code(path)} · {size} · provider: **{markup.text(R.provider())}**")
 
 if not datasets:
     st.info("This store holds no dataset yet. Load one on the Data page, or from a shell:")
@@ -57,6 +69,35 @@ stale = R.stale_runs(path)
 st.caption(f"{len(runs)} evaluation run{'' if len(runs) == 1 else 's'} ({finished} finished) in this store."
            + (f" {len(stale)} more ran on data since replaced (`bfr ingest --replace`); they are kept but not "
               "shown beside current runs." if stale else ""))
+
+done_runs = sorted((r for r in runs if r.get("finished")), key=lambda r: str(r.get("finished")), reverse=True)
+if done_runs:
+    st.subheader("Results", anchor=False)
+    by_id = {r["run_id"]: r for r in done_runs}
+    run_id = st.selectbox("Finished run", list(by_id), key="home_run", format_func=lambda i: (
+        f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
+        f" · {by_id[i].get('provider') or 'offline rules'}"))
+    sizes, k = R.set_sizes(path, run_id)
+    summary, cut = R.cut_summary(path, run_id, k)
+    figures = REP.arm_figures(summary, cut)
+    largest = " · ".join(f"{a} {n}" for a, n in sizes.items())
+    st.caption((f"Compared at **{k} turns each**: every arm's set cut to its first {k} turns (largest sets: "
+                f"{largest}); F1, J and Suff are those of each arm's own set." if k is not None else
+                f"Every arm's largest set: {largest} turns.")
+               + " [lo, hi]: Wilson 95% interval.")
+    shown = [(key, name) for key, name in REP.MEASURES if any(key in f for f in figures)]
+    st.dataframe([{"arm": f["arm"], "set size": f["set size"], "calls": f["calls"],
+                   **{name: (f"{f[key]:.1f}" + (f" [{f[key + '_lo']:.0f}, {f[key + '_hi']:.0f}]"
+                                                 if f.get(key + "_lo") is not None else "")) if key in f else "—"
+                      for key, name in shown}} for f in figures], hide_index=True, key="home_results")
+    st.plotly_chart(plots.arm_bars([{"arm": f["arm"], "value": f.get("gold_hit"), "lo": f.get("gold_hit_lo"),
+                                     "hi": f.get("gold_hit_hi"), "size": f["set size"]} for f in figures],
+                                   title=f"Gold Hit per arm · {by_id[run_id]['dataset_id']}"), key="home_chart")
+    l1, l2, l3 = st.columns(3)
+    l1.page_link("pages/failures.py", label="Per question on Failures", icon=":material/table_view:",
+                 query_params={"run": run_id})
+    l2.page_link("pages/annotate.py", label="Label these sets on Annotate", icon=":material/rule:")
+    l3.caption(f"Tables with paired tests: `{C.BFR} report {shlex.quote(run_id)} --db {shlex.quote(path)}`")
 
 st.subheader("Pages", anchor=False)
 LINKS = [

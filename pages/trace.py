@@ -5,6 +5,9 @@ eval run) preselect the question, so the Failures page can link here. An importe
 import-run``) is listed beside the arms; it has no live run, so its stored evidence is shown at once.
 """
 
+import json
+from pathlib import Path
+
 import streamlit as st
 
 from bfr_core import pipeline, plots
@@ -13,6 +16,7 @@ from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
 from ui import commands as C
 from ui import keys as K
+from ui import markup
 from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
@@ -23,6 +27,7 @@ from ui.runner import stepper
 R.require_frame()
 
 ALL = "(all scopes)"
+SUFFICIENCY = Path(__file__).resolve().parents[1] / "bench" / "out" / "ours_sufficiency.json"
 BUDGETS = ["default"] + [f"C{i}" for i in range(10)]
 ss = st.session_state
 st.title("Trace", anchor=False)
@@ -43,6 +48,8 @@ if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection
             ss["trace_question"] = qp["question"]
     if qp["arm"]:
         ss["trace_arm"] = qp["arm"]  # checked against the dataset's arms below
+    # a link to a stored trace: that run's trace is shown while its question and arm stay chosen
+    ss["trace_link"] = qp if qp["run"] else None
 
 c1, c2, c3 = st.columns([0.18, 0.22, 0.6])
 dataset = c1.selectbox("Dataset", datasets, key="trace_dataset")
@@ -88,10 +95,20 @@ with st.container(border=True):
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))
 
-linked = qp["run"] if (qp["run"] and (qp["dataset"], qp["arm"]) == (dataset, arm)) else None
+link = ss.get("trace_link")
+linked = link["run"] if link and (link["dataset"], link["question"], link["arm"]) == (dataset, qid, arm) else None
+if link and not linked and (link["dataset"], link["question"]) == (dataset, qid) and arm not in imported:
+    st.info(f"The link opened the stored trace of **{W.esc(link['arm'])}** from eval run `{link['run']}`. "
+            f"**{W.esc(arm)}** is run live here instead (Next step / Run all); choose {W.esc(link['arm'])} again "
+            "to go back to the stored trace.", icon=":material/info:")
+url = {"dataset": dataset, "question": qid, "arm": arm, "run": linked}  # the address follows what is shown
+if {k: st.query_params.get(k) for k in url} != url:
+    keep = {k: v for k, v in st.query_params.to_dict().items() if k not in url}  # e.g. ?store=
+    st.query_params.from_dict({**keep, **{k: v for k, v in url.items() if v}})
+ss["trace_qp"] = url  # not a new link: the preselection above is not applied again
 if arm in imported:  # no live run: the evidence its file gave, as stored by `bfr import-run`
     system = imported[arm]
-    run_id = linked or system.run_id
+    run_id = (link["run"] if link and link["arm"] == arm else None) or system.run_id
     trace = load_trace(store, run_id, qid, arm)
     about = (f"**{W.esc(arm)}** is an imported system ({W.esc(system.fmt)} file {W.esc(system.source)}, "
              f"eval run {W.esc(run_id)}): its stored evidence is shown; it cannot be run live here.")
@@ -103,7 +120,7 @@ if arm in imported:  # no live run: the evidence its file gave, as stored by `bf
     st.caption(about)
     shown = len(trace.steps)
 else:
-    run_id = linked if qp["question"] == qid else None
+    run_id = linked
     key = (path, dataset, qid, arm, budget, provider, run_id)
     if not run_id and (ss.get("trace_key") != key or ss.get("trace_trace") is None):  # a live run is still to come
         ready = readiness(store, dataset, q.scope_id)
@@ -114,11 +131,17 @@ else:
     if trace is None:
         st.stop()
     if run_id:
-        st.caption(f"Stored trace from eval run `{W.esc(run_id)}`.")
+        st.caption(f"Stored trace from eval run {markup.code(run_id)}.")
 
 view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", recorded=S.recorded_for(store, q.text))
 if shown and q.gold and show_gold:
     st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
+if SUFFICIENCY.exists():  # measured by bench/bench_ours_sufficiency.py: the gap between one gold turn and all of them
+    with st.expander("Any gold against all gold by budget: bfr, the paper's arms, top-k rankings (measured)"):
+        suff = json.loads(SUFFICIENCY.read_text(encoding="utf-8"))
+        for ds in (d for d in ("locomo", "longmemeval") if isinstance(suff.get(d), dict)):
+            st.plotly_chart(plots.sufficiency_gap(suff[ds], title=f"{ds}: any gold (solid), all gold (dashed)"),
+                            key=f"trace_sufficiency_{ds}")
 prev: tuple[str, ...] = ()
 for i, step in enumerate(trace.steps[:shown]):
     S.render_step(i, step, view, prev)
@@ -137,6 +160,7 @@ if shown == len(trace.steps) and trace.steps:
                         f"**Judge**: {W.esc(verdict_text(result))} · reference: {W.esc(q.answer)}")
             if result.how:
                 st.caption(W.esc(result.how))
-    st.caption("Select a row to open the turn's whole session.")
-    W.show_turns_table(W.turns_frame([{"turn_id": t} for t in trace.evidence], turns, gold=q.gold,
+    st.caption("Gold turns first (when marked), then the rest; “position”: the turn's place in the evidence set. "
+               "Select a row to open the turn's whole session.")
+    W.show_turns_table(W.turns_frame(S.gold_first(trace.evidence, q.gold if show_gold else ()), turns, gold=q.gold,
                                      show_gold=show_gold), key="trace_final", dataset_id=dataset)

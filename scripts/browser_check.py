@@ -242,6 +242,9 @@ def check(url: str, out: Path, page) -> dict:
     wait_idle(page)
     seen["demo_success"] = page.get_by_text("BFR-MV holds", exact=False).last.inner_text()
     seen["demo_answer"] = page.locator("h3").last.inner_text()
+    seen["demo_point"] = [page.locator("[data-testid=stAlert]").nth(i).inner_text()
+                          for i in range(page.locator("[data-testid=stAlert]").count())]
+    seen["demo_source"] = page.locator("p", has_text="Decomposition used").first.inner_text()
     done("demo")
 
     visit("failures", "/failures", "Failures")

@@ -50,3 +50,25 @@ def _keep_main_module():
     yield
     if main is not None:
         sys.modules["__main__"] = main
+
+
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Sum setup, call and teardown time per test file, for ``$BFR_SUITE_TIMES``."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """With ``$BFR_SUITE_TIMES`` set, write each test file's seconds there as JSON, slowest first
+    (``bench/bench_suite.py`` reads it to record the suite's time per file)."""
+    target = os.environ.get("BFR_SUITE_TIMES")
+    if not target:
+        return
+    import json
+
+    files = dict(sorted(((k, round(v, 2)) for k, v in _FILE_SECONDS.items()), key=lambda kv: (-kv[1], kv[0])))
+    Path(target).write_text(json.dumps({"exitstatus": int(exitstatus), "tests": session.testscollected,
+                                        "failed": session.testsfailed, "files": files}, indent=1), encoding="utf-8")

@@ -53,6 +53,7 @@ class WireServer:
     seen: list[Seen] = field(default_factory=list)
     delay_s: float = 0.0  # every reply waits this long (the model "thinking")
     rate_429: float = 0.0  # this share of requests (seeded) gets 429 with Retry-After
+    every_429: int = 0  # every this-many-th request gets 429 with Retry-After (0: none)
     retry_after: str = "0"
     seed: int = 17
     count: str = "words"  # usage tokens: "words" (whitespace split of the JSON) or "chars4" (count_tokens)
@@ -82,7 +83,8 @@ class WireServer:
                     fault = server.faults.popleft() if server.faults else ""
                     server.n_requests += 1
                     n = server.n_requests
-                    if not fault and server.rate_429 and random.Random(f"{server.seed}:{n}").random() < server.rate_429:
+                    if not fault and ((server.every_429 and n % server.every_429 == 0) or (
+                            server.rate_429 and random.Random(f"{server.seed}:{n}").random() < server.rate_429)):
                         fault = "429"
                         server.n_429 += 1
                 if server.max_requests is not None and n > server.max_requests:

@@ -130,7 +130,8 @@ class _Peaked:
 
     def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
         f = 50 - abs(knobs["dates"] - 6.0) - abs(knobs["remark_shift"] - 0.5) + (knobs["remark"] != "off")
-        return {"locomo": dict.fromkeys(("hit@10", "hit@40", "cer@40", "session_recall_any@5"), f)}
+        return {"locomo": dict.fromkeys(("hit@10", "cer@10", "hit@40", "cer@40", "session_recall_any@5",
+                                         "session_recall_all@5"), f)}
 
 
 def test_a_search_at_an_open_ended_edge_doubles_its_largest_value():
@@ -147,3 +148,21 @@ def test_next_value_doubles_numbers_and_pairs():
     assert S.next_value((0.0, 0.5, 1.0)) == 2.0
     assert S.next_value(((0.3, 0.2), (0.6, 0.4), (0.9, 0.6))) == (1.8, 1.2)
     assert S.next_value((0.0, 0.5, 1.0), "step") == 1.5 and S.next_value(((0.3, 0.2), (0.6, 0.4)), "step") == (0.9, 0.6)
+
+
+def test_case_order_reads_the_requirement_rows_as_the_arm_does():
+    """The protocol's set order is the arm's: requirement rows from the case's incidence over every turn, the
+    cover weight moving a turn that supplies an uncovered requirement up; with both set weights 0, the ranking."""
+    from bfr_core.method.requirements import Requirement
+
+    case = _cases(["c0"])[0]
+    ranked = turn_scores.ranking(V.combine(case.parts, V.Variant()).final)
+    late = int(ranked[5])  # a turn in the head, below the top
+    rows = np.zeros(len(case.ids), dtype=np.int64)
+    rows[int(ranked[0])], rows[late] = 0b01, 0b10
+    req = (Requirement("r1", "a", "fact", ("a",)), Requirement("r2", "b", "fact", ("b",)))
+    case = replace(case, reqs=req, req_rows=rows, dates=tuple(None for _ in case.ids))
+    plain = S.case_order(case, V.Variant())
+    assert list(plain) == list(ranked)
+    covered = S.case_order(case, V.Variant(replace(turn_scores.DEFAULT, set_cover=100.0)))
+    assert int(covered[1]) == late and set(covered[:40]) == set(ranked[:40])

@@ -54,7 +54,7 @@ def test_trec_round_trip_gives_identical_metrics(demo_run, tmp_path: Path, capsy
     assert lines and all(len(ln.split()) == 6 and ln.split()[5] == "mem0" for ln in lines)
     assert all(ln.endswith(" 1") for ln in qrels.read_text().splitlines())
     assert main(["import-run", str(trec), "--db", str(db), "--dataset", "demo", "--name", "mem0-again",
-                 "--run", run_id]) == 0
+                 "--run", run_id, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["run_id"] == run_id and out["summary"]["mean_set_size"] == 10.0
     store = Store(db)
@@ -84,8 +84,11 @@ def test_jsonl_export_import_new_run_and_k_cut(demo_run, tmp_path: Path, capsys)
     assert "systems (amem, mem0" in capsys.readouterr().err
     assert main(["import-run", str(path), "--db", str(db), "--dataset", "demo", "--name", "amem-top3",
                  "--tag", "amem", "--k", "3"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["run_id"] != run_id and out["summary"]["mean_set_size"] == 3.0
+    printed = capsys.readouterr().out.splitlines()  # a short summary a person reads, not JSON
+    assert len(printed) <= 5 and printed[0].startswith("Imported 'amem-top3' (jsonl) into run ")
+    assert "amem-top3: mean set size 3.0 · Gold Hit" in printed[1] and "bfr report" in printed[-1]
+    out = {"run_id": printed[0].split("into run ")[1].split(":")[0]}
+    assert out["run_id"] != run_id
     store = Store(db)
     try:
         cut = summarize(store, run_id, k=3)["arms"]["amem"]

@@ -168,6 +168,8 @@ def test_embedded_stitching_renames_locomo_gold_in_the_copied_session(tmp_path: 
         (_item(cue="hello there"), "cue_dialogue"),
         (_item(trigger="no speaker"), "trigger_query"),
         ({**_item(), "time_gap": 3}, "time_gap"),
+        ({**_item(), "time_gap": "5000 years later"}, "time_gap"),
+        ({**_item(), "time_gap": "99999999999 weeks later"}, "time_gap"),
     ],
 )
 def test_bad_items_name_record_and_field(tmp_path: Path, item: dict, field: str) -> None:

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from bfr_core import pipeline
+from bfr_core.method import turn_scores
 from bfr_core.records import Query, Scope, Turn
 from bfr_core.retrieval.scope import build_views
 from bfr_core.store import Store
@@ -73,6 +74,31 @@ LOCOMO_SESSIONS = {
                           ("Melanie", "I signed up for a pottery class."),
                           ("Caroline", "Pottery is relaxing, Melanie.")],
 }
+# A LoCoMo-Plus-like scope: two friends' sessions (ids as the locomo-plus loader gives them) and a cue
+# session of its own (``...:cue``) that the trigger, a remark rather than a question, refers back to.
+PLUS_SESSIONS = {
+    "conv-30:S1": [("Jon", "I opened the dance studio downtown this month."),
+                   ("Gina", "That is huge, Jon, congratulations on the studio."),
+                   ("Jon", "The first class had twelve students."),
+                   ("Gina", "I am launching my online clothing store next week.")],
+    "plus-003:cue": [("Gina", "I sprained my ankle on the hiking trail, so no running for a while."),
+                     ("Jon", "Take it slow and rest that ankle.")],
+    "conv-30:S2": [("Jon", "The studio got a write-up in the local paper."),
+                   ("Gina", "My store sold out of the summer jackets."),
+                   ("Jon", "We should celebrate both."),
+                   ("Gina", "Dinner on Friday then.")],
+}
+# A user beside an assistant who answers in paragraphs (the stating-role prior fires on such a store).
+_PARAGRAPH = ("Here is a plan that should work for you. Start with a short warm-up, then alternate between "
+              "easy and hard intervals, keep a log of each session, and rest a full day between hard efforts. "
+              "Most people who train this way see steady progress within six weeks, and the log tells you "
+              "when to push and when to back off. ")
+PARAGRAPH_SESSIONS = {
+    "chat_1": [("user", "I started training for a half marathon in May."), ("assistant", _PARAGRAPH + "Pace first."),
+               ("user", "My long run is on Sundays."), ("assistant", _PARAGRAPH + "Sundays are fine.")],
+    "chat_2": [("user", "I switched my long run to Saturdays."), ("assistant", _PARAGRAPH + "Saturdays work."),
+               ("user", "I bought new trail shoes, size ten."), ("assistant", _PARAGRAPH + "Break them in.")],
+}
 QUESTIONS = [
     ("lme", "e47becba", "When did the shutter release arrive after I bought the camera?", datetime(2023, 4, 1)),
     ("lme", "e47becba_abs", "How much did I pay for the drone?", datetime(2023, 4, 1)),
@@ -81,7 +107,14 @@ QUESTIONS = [
     ("locomo", "conv-26_q4", "What is Caroline researching?", datetime(2023, 6, 1)),
     ("locomo", "conv-26_q9", "What did Melanie paint last year?", datetime(2023, 6, 1)),
     ("locomo", "conv-26_q12", "Where did Melanie go camping with the kids?", datetime(2023, 6, 1)),
+    ("locomo", "conv-26_q20", "The pottery class finally paid off, my first bowl came out of the kiln today.",
+     datetime(2023, 6, 1)),  # a remark: the words regime yields to the dense view (word_trust)
+    ("plus", "plus-003", "I am back on the trail this weekend\nThat was quick, are you sure it has healed?",
+     datetime(2023, 7, 1)),  # the trigger of a cue session, two lines, a remark
+    ("paragraphs", "run_q1", "Which day is my long run now?", datetime(2023, 7, 1)),
+    ("paragraphs", "run_q2", "What size are my new trail shoes?", datetime(2023, 7, 1)),
 ]
+SCOPES = ("lme", "locomo", "plus", "paragraphs")
 
 
 def _turns(scope: str) -> list[Turn]:
@@ -91,6 +124,10 @@ def _turns(scope: str) -> list[Turn]:
             for i, text in enumerate(texts):
                 out.append(Turn(f"{sid}_{i + 1}", sid, i, "user" if i % 2 == 0 else "assistant", text,
                                 datetime(2023, 3, 1) + timedelta(days=5 * k)))
+    elif scope in ("plus", "paragraphs"):
+        for k, (sid, rows) in enumerate((PLUS_SESSIONS if scope == "plus" else PARAGRAPH_SESSIONS).items()):
+            for i, (speaker, text) in enumerate(rows):
+                out.append(Turn(f"{sid}:{i + 1}", sid, i, speaker, text, datetime(2023, 6, 1) + timedelta(days=9 * k)))
     else:
         for k, (sid, rows) in enumerate(LOCOMO_SESSIONS.items()):
             for i, (speaker, text) in enumerate(rows):
@@ -108,14 +145,14 @@ def _opaque(ids: list[str], seed: int) -> dict[str, str]:
 
 def _world(rename: bool):
     """(dataset id, {scope: views}, [(query, scope)], id map new -> old) under original or opaque ids."""
-    turns = {s: _turns(s) for s in ("lme", "locomo")}
+    turns = {s: _turns(s) for s in SCOPES}
     all_ids = [t.turn_id for ts in turns.values() for t in ts]
     sessions = list(dict.fromkeys(t.session_id for ts in turns.values() for t in ts))
     qids = [q[1] for q in QUESTIONS]
     tmap = _opaque(all_ids, 1) if rename else {i: i for i in all_ids}
     smap = _opaque(sessions, 2) if rename else {i: i for i in sessions}
     qmap = _opaque(qids, 3) if rename else {i: i for i in qids}
-    scmap = {"lme": "y1", "locomo": "y0"} if rename else {"lme": "lme", "locomo": "locomo"}
+    scmap = {s: f"y{j}" for j, s in enumerate(reversed(SCOPES))} if rename else {s: s for s in SCOPES}
     dataset = "d0" if rename else DATASET
     model = HashEmbedder()
     views = {}
@@ -124,7 +161,7 @@ def _world(rename: bool):
                                    local_id=tmap[t.turn_id] if t.local_id else "") for t in ts]
         sids = tuple(dict.fromkeys(t.session_id for t in new))
         speakers = tuple(dict.fromkeys(t.speaker for t in new))
-        scope = Scope(dataset, scmap[s], sids, speakers if s == "locomo" else ())
+        scope = Scope(dataset, scmap[s], sids, speakers if s in ("locomo", "plus") else ())
         views[s] = build_views(scope, new, model.encode([t.text for t in new]), model, ner=rule_ner)
     queries = [(Query(qmap[qid], scmap[s], text, date), s) for s, qid, text, date in QUESTIONS]
     back = {v: k for k, v in tmap.items()}
@@ -142,6 +179,21 @@ def test_opaque_ids_give_the_same_evidence_in_the_same_order(arm):
         for s0, s1 in zip(t0.steps, t1.steps, strict=True):
             assert list(s0.evidence) == [back[t] for t in s1.evidence], (arm, a.question_id, s0.kind)
         assert t0.evidence, (arm, a.question_id)  # a test over empty evidence could not fail
+
+
+def test_the_fixture_reaches_every_regime_of_bfr():
+    """The questions above put bfr in both regimes (a remark, a question), read a remark's clauses, and one
+    scope has the stating role (a speaker who writes paragraphs): the leak test runs through each."""
+    _, views, queries, _ = _world(rename=True)
+    regimes, clause_notes = set(), []
+    for q, s in queries:
+        pool = pipeline.run_query(views[s], q, "bfr", dataset_id="d0").steps[0].data
+        regimes.add(pool["regime"])
+        clause_notes.append(pool["clauses"])
+    assert regimes == {"words", "remark"}
+    assert any(clause_notes)
+    roles = {s: turn_scores.stating_role(v.turns) for s, v in views.items()}
+    assert roles["paragraphs"] == "user" and roles["locomo"] == roles["plus"] == ""
 
 
 def _reachable(root: object, depth: int = 6) -> list[object]:

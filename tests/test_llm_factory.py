@@ -102,3 +102,59 @@ def test_explicit_gguf_path(tmp_path):
     f = tmp_path / "m.gguf"
     f.write_bytes(b"GGUF")
     assert lp.resolve_model_path(str(f)) == f
+
+
+# -- the provider as configured (factory.configured), read by every page and command ----------------
+def _toml(tmp_path, body: str):
+    p = tmp_path / "bfr.toml"
+    p.write_text(body, encoding="utf-8")
+    return p
+
+
+def test_configured_gives_the_files_settings_for_its_provider(tmp_path):
+    from bfr_core.llm.factory import config_label, configured
+
+    p = _toml(tmp_path, '[llm]\nprovider = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\nrpm = 30\n'
+                        'timeout_s = 5\n')
+    own = configured("openai:m", p)
+    assert (own.base_url, own.rpm, own.timeout_s) == ("http://127.0.0.1:9/v1", 30, 5)
+    assert configured("", p) == own and configured("openai", p) == own and config_label(own) == "openai:m"
+    assert configured("openai:other", p).model == "other" and configured("openai:other", p).base_url == own.base_url
+    other = configured("anthropic:claude", p)  # another provider: its own defaults, the file's general settings
+    assert (other.provider, other.model, other.base_url, other.rpm, other.timeout_s) == ("anthropic", "claude", "", 0, 5)
+    assert configured("rules", p).base_url == ""
+
+
+def test_configured_without_a_file_and_with_a_bad_one(tmp_path, monkeypatch):
+    from bfr_core import config
+    from bfr_core.llm.factory import configured
+
+    monkeypatch.delenv("BFR_CONFIG", raising=False)
+    monkeypatch.setattr(config, "PROJECT_CONFIG", tmp_path / "absent.toml")
+    assert configured("openai:x") == LLMConfig(provider="openai", model="x")
+    monkeypatch.setenv("BFR_CONFIG", str(_toml(tmp_path, '[llm]\nprovider = "openai"\nbase_url = "http://h/v1"\n')))
+    assert configured("openai").base_url == "http://h/v1"
+    bad = _toml(tmp_path, "[llm]\nbase = 1\n")
+    with pytest.raises(LLMConfigError, match="bfr.toml: unknown key"):
+        configured("openai", bad)
+
+
+def test_eval_settings_for_every_client_come_from_the_file(tmp_path):
+    """`bfr eval`'s model, judge B and adjudicator clients: the file's base_url for its provider, the
+    command line's limits for all."""
+    import argparse
+
+    from bfr_core.commands import eval as ev
+
+    p = _toml(tmp_path, '[llm]\nprovider = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    parser = argparse.ArgumentParser()
+    ev.add_arguments(parser)
+    args = parser.parse_args(["--db", "x", "--arms", "mem0", "--provider", "openai", "--config", str(p),
+                              "--workers", "4", "--rpm", "60", "--judge-b", "openai:judge", "--adjudicator",
+                              "anthropic:adj"])
+    main, judge_b, adj = ev.llm_settings(args), ev.llm_settings(args, args.judge_b), ev.llm_settings(args, args.adjudicator)
+    assert (main.model, main.base_url, main.concurrency, main.rpm) == ("m", "http://127.0.0.1:9/v1", 4, 60)
+    assert (judge_b.model, judge_b.base_url) == ("judge", "http://127.0.0.1:9/v1")
+    assert (adj.provider, adj.base_url, adj.rpm) == ("anthropic", "", 60)
+    args.base_url = "http://127.0.0.1:8/v1"  # the command line's --base-url wins, for its provider only
+    assert ev.llm_settings(args).base_url == "http://127.0.0.1:8/v1" and ev.llm_settings(args, "anthropic").base_url == ""

@@ -1,5 +1,5 @@
-"""Per-provider limits: the token bucket's waits on a fake clock, Retry-After pausing every caller,
-the concurrency cap, and the retry layer handing a 429's Retry-After to the limiter."""
+"""Per-provider limits: the token bucket's waits on a fake clock, a pause holding every caller, the
+concurrency cap, and the retry layer waiting a 429's Retry-After for the refused call alone."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_limiter_is_shared_per_endpoint_and_limits():
     assert limiter_for("openai:y", Limits(4, 60, 0)) is not a
 
 
-def test_retrying_llm_hands_retry_after_to_the_limiter():
+def test_retrying_llm_waits_retry_after_itself_and_holds_no_one_else():
     class Flaky:
         provider, model, label = "openai", "m", "openai:m"
 
@@ -102,5 +102,8 @@ def test_retrying_llm_hands_retry_after_to_the_limiter():
     lim = ProviderLimiter(Limits(), clock=c, sleep=c.sleep)
     llm = RetryingLLM(Flaky(), RetryPolicy(base_delay_s=0.1, jitter=0.0), sleep=c.sleep, limiter=lim)
     assert llm.complete(LLMRequest("hi")).attempts == 2
-    assert c.slept[0] == 3.0  # the backoff honours Retry-After (max of it and the base delay)
+    assert c.slept == [3.0]  # the refused call waits the server's Retry-After
+    with lim.request():  # another caller is not paused (as in the provider SDKs)
+        pass
+    assert c.slept == [3.0]
 

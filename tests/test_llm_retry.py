@@ -39,7 +39,16 @@ def test_backoff_is_exponential_capped_and_seeded():
         base = min(10.0, 2 ** (a - 1))
         assert base <= d < base * 1.25
     assert delays != [RetryPolicy(seed=8, max_delay_s=10.0).delay(a, "k") for a in range(1, 7)]
-    assert p.delay(1, "k", retry_after=4.0) >= 4.0 and p.delay(1, "k", retry_after=99) < 12.5
+    assert p.delay(1, "k", retry_after=4.0) == 4.0 and p.delay(1, "k", retry_after=99) == 10.0
+
+
+def test_a_servers_retry_after_is_waited_as_given_even_under_a_second():
+    p = RetryPolicy()
+    assert [p.delay(a, "k", retry_after=0.2) for a in (1, 2, 3)] == [0.2, 0.2, 0.2]  # not max(1 s, 0.2 s)
+    assert p.delay(1, "k", retry_after=0.0) == p.delay(1, "k")  # 0 or none: the backoff
+    waits: list[float] = []
+    llm = RetryingLLM(Scripted(transient(429, retry_after=0.2), "fine"), p, sleep=waits.append)
+    assert llm.complete(LLMRequest("q")).text == "fine" and waits == [0.2]
 
 
 def test_transient_errors_are_retried_with_recorded_waits():

@@ -48,3 +48,28 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_the_write_ahead_log_of_the_store_or_of_any_duckdb_file_is_refused(tmp_path: Path) -> None:
+    from bfr_core.outfile import check_output
+
+    store = tmp_path / "s.duckdb"
+    connect(str(store)).close()
+    for aim in (tmp_path / "s.duckdb.wal", tmp_path / "s.duckdb.wal" / "frontier.json"):
+        with pytest.raises(BfrError, match="write-ahead log"):
+            check_output(aim, option="--out", store=store, force=True)
+        with pytest.raises(BfrError, match="write-ahead log"):
+            check_output(aim, option="--out", force=True)  # named like a DuckDB file's log, no store given
+    (tmp_path / "s.duckdb.wal").write_bytes(b"log")
+    os.link(tmp_path / "s.duckdb.wal", tmp_path / "hard.jsonl")
+    with pytest.raises(BfrError, match="the store"):
+        check_output(tmp_path / "hard.jsonl", option="--out", store=store, force=True)
+    assert check_output(tmp_path / "notes.wal", option="--out") == tmp_path / "notes.wal"  # no DuckDB file beside
+
+
+def test_an_unwritable_folder_is_one_line_before_any_work(tmp_path: Path, monkeypatch) -> None:
+    from bfr_core.outfile import check_output
+
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path)
+    with pytest.raises(BfrError, match=r"--out .*a\.jsonl: cannot write in .* \(permission denied\)"):
+        check_output(tmp_path / "sub" / "a.jsonl", option="--out")

@@ -35,11 +35,27 @@ def test_lattice_layers_by_intent_size_and_highlights_used():
     assert pos["top"][1] == 0 and pos["x"][1] == pos["y"][1] == 1 and pos["bot"][1] == 2
     assert pos["x"][0] != pos["y"][0]
     fig = plots.lattice_figure(concepts, edges, used=["x"], gold=["b"], attribute_labels={"r1": "order date"})
-    used = [t for t in fig.data if t.name == "used by the prefilter"]
-    assert len(used) == 1 and list(used[0].x) == [pos["x"][0]]
-    assert "order date" in used[0].hovertext[0] and "extent" in used[0].hovertext[0]
+    nodes = fig.data[1:]
+    # one legend entry and one colour per concept; the requirement text names it
+    assert len(nodes) == 4 and len({t.marker.color[0] for t in nodes}) == 4
+    x = next(t for t in nodes if t.name.startswith("r1 order date"))
+    assert list(x.x) == [pos["x"][0]] and "used by the prefilter" in x.hovertext[0] and "extent" in x.hovertext[0]
+    assert x.marker.line.color[0] == "black" and x.marker.size[0] > nodes[0].marker.size[0]  # used: ringed, larger
+    assert sorted(t.text[0].split(" ")[0] for t in nodes) == ["★1"] * 4  # every concept holding b counts it
+    top = next(t for t in nodes if t.name.startswith("no requirement"))
+    assert top.marker.color[0] == plots.TOP_COLOR
     # edge trace: one segment (3 points with a None gap) per edge
     assert len(fig.data[0].x) == 3 * len(edges)
+
+
+def test_lattice_marks_an_empty_extent_hollow_and_groups_large_lattices():
+    concepts = [{"id": "top", "extent": ["a"], "intent": []}, {"id": "bot", "extent": [], "intent": ["r1", "r2"]}]
+    fig = plots.lattice_figure(concepts, [["bot", "top"]])
+    assert fig.data[2].marker.color[0] == "white" and "★" not in fig.data[2].text[0]
+    many = [{"id": "top", "extent": ["a"], "intent": []}] + [
+        {"id": f"c{i}", "extent": ["a"], "intent": [f"r{i}"]} for i in range(plots.MAX_CONCEPT_LEGEND + 1)]
+    fig = plots.lattice_figure(many, [])
+    assert [t.name for t in fig.data[1:]] == ["no requirement: every pool turn (1)", "1 requirement(s)"]
 
 
 def test_metrics_by_step_is_percent_and_keeps_none():
@@ -79,3 +95,12 @@ def test_judge_accept_figure_marks_known_wrong_systems():
     fig = judge_accept_figure(judges, ["bad"])
     assert [t.name for t in fig.data] == ["rules", "lenient"]
     assert list(fig.data[0].x) == ["a", "✗ bad"] and list(fig.data[1].y) == [90.0, 60.0]
+
+
+def test_arm_bars_name_the_set_size_and_draw_the_interval():
+    fig = plots.arm_bars([{"arm": "mem0", "value": 50.0, "lo": 30.0, "hi": 70.0, "size": 10},
+                          {"arm": "bfr-mv", "value": 80.0, "lo": 60.0, "hi": 90.0, "size": 10},
+                          {"arm": "none", "value": None, "lo": None, "hi": None, "size": 10}])
+    bar = fig.data[0]
+    assert list(bar.x) == ["mem0<br>(10 turns)", "bfr-mv<br>(10 turns)"] and list(bar.y) == [50.0, 80.0]
+    assert list(bar.error_y.array) == [20.0, 10.0] and list(bar.error_y.arrayminus) == [20.0, 20.0]

@@ -8,7 +8,9 @@ traceback, and the store file byte-identical (sha256 before and after). Kinds:
   ``--prices`` missing or malformed;
 * ``outfile``: ``--json`` / ``--out`` onto the store (as given, through a link, by a relative
   path), onto another DuckDB file, onto an existing file without ``--force``, a folder, a path
-  under a file (``eval``, ``report``, ``label-export``, ``sweep``);
+  under a file, the store's write-ahead log, a folder the user may not write in (``eval``, ``report``,
+  ``label-export``, ``sweep``, ``export-run``, ``export-data``; tests/test_cli_outputs.py holds every
+  output option of every command to the same checks);
 * ``input``: JSON lone-surrogate escapes (JSONL, LoCoMo), dates whose UTC conversion under- or
   overflows (session and question dates), an ISO week date, a 5,000-digit answer or category, a
   valid file with one 10 MB turn (default ingest, embedding on);
@@ -228,6 +230,20 @@ PROBES = [
     Probe("outfile", "label-export --out existing", lambda t, d: ["label-export", "--db", str(d), "--out",
                                                                    existing(t, "labels.csv")]),
     Probe("outfile", "sweep --out store", lambda t, d: ["sweep", "--db", str(d), "--dataset", "demo", "--out", str(d)]),
+    Probe("outfile", "export-run --out store", lambda t, d: ["export-run", "RUN", "--db", str(d), "--out", str(d)]),
+    Probe("outfile", "export-run --out store --force", lambda t, d: ["export-run", "RUN", "--db", str(d), "--out",
+                                                                      str(d), "--force"]),
+    Probe("outfile", "export-run --qrels link to store", lambda t, d: ["export-run", "RUN", "--db", str(d), "--qrels",
+                                                                        link_to(t, d, "q.txt")]),
+    Probe("outfile", "export-run --out existing", lambda t, d: ["export-run", "RUN", "--db", str(d), "--out",
+                                                                 existing(t, "run.trec")]),
+    Probe("outfile", "export-run --qrels store's log", lambda t, d: ["export-run", "RUN", "--db", str(d), "--qrels",
+                                                                      f"{d}.wal", "--force"]),
+    Probe("outfile", "export-data --out store's log --force", lambda t, d: ["export-data", "demo", "--db", str(d),
+                                                                             "--out", f"{d}.wal", "--force"]),
+    Probe("outfile", "export-run --out unwritable folder", lambda t, d: ["export-run", "RUN", "--db", str(d), "--out",
+                                                                          str(d.parent / "run.trec")],
+          read_only_folder, user="65534"),
     Probe("input", "jsonl lone surrogate", ingest("jsonl", lone_surrogate_jsonl, "--no-embed")),
     Probe("input", "locomo lone surrogate", ingest("locomo", _surrogate_locomo, "--no-embed")),
     Probe("input", "session date underflows", ingest("jsonl", lambda t: jsonl_file(

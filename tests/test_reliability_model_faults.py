@@ -123,3 +123,51 @@ def _stats():
     yield
     if out := os.environ.get("BFR_RELIABILITY_STATS"):
         Path(out).write_text(json.dumps({"model_faults": STATS}), encoding="utf-8")
+
+
+class _DownLLM:
+    """A provider every call of which fails for good (an unreachable or misconfigured server); with
+    ``every`` > 0, every ``every``-th call instead answers as the offline rules do."""
+
+    provider, model, label = "openai", "down-model", "openai:down-model"
+
+    def __init__(self, every: int = 0) -> None:
+        self.every = every
+        self.calls = 0
+
+    def complete(self, request):  # noqa: ANN001, ANN201 - LLMRequest -> LLMResponse
+        from bfr_core.llm.base import LLMCallFailed
+        from bfr_core.llm.rules import RulesLLM
+
+        self.calls += 1
+        if self.every and self.calls % self.every == 0:
+            return RulesLLM().complete(request)
+        raise LLMCallFailed("connection refused (127.0.0.1:9)", attempts=3)
+
+
+def test_a_run_whose_every_model_call_failed_is_stored_failed_and_left_unfinished(tmp_path):
+    from bfr_core.evaluation.evaluate import ModelCallsFailed, bind_data
+    from bfr_core.ingest.demo import ensure_demo_store
+    from bfr_core.runs import load_results
+
+    store = ensure_demo_store(tmp_path / "down.duckdb", embed=False)
+    try:
+        llm = _DownLLM()
+        spec = bind_data(store, RunSpec("demo", ("bfr-text", "mem0"), "", 10, "openai:down-model", 3))
+        with pytest.raises(ModelCallsFailed, match=r"all \d+ model call\(s\) failed .*connection refused.*unfinished"):
+            evaluate(store, spec, llm=llm)
+        assert llm.calls > 0
+        rows = load_results(store, spec.run_id)
+        finished = store.cursor().execute("SELECT finished FROM runs WHERE run_id = ?", [spec.run_id]).fetchone()[0]
+        flaky = _DownLLM(every=2)  # some calls answer: the run finishes; a row with an answered call is kept
+        other = evaluate(store, RunSpec("demo", ("bfr-text",), "", 10, "openai:flaky", 3), llm=flaky)
+        kept = load_results(store, other)
+        done = store.cursor().execute("SELECT finished FROM runs WHERE run_id = ?", [other]).fetchone()[0]
+    finally:
+        store.close()
+    by_arm = {a: [r for r in rows if r["arm"] == a] for a in ("bfr-text", "mem0")}
+    assert len(by_arm["bfr-text"]) == 3 and all(r["status"] == "failed" and r["error"].startswith("llm: all ")
+                                                for r in by_arm["bfr-text"])
+    assert all(r["status"] == "ok" for r in by_arm["mem0"])  # an arm that calls no model is kept as it ran
+    assert finished is None
+    assert done is not None and any(r["status"] == "ok" for r in kept)

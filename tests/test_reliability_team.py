@@ -122,6 +122,7 @@ def test_switch_off_is_local_mode_whatever_the_file(app_env, secrets_file, monke
     (None, {"auth": AUTH}, "", C.TeamSettings(True)),               # [auth] without the switch: team
     ("1", {"auth": AUTH, "bfr": {"model_users": [" Lead@Example.org "], "identity_claim": "upn"}}, "",
      C.TeamSettings(True, "upn", (LEAD,))),
+    ("1", {"auth": AUTH, "bfr": {"leads": [" Lead@Example.org "]}}, "", C.TeamSettings(True, leads=(LEAD,))),
     ("1", {"auth": {**{k: AUTH[k] for k in C.AUTH_KEYS}, "google": AUTH}}, "", C.TeamSettings(True)),
 ])
 def test_settings_that_open(switch, secrets, problem, expected):
@@ -138,6 +139,7 @@ def test_settings_that_open(switch, secrets, problem, expected):
     ("1", {"auth": {**AUTH, "client_id": 7}}, "", "lacks client_id"),
     ("1", {"auth": AUTH, "bfr": {"identity_claim": ""}}, "", "identity_claim"),
     ("1", {"auth": AUTH, "bfr": []}, "", "must be a table"),
+    ("1", {"auth": AUTH, "bfr": {"leads": "lead@example.org"}}, "", "leads must be a list"),
     ("yes please", {"auth": AUTH}, "", "neither on (1) nor off (0)"),
 ])
 def test_settings_that_stay_closed(switch, secrets, problem, says):

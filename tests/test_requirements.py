@@ -174,3 +174,15 @@ def test_states_slot_is_true_for_untyped_kinds():
 def test_accented_names_are_names_and_fold_like_the_turns():
     assert R.name_spans("What did José tell Zoë in München?") == ["Jose", "Zoe", "Munchen"]
     assert R.states_slot("place", "We met in München.") and R.states_slot("person", "we saw Émile there")
+
+
+def test_a_models_temporal_requirement_is_covered_by_its_event_not_the_word_date(monkeypatch):
+    from bfr_core.roles import decomposer
+
+    monkeypatch.setattr(decomposer, "decompose", lambda llm, q: ["date I ordered the camera strap", "date it arrived",
+                                                                 "date of the move in the notes"])
+    reqs, _ = R.decompose_with_source(Query("q", "s", SHUTTER), FakeLLM())
+    assert [r.kind for r in reqs] == ["temporal", "temporal", "temporal"]
+    assert reqs[1].terms == ("arriv",) and "date" not in reqs[0].terms
+    monkeypatch.setattr(decomposer, "decompose", lambda llm, q: [{"text": "date of the move", "kind": "fact"}])
+    assert R.decompose_with_source(Query("q", "s", SHUTTER), FakeLLM())[0][0].terms == ("date", "move")  # facts keep it

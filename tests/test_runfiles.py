@@ -110,3 +110,29 @@ def test_system_labels_on_some_lines_only_and_tag_on_a_log_are_refused(tmp_path:
 def test_detect_reads_a_first_line_holding_a_line_separator(tmp_path: Path) -> None:
     p = _w(tmp_path, json.dumps({"question_id": "q\u2028x", "ranking": []}, ensure_ascii=False) + "\n", "run.jsonl")
     assert detect(p) == "jsonl"
+
+
+@pytest.mark.parametrize(("text", "fmt", "why"), [
+    ('{"question_id": "q1", "ranking": ["a"], "system": ["x"]}\n', "auto", "field 'system'.*expected a string"),
+    ('{"question_id": "q1", "ranking": ["a"], "system": {"x": 1}}\n', "auto", "field 'system'.*expected a string"),
+    ('{"question_id": "q1", "ranking": ["a"], "system": ["x"]}\n', "jsonl", "field 'system'"),
+    ('{"question_id": "q1", "ranking": ["a"], "scores": [' + "9" * 400 + "]}\n", "auto",
+     r"scores\[0\].*not a finite number"),
+    ("[" * 100_000 + "]" * 100_000 + "\n", "auto", "not a run file"),
+    ("[" * 100_000 + "]" * 100_000 + "\n", "jsonl", "nested too deeply"),
+    ('{"question_id": "q1", "ranking": ["a"], "meta": ' + "7" * 5000 + "}\n", "auto", "more than 4,300 digits"),
+    ("7" * 5000 + "\n", "auto", "not a run file"),
+])
+def test_odd_run_files_are_one_input_error(tmp_path: Path, text: str, fmt: str, why: str) -> None:
+    with pytest.raises(InputError, match=why):
+        read_run(_w(tmp_path, text), fmt)
+
+
+def test_a_run_file_is_read_one_line_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    import bfr_core.ingest.common as common
+
+    monkeypatch.setattr(common, "read_text", lambda *a: pytest.fail("read whole"))
+    p = _w(tmp_path, "\ufeff" + "".join(json.dumps({"question_id": f"q{i}", "ranking": ["a", "b"], "system": "s"})
+                                        + "\n\n" for i in range(3)))
+    assert detect(p) == "jsonl" and list(read_run(p)[1]) == ["q0", "q1", "q2"]
+    assert read_run(_w(tmp_path, "q1 Q0 a 1 2 s\r\n\nq1 Q0 b 2 1 s\n", "r.trec"))[1]["q1"].ids == ("a", "b")

@@ -31,6 +31,12 @@ def test_a_question_a_request_or_a_remark_of_one_clause_is_scored_whole():
     assert MIN_WORDS == 3
 
 
+def test_a_form_already_known_is_not_read_again():
+    text = "I quit the gym, but I still run every morning."
+    assert clauses(text, "remark") == clauses(text) == ("I quit the gym", "I still run every morning")
+    assert clauses(text, "question") == ()
+
+
 def test_conjunctions_inside_words_do_not_split():
     assert clauses("Sandra's band played, and the android sang along loudly.") == (
         "Sandra's band played", "the android sang along loudly")

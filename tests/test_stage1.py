@@ -148,3 +148,22 @@ def test_newest_only_keeps_a_latest_bit_on_the_newest_session():
     rows = [0b11, 0b11, 0b01, 0b10]
     assert stage1.newest_only(rows, 1, [d1, d2, d2, d1]) == [0b01, 0b11, 0b01, 0b00]
     assert stage1.newest_only(rows, 1, [None] * 4) == rows  # nothing dated: unchanged
+
+
+def test_an_llm_that_does_not_select_leaves_the_cover_to_the_rules(views, monkeypatch):
+    """A replay of recorded decompositions answers role decompose only: Stage I takes its requirements
+    and computes the minimum cover itself (no select call, no failure note)."""
+    from bfr_core.roles import decomposer, selector
+
+    class Decomposes:
+        label = "recorded decomposition (local:m on 2026-01-01)"
+        roles = frozenset({"decompose"})
+
+    def no_select(*args, **kwargs):
+        raise AssertionError("select must not be asked")
+
+    monkeypatch.setattr(selector, "select_subset", no_select)
+    monkeypatch.setattr(decomposer, "decompose", lambda llm, q: ["date ordered", "date arrived"])
+    k = steps_by_kind(stage1.fca_ms(ctx(views, Decomposes()), Query("q", "s", SHUTTER)))
+    assert k["requirements"].data["source"] == Decomposes.label
+    assert k["selection"].data["method"] in ("exact", "greedy")

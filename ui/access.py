@@ -13,13 +13,15 @@ typo in that file cannot switch team mode off):
   ``[bfr] identity_claim`` names), never a display name or ``sub``; a login without it gets no page.
   Model providers are offered only to the users listed in ``[bfr] model_users`` (case-insensitive;
   ``["*"]`` for every logged-in user); everyone else gets offline rules, which cost nothing.
+  Leads (``[bfr] leads``) may export every annotator's labels (once their own labelling is done)
+  and see and cancel everyone's evaluation jobs; anyone else exports only their own labels, and
+  sees and cancels only the jobs they started.
 
 Fails closed: when team mode is on or cannot be ruled out, any error reading the settings (a
 secrets file that does not parse, a missing or partial ``[auth]`` table, a bad ``[bfr]`` value, an
 unknown ``BFR_TEAM`` value) stops the app with one message naming it (:func:`require_login`).
 
-Does not cover: roles beyond "may call a model" (any logged-in user may label, load data and read
-everything), API keys (read by ``bfr_core.llm`` from the environment or secrets, never shown).
+Does not cover: API keys (read by ``bfr_core.llm`` from the environment or secrets, never shown).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import streamlit as st
 
 from bfr_core.config import TEAM_ENV, TeamSettings, TeamSettingsError, identity_from, team_settings
 from bfr_core.errors import BfrError
+from ui import markup
 
 
 class AccessDenied(BfrError):
@@ -85,10 +88,33 @@ def model_users() -> tuple[str, ...]:
 def may_call_models() -> bool:
     """Whether this user may trigger model (possibly paid) provider calls."""
     s = _settings_or_closed()
-    if not s.team:
-        return True
+    return not s.team or _listed(s.model_users)
+
+
+def _listed(users: tuple[str, ...]) -> bool:
     who = identity().lower()
-    return bool(who) and ("*" in s.model_users or who in s.model_users)
+    return bool(who) and ("*" in users or who in users)
+
+
+def is_lead() -> bool:
+    """Whether this user is a lead (``[bfr] leads``); in local mode nobody is (there is one user)."""
+    s = _settings_or_closed()
+    return s.team and _listed(s.leads)
+
+
+def may_export_all(own_done: bool) -> bool:
+    """Whether this user may export every annotator's labels: only once their own queue is done, and in
+    team mode only a lead (an annotator must not read another's labels, or the arms behind the items)."""
+    return own_done and (not team_mode() or is_lead())
+
+
+def may_see_job(owner: str) -> bool:
+    """Whether this user sees (command, spend) and may cancel a job started by ``owner`` (its starter's
+    :func:`identity`): in local mode everyone; in team mode its owner and the leads."""
+    if not team_mode():
+        return True
+    who = identity()
+    return bool(who) and (who.lower() == owner.lower() or is_lead())
 
 
 def require_login() -> None:
@@ -99,7 +125,7 @@ def require_login() -> None:
         s = settings()
     except TeamSettingsError as exc:
         st.title("BFR Workbench")
-        st.error(str(exc), icon=":material/lock:")
+        st.error(str(exc), icon=":material/lock:")  # settings the admin wrote, no user-given text
         st.stop()
         return
     if not s.team or (st.user.is_logged_in and identity()):
@@ -111,7 +137,7 @@ def require_login() -> None:
         st.button("Log in", icon=":material/login:", on_click=st.login, key="app_login")
         st.stop()
     if not identity():
-        what = "a verified e-mail address" if s.claim == "email" else f"the '{s.claim}' claim"
+        what = "a verified e-mail address" if s.claim == "email" else f"the {markup.code(s.claim)} claim"
         st.error(f"Your login does not carry {what}, which this workbench uses to name you. Verify your "
                  "e-mail with your identity provider, or ask the team's admin.", icon=":material/lock:")
         st.button("Log out", icon=":material/logout:", on_click=st.logout, key="app_logout")
@@ -122,6 +148,6 @@ def sidebar() -> None:
     """Who is logged in, a logout button, and whether they may call models (team mode only)."""
     if not team_mode() or not st.user.is_logged_in:
         return
-    st.caption(f"Logged in as **{identity() or 'unknown'}**"
+    st.caption(f"Logged in as **{markup.text(identity() or 'unknown')}**"
                + ("" if may_call_models() else " · offline rules only (not on the model users list)"))
     st.button("Log out", icon=":material/logout:", on_click=st.logout, key="app_logout")

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bfr_core.config import PROJECT_CONFIG, config_path
 from bfr_core.ingest.sources import PROJECT, benchmark_file
+from bfr_core.llm.factory import configured
 
 BFR = ".venv/bin/bfr"
 DEFAULT_ARMS = "mem0,bfr-text,bfr-mv"
@@ -47,17 +49,26 @@ def export_data_cmd(db: str, dataset: str, out: str, *, blind: bool = False) -> 
 
 
 def eval_cmd(db: str, dataset: str, *, suff: bool = False, arms: str = DEFAULT_ARMS, sample: int | None = SAMPLE,
-             provider: str | None = None, model: str = "") -> str:
+             provider: str | None = None, answer: bool = False, judge: bool = False) -> str:
+    """``bfr eval`` for ``provider`` (``PROVIDER[:MODEL]``; ``None``: offline rules) with the settings the
+    config file gives it (``llm.factory.configured``): its model and ``base_url`` spelled out, and the file
+    itself (``--config``) when ``$BFR_CONFIG`` names one, so the line runs as shown from a shell too.
+    ``answer`` / ``judge`` / ``suff``: the extractive answer, the answer judge, LLM Suff@Set."""
     parts = [f"{BFR} eval", f"--db {shlex.quote(db)}", f"--dataset {shlex.quote(dataset)}",
              f"--arms {shlex.quote(arms)}"]
     if sample:
         parts.append(f"--sample {sample}")
-    if provider:
-        parts.append(f"--provider {shlex.quote(provider)}")
-    if model:
-        parts.append(f"--model {shlex.quote(model)}")
-    if suff:
-        parts.append("--suff")
+    if provider and provider.partition(":")[0].strip().lower() != "rules":
+        cfg = configured(provider)
+        parts.append(f"--provider {shlex.quote(cfg.provider)}")
+        if cfg.model:
+            parts.append(f"--model {shlex.quote(cfg.model)}")
+        if cfg.base_url:
+            parts.append(f"--base-url {shlex.quote(cfg.base_url)}")
+        named = config_path()
+        if named is not None and named != PROJECT_CONFIG:
+            parts.append(f"--config {shlex.quote(str(named))}")
+    parts += [flag for flag, on in (("--answer", answer and not judge), ("--judge", judge), ("--suff", suff)) if on]
     return " ".join(parts)
 
 

@@ -1,7 +1,9 @@
 """What the Data page says while and after it ingests: the bar's text, the name-clash check, and
 errors in the GUI's words. No streamlit import (bench/bench_app_ingest.py uses the same text).
 
-Covers: bar text with stage, count and ETA; a clash message that names the page's checkbox (not
+Covers: bar text with stage, count and ETA (none in a stage's first seconds), what its texts count
+(:data:`TEXTS_NOTE`), the kind a path suggests (:func:`guess_kind`) and the shared copies offered
+(:func:`shared_choices`, :func:`shared_label`); a clash message that names the page's checkbox (not
 ``--replace``); an error's temporary upload path replaced by the uploaded file's name; what a
 stopped ingest left (:func:`stopped_message`, from the dataset's row before and after); what a
 dataset written before its vectors (``--no-embed``, or the page's "write now" option) still
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bfr_core.ingest.corpus import corpus_lines
@@ -26,13 +29,66 @@ CLI_CLASH = "Pass --replace to overwrite it or --name to keep both."
 GUI_CLASH = "Tick “Replace if present” to overwrite it, or type another dataset name to keep both."
 
 
+ETA_AFTER_S = 20.0  # before this much of a stage has run, its pace (model loading, warm-up) says little
+
+
 def bar_text(label: str, done: int, total: int, elapsed: float) -> str:
     """``"encoding short turns (MiniLM) · 1,280 of 9,310 texts: 14% · about 1 min 05 s left"``: the share
-    done and the ETA from ``done / total`` (cost units for the encoding bar; the label counts texts)."""
+    done and the ETA from ``done / total`` (cost units for the encoding bar; the label counts texts).
+    In a stage's first :data:`ETA_AFTER_S` seconds the ETA reads "estimating time left" instead: the
+    early pace includes loading and warm-up and overstated the time left several-fold."""
     if total <= 1:  # a stage with no sub-steps (writing, checking)
         return f"{label}…"
+    share = f"{label}: {min(done / total, 1.0):.0%}"
+    if done >= total:
+        return share
+    if elapsed < ETA_AFTER_S or done <= 0:
+        return share + " · estimating time left"
     eta = fmt_eta(eta_seconds(elapsed, done, total))
-    return f"{label}: {min(done / total, 1.0):.0%}" + (f" · {eta}" if eta and done < total else "")
+    return share + (f" · {eta}" if eta else "")
+
+
+TEXTS_NOTE = ("The encoding bar counts texts, not turns: every distinct turn text and every distinct question text, "
+              "once per dense model (static word vectors on all, then MiniLM on the short ones), less those already "
+              "cached; so a dataset's count is about twice its turns plus its questions (LoCoMo's 5,882 turns and "
+              "1,986 questions make 15,708).")
+
+
+def guess_kind(path: str) -> str:
+    """The ingest kind a path suggests: ``beam`` for a folder (only BEAM loads from one: a root, a tier
+    such as ``beam/100K`` or a conversation such as ``beam/100K/1``) or a path with "beam" in it, else
+    by the file's name (locomo-plus, locomo, longmemeval), else ``jsonl``."""
+    p = Path(path)
+    name = p.name.lower()
+    if "beam" in name or p.is_dir() or any(part.lower() == "beam" for part in p.parts):
+        return "beam"
+    if "locomo_plus" in name or "locomo-plus" in name:
+        return "locomo-plus"
+    return "locomo" if "locomo" in name else "longmemeval" if "longmemeval" in name else "jsonl"
+
+
+def shared_choices(root: Path) -> list[Path]:
+    """What the Data page offers under "Shared copy": the JSON files of ``root``, then each BEAM folder
+    a user may load, the whole copy, each tier, each conversation (in numeric order)."""
+    if not root.is_dir():
+        return []
+    out = sorted(p for p in root.glob("*.json*") if p.is_file())
+    beam = root / "beam"
+    if beam.is_dir():
+        out.append(beam)
+        for tier in sorted((t for t in beam.iterdir() if t.is_dir()), key=lambda t: t.name):
+            out.append(tier)
+            out += sorted((c for c in tier.iterdir() if c.is_dir()),
+                          key=lambda c: (not c.name.isdigit(), int(c.name) if c.name.isdigit() else 0, c.name))
+    return out
+
+
+def shared_label(p: Path, root: Path) -> str:
+    """``beam/100K/1 · one BEAM conversation`` for a shared choice (its path under ``root``, and what it is)."""
+    rel = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
+    depth = len(p.relative_to(root).parts) if p.is_relative_to(root) else 0
+    what = {1: "every BEAM tier", 2: "one BEAM tier", 3: "one BEAM conversation"}.get(depth) if p.is_dir() else ""
+    return rel + (f" · {what}" if what else "")
 
 
 def clash_message(dataset_id: str) -> str:

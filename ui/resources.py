@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -156,34 +155,29 @@ def provider() -> str:
 
 
 def provider_options() -> list[str]:
-    """"offline rules" first, then the provider a config file names (``BFR_CONFIG`` or bfr.toml);
-    in team mode only for users allowed to call models (``ui.access``)."""
+    """"offline rules" first, then the provider the config file names (``bfr_core.llm.factory.configured``:
+    ``$BFR_CONFIG``, else bfr.toml); in team mode only for users allowed to call models (``ui.access``)."""
+    from bfr_core.llm.base import LLMConfigError
+    from bfr_core.llm.factory import config_label, file_config
+
     options = [OFFLINE]
     if not access.may_call_models():
         return options
-    cfg_path = os.environ.get("BFR_CONFIG") or (str(ROOT / "bfr.toml") if (ROOT / "bfr.toml").exists() else None)
-    if cfg_path:
-        from bfr_core.config import load_config
-
-        try:
-            llm = load_config(cfg_path).llm
-        except (OSError, ValueError):
-            return options
-        if llm.provider != "rules":
-            options.append(f"{llm.provider}:{llm.model}" if llm.model else llm.provider)
+    try:
+        llm = file_config()
+    except LLMConfigError:
+        return options
+    if llm.provider.strip().lower() != "rules":
+        options.append(config_label(llm))
     return options
 
 
 @st.cache_resource(show_spinner=False)
 def _llm(path: str, label: str) -> Any:
-    from bfr_core.config import LLMConfig, load_config
-    from bfr_core.llm.factory import make_llm
-    if label == OFFLINE:
-        cfg = LLMConfig(provider="rules")
-    else:
-        name, _, model = label.partition(":")
-        cfg = replace(load_config(os.environ.get("BFR_CONFIG") or ROOT / "bfr.toml").llm, provider=name, model=model)
-    return make_llm(cfg, open_store(path))
+    """The client for a provider label with the settings the config file gives it (its base_url too)."""
+    from bfr_core.llm.factory import configured, make_llm
+
+    return make_llm(configured("rules" if label == OFFLINE else label), open_store(path))
 
 
 def llm(label: str | None = None) -> Any:
@@ -207,8 +201,27 @@ def refresh() -> None:
 
 
 # -- frames -------------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False)
+def store_version(path: str) -> tuple[float, float]:
+    """The store file's and its write-ahead log's modification times (0 when absent): what the store
+    holds changes only when one of them does, so frames keyed on it follow an ingest or an eval made
+    by a command while the app is open, without a Refresh."""
+    p = resolve(path)
+    out = []
+    for f in (p, p.with_name(p.name + ".wal")):
+        try:
+            out.append(f.stat().st_mtime)
+        except OSError:
+            out.append(0.0)
+    return out[0], out[1]
+
+
 def datasets(path: str) -> list[dict[str, Any]]:
+    """Every dataset with its counts and question types, re-read whenever the store changed."""
+    return _datasets(path, store_version(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _datasets(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
     s = open_store(path)
     return [{**d, "counts": s.counts(d["dataset_id"]), "by_type": s.questions_by_type(d["dataset_id"])}
             for d in s.datasets()]
@@ -241,8 +254,13 @@ def session_turns(path: str, dataset_id: str, session_id: str) -> tuple[Turn, ..
     return open_store(path).session_turns(dataset_id, session_id)
 
 
-@st.cache_data(show_spinner=False)
 def all_runs(path: str) -> list[dict[str, Any]]:
+    """Every run of the store, re-read whenever the store changed (a run a command finished shows)."""
+    return _all_runs(path, store_version(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _all_runs(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
     from bfr_core.evaluation.evaluate import list_runs
 
     return list_runs(open_store(path))
@@ -273,32 +291,65 @@ def failures_frame(path: str, run_id: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False)
-def type_summary(path: str, run_id: str) -> pd.DataFrame:
-    from ui.tables import type_summary as summary
+def set_sizes(path: str, run_id: str) -> tuple[dict[str, int], int | None]:
+    """Arm -> its largest evidence set in the run, and the common size the arms are compared at
+    (None: they are of one size already); ``evaluation.summary.set_sizes`` / ``common_size``."""
+    from bfr_core.evaluation.summary import common_size, run_rows
+    from bfr_core.evaluation.summary import set_sizes as sizes
 
-    return summary(open_store(path), run_id)
+    rows = run_rows(open_store(path), run_id)
+    return sizes(rows), common_size(rows)
+
+
+@st.cache_data(show_spinner="Pivoting results…")
+def failures_frame_at(path: str, run_id: str, k: int | None) -> pd.DataFrame:
+    """:func:`failures_frame` with each arm's retrieval columns (GH, ER, CER, size) recomputed on its
+    set cut to the first ``k`` ids (None: as stored); the answer columns stay those of the full set."""
+    df = failures_frame(path, run_id)
+    if k is None:
+        return df
+    _, rows = cut_summary(path, run_id, k)
+    df = df.copy()
+    for arm in {r["arm"] for r in rows}:
+        by_q = {r["question_id"]: r for r in rows if r["arm"] == arm}
+        for key, short in (("gold_hit", "GH"), ("er", "ER"), ("cer", "CER"), ("set_size", "size")):
+            col = f"{arm} {short}"
+            if col in df.columns:
+                df[col] = [by_q[q][key] if q in by_q else None for q in df["question_id"]]
+    return df
+
+
+@st.cache_data(show_spinner="Summarising at one set size…")
+def cut_summary(path: str, run_id: str, k: int | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's summary and rows with every set cut to its first ``k`` ids (None: as stored)."""
+    from bfr_core.evaluation.summary import run_rows, summarize
+
+    store = open_store(path)
+    return summarize(store, run_id, k=k), run_rows(store, run_id, k)
 
 
 @st.cache_data(show_spinner="Building the annotation queue…")
-def label_queue_size(path: str) -> int:
+def label_queue_size(path: str, stamp: Any = None) -> int:  # noqa: ARG001 - part of the cache key
     """Sync the annotation queue with finished runs (once per Refresh); returns its size."""
     from bfr_core.evaluation.labels import sync_queue
 
     return sync_queue(open_store(path))
 
 
+# ``stamp`` (labels.queue_stamp, read on every page run) is part of each key below: a run finished or
+# judged by another process rebuilds them without a Refresh.
 # The annotation queue's items do not change between its syncs (label_queue_size, cleared by Refresh
 # with it): what depends on them alone is read once per sync, not on every label saved. On a full
 # LoCoMo run (9,216 items) each of these cost 30-95 ms a rerun at load 30 (bench/bench_annotate.py).
 @st.cache_data(show_spinner=False)
-def label_item_questions(path: str) -> dict[str, str]:
+def label_item_questions(path: str, stamp: Any = None) -> dict[str, str]:  # noqa: ARG001 - part of the cache key
     from bfr_core.evaluation.labels import item_questions
 
     return item_questions(open_store(path))
 
 
 @st.cache_data(show_spinner=False)
-def judged_item_count(path: str) -> int:
+def judged_item_count(path: str, stamp: Any = None) -> int:  # noqa: ARG001 - part of the cache key
     from bfr_core.evaluation.labels import judged_items
 
     return judged_items(open_store(path))

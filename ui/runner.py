@@ -12,6 +12,7 @@ import streamlit as st
 
 from bfr_core.errors import BfrError
 from bfr_core.records import Trace
+from ui import markup
 
 # Keyboard shortcuts (Streamlit >= 1.52 ``st.button(shortcut=...)``); "C" and "R" are reserved.
 NEXT_KEY, ALL_KEY = "N", "Shift+N"
@@ -33,7 +34,7 @@ def stepper(prefix: str, key: Hashable, compute: Callable[[], Trace], *, spinner
             with st.spinner(spinner):
                 ss[f"{prefix}trace"] = compute()
         except BfrError as exc:
-            st.error(str(exc))
+            st.error(markup.text(exc))
             return None, 0
     trace: Trace | None = ss[f"{prefix}trace"]
     if trace is not None:

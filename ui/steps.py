@@ -18,6 +18,7 @@ from bfr_core import plots
 from bfr_core.evaluation import metrics
 from bfr_core.method.word_trust import describe
 from bfr_core.records import Step, Trace, Turn
+from ui import markup
 from ui import widgets as W
 
 
@@ -176,8 +177,9 @@ def context(s: Step, v: StepView) -> None:
 
 def lattice(s: Step, v: StepView) -> None:
     d = s.data
-    st.caption(f"{len(d.get('concepts', []))} concepts, labelled {{intent}} · extent size; red: used by the "
-               "prefilter; ★: extent holds a gold turn; hover for the turns and requirements")
+    st.caption(f"{len(d.get('concepts', []))} concepts, labelled {{intent}} · extent size, one colour each (the "
+               "legend names their requirements); black ring: used by the prefilter; hollow: no turn; ★n: gold "
+               "turns in the extent; hover for the turns and requirements")
     st.plotly_chart(plots.lattice_figure(d.get("concepts", []), d.get("edges", []), d.get("used", []),
                                          object_labels=v.labels(), attribute_labels=v.req_labels,
                                          gold=sorted(v.marked), title=""), key=f"{v.key}_lat")
@@ -269,8 +271,8 @@ RENDERERS: dict[str, Callable[[Step, StepView], None]] = {
 def render_step(i: int, s: Step, v: StepView, previous: Sequence[str] = ()) -> None:
     new = [e for e in s.evidence if e not in set(previous)]
     gold_txt = _gold_note(s.evidence, v, "in the evidence set")
-    st.subheader(f"{i + 1}. {s.title or s.kind}", anchor=False)
-    st.caption(f"step kind `{s.kind}` · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
+    st.subheader(f"{i + 1}\\. {markup.text(s.title or s.kind)}", anchor=False)
+    st.caption(f"step kind {markup.code(s.kind)} · evidence after it: {len(s.evidence)} turns (+{len(new)}) · "
                f"calls so far: {s.calls}{gold_txt}")
     # widget keys unique per step (several rounds render the same widgets); req_labels stays shared
     RENDERERS.get(s.kind, other)(s, replace(v, key=f"{v.key}{i}"))
@@ -281,3 +283,10 @@ def metric_rows(trace: Trace, gold: Sequence[str], upto: int) -> list[dict[str, 
     return [{"step": f"{i + 1}. {s.kind}", "gold_hit": metrics.gold_hit(s.evidence, gold),
              "er": metrics.evidence_recall(s.evidence, gold), "cer": metrics.complete_evidence_recall(s.evidence, gold)}
             for i, s in enumerate(trace.steps[:upto])]
+
+
+def gold_first(evidence: Sequence[str], gold: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of an evidence set, gold turns first, each with its ``position`` in the set (from 1)."""
+    marked = set(gold)
+    rows = [{"turn_id": t, "position": i + 1} for i, t in enumerate(evidence)]
+    return [r for r in rows if r["turn_id"] in marked] + [r for r in rows if r["turn_id"] not in marked]

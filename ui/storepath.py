@@ -4,6 +4,8 @@ Covers: :func:`problem` (why a typed path cannot be opened as it stands: a folde
 parent folder, a file that is not a DuckDB store, or a store that does not exist yet and was not
 asked for) and :func:`size_mb` (the store's size on disk, its write-ahead log included).
 Does not cover: opening the store (``ui.resources``).
+The messages are Markdown: the typed path (which a crafted ``?store=`` link chooses) appears only
+as a code span (``ui.markup.code``), so it cannot add a link, an image or a tag to the page.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bfr_core.duck import not_a_store
+from ui.markup import code
 
 
 def size_mb(p: Path) -> float:
@@ -25,15 +28,15 @@ def creatable(p: Path) -> bool:
 
 
 def problem(p: Path, *, is_default: bool, create: bool) -> str | None:
-    """``None`` when the app may open ``p``; else what is wrong, in the sidebar's words."""
+    """``None`` when the app may open ``p``; else what is wrong, in the sidebar's words (Markdown)."""
     if is_default:
         return None  # the demo store is built on first start
     if p.is_dir():
-        return f"{p} is a folder; give the path of a DuckDB file (for example {p / 'store.duckdb'})."
+        return f"{code(p)} is a folder; give the path of a DuckDB file (for example {code(p / 'store.duckdb')})."
     if p.is_file():
-        return f"{p} exists but is not a DuckDB store." if not_a_store(p) else None
+        return f"{code(p)} exists but is not a DuckDB store." if not_a_store(p) else None
     if not create:
-        where = "" if p.parent.is_dir() else f" (and its folder {p.parent} does not exist either)"
-        return (f"No store at {p}{where}. Check the path, or tick “Create a new store here” to start an "
+        where = "" if p.parent.is_dir() else f" (and its folder {code(p.parent)} does not exist either)"
+        return (f"No store at {code(p)}{where}. Check the path, or tick “Create a new store here” to start an "
                 "empty one.")
     return None

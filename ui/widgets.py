@@ -6,7 +6,6 @@ inside a dataframe cell, which renders plain text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -15,16 +14,12 @@ import streamlit as st
 
 from bfr_core.progress import Progress
 from bfr_core.records import Turn
+from ui import markup
 from ui import resources as R
 from ui.commands import NOTHING_TO_SCORE
 
 GOLD = "★"
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:=^\"'])")
-
-
-def esc(text: str) -> str:
-    """Markdown-escaped text (every ASCII punctuation Markdown, LaTeX or directives could use)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+esc = markup.text  # the pages' short name for it; the rule lives in ui.markup
 
 
 def fmt_date(d: datetime | None) -> str:

@@ -14,6 +14,8 @@ from bfr_core.pipeline import ARMS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
     p.add_argument("--dataset", default=None, help="any dataset name in the store (e.g. demo)")
@@ -25,8 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a seeded sample of N questions stratified by question type")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     p.add_argument("--provider", default="rules", help="rules | anthropic | openai | local")
-    p.add_argument("--model", default="", help="provider model id")
-    p.add_argument("--base-url", default="", help="OpenAI-compatible endpoint")
+    p.add_argument("--model", default="", help="provider model id (default: the config file's, for its provider)")
+    p.add_argument("--base-url", default="",
+                   help="OpenAI-compatible endpoint (default: the config file's, for its provider)")
+    p.add_argument("--config", default=None, metavar="TOML",
+                   help="config file whose [llm] table sets each provider's model, base_url and limits "
+                        "(default: $BFR_CONFIG, else bfr.toml in the repository folder when present)")
     p.add_argument("--answer", action="store_true", help="run the extractive answerer and stem F1")
     p.add_argument("--judge", action="store_true", help="Mem0-style CORRECT/WRONG judge (implies --answer)")
     p.add_argument("--lme-judge", action="store_true",
@@ -38,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Suff@Set adjudicator on disagreement (default: the --provider model)")
     p.add_argument("--processes", type=int, default=1,
                    help="offline runs (no --provider model): scopes in N worker processes (same rows)")
-    p.add_argument("--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
+    output_argument(p, "--json", dest="json_out", default=None, help="write the summary JSON here (default stdout)")
     p.add_argument("--force", action="store_true", help="replace the --json file if it exists (never a DuckDB file)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--official-corpus", action="store_true",
@@ -54,8 +60,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Ray cluster to join (e.g. ray://head:10001 or auto; default: start a local one)")
     g.add_argument("--max-concurrent", type=int, default=None,
                    help="requests in flight per provider (default: --workers, at least the config's 2)")
-    g.add_argument("--rpm", type=float, default=0.0, help="requests per minute per provider (0 = no limit)")
-    g.add_argument("--tpm", type=float, default=0.0, help="tokens per minute per provider (0 = no limit)")
+    g.add_argument("--rpm", type=float, default=None,
+                   help="requests per minute per provider (0 = no limit; default: the config file's)")
+    g.add_argument("--tpm", type=float, default=None,
+                   help="tokens per minute per provider (0 = no limit; default: the config file's)")
     g.add_argument("--max-retries", type=int, default=None, help="retries of a transient failure (default 4)")
     g.add_argument("--dry-run", action="store_true",
                    help="print the calls, tokens and cost the run would make; call nothing, write nothing")
@@ -94,24 +102,39 @@ def at_least(args: argparse.Namespace, lows: dict[str, float]) -> None:
             raise BfrError(f"--{name.replace('_', '-')} {value:g}: needs {what}")
 
 
-def _client(spec: str, config: Any, store: Any) -> Any:
-    """A cached client for ``PROVIDER[:MODEL]`` with the run's other LLM settings."""
+def llm_settings(args: argparse.Namespace, spec: str = "") -> Any:
+    """The settings of one client of the run: ``spec`` (``PROVIDER[:MODEL]``; empty: ``--provider`` and
+    ``--model``) as the config file gives them (``llm.factory.configured``, the one home of that rule),
+    with this command line's settings over them: ``--base-url`` for the ``--provider``'s clients,
+    concurrency, rpm, tpm and retries for every client."""
+    from bfr_core.llm.factory import configured
+
+    cfg = configured(spec or f"{args.provider}:{args.model}", getattr(args, "config", None))
+    if args.base_url and cfg.provider == args.provider.strip().lower():
+        cfg = replace(cfg, base_url=args.base_url)
+    rpm, tpm = getattr(args, "rpm", None), getattr(args, "tpm", None)
+    return replace(cfg, concurrency=args.max_concurrent or max(cfg.concurrency, args.workers),
+                   rpm=cfg.rpm if rpm is None else rpm, tpm=cfg.tpm if tpm is None else tpm,
+                   max_retries=cfg.max_retries if args.max_retries is None else args.max_retries)
+
+
+def _client(spec: str, args: argparse.Namespace, store: Any) -> Any:
+    """A cached client for ``PROVIDER[:MODEL]`` with the settings :func:`llm_settings` gives it."""
     from bfr_core.llm.factory import make_llm
 
-    provider, _, model = spec.partition(":")
-    return make_llm(replace(config.llm, provider=provider.strip(), model=model.strip()), store)
+    return make_llm(llm_settings(args, spec), store)
 
 
-def _panel(args: argparse.Namespace, config: Any, llm: Any, store: Any) -> Any:
+def _panel(args: argparse.Namespace, llm: Any, store: Any) -> Any:
     """The Suff@Set panel: one model (judge B cites snippets) unless --judge-b names another."""
     from bfr_core.evaluation.answers import SuffPanel
 
     if not args.judge_b:
         panel = SuffPanel.single(llm)
     else:
-        panel = SuffPanel(llm, _client(args.judge_b, config, store), llm)
+        panel = SuffPanel(llm, _client(args.judge_b, args, store), llm)
     if args.adjudicator:
-        panel = replace(panel, adjudicator=_client(args.adjudicator, config, store))
+        panel = replace(panel, adjudicator=_client(args.adjudicator, args, store))
     return panel
 
 
@@ -124,7 +147,7 @@ def _official(store: Any, dataset: str, arms: tuple[str, ...], args: argparse.Na
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.config import Config, LLMConfig
+    from bfr_core.config import Config
     from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, resumed_stale
     from bfr_core.evaluation.executors import make_executor
     from bfr_core.evaluation.summary import summarize
@@ -136,17 +159,14 @@ def run(args: argparse.Namespace) -> int:
     if not dataset:
         raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")
     arms = check_arguments(args)
+    plugin_note(arms)
     prices = load_prices(args.prices)
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist; create it with `bfr ingest ... --db {args.db}`")
     store = Store(args.db)
     if store.dataset(dataset) is None:
         raise BfrError(f"dataset '{dataset}' is not in {args.db}; ingest it first")
-    llm_cfg = LLMConfig(provider=args.provider, model=args.model, base_url=args.base_url)
-    llm_cfg = replace(llm_cfg, concurrency=args.max_concurrent or max(llm_cfg.concurrency, args.workers),
-                      rpm=args.rpm, tpm=args.tpm,
-                      max_retries=llm_cfg.max_retries if args.max_retries is None else args.max_retries)
-    config = Config(llm=llm_cfg)
+    config = Config(llm=llm_settings(args))
     llm = None
     provider_label = "offline rules"
     wants_answers = args.answer or args.judge or args.suff or args.lme_judge
@@ -165,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
               f"replaced; it is kept (marked stale) and this run starts afresh as {spec.run_id}", file=sys.stderr)
     if llm is not None:
         llm = llm.with_run(spec.run_id)  # calls, tokens and cost are accounted to this run
-    panel = _panel(args, config, llm, store) if wants_answers else None
+    panel = _panel(args, llm, store) if wants_answers else None
     if panel is not None:  # a second judge's or the adjudicator's calls count to this run too
         panel = replace(panel, judge_b=panel.judge_b if panel.judge_b is llm else panel.judge_b.with_run(spec.run_id),
                         adjudicator=panel.adjudicator if panel.adjudicator is llm
@@ -219,6 +239,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def plugin_note(arms: tuple[str, ...], out: Any = None) -> None:
+    """One line (stderr) per plug-in arm of the run: it runs in-process from an installed package and can
+    read the store, gold included (docs/plugins.md), so its figures are marked as such."""
+    from bfr_core.errors import printable
+    from bfr_core.pipeline import BUILTIN_ARMS, resolve
+
+    for arm in (a for a in arms if a not in BUILTIN_ARMS):
+        module = getattr(resolve(arm), "__module__", "?")
+        print(f"note: arm {printable(arm)} is a plug-in (package module {printable(str(module))}); it runs in this "
+              "process and can read the store, gold included: its figures are as trustworthy as its code "
+              "(docs/plugins.md)", file=out or sys.stderr)
+
+
 def vectors_note(store: Any, dataset: str, out: Any = None) -> None:
     """One line (stderr) when some turn texts of ``dataset`` have no cached vectors yet (``bfr ingest
     --no-embed``, or an ingest stopped while encoding): the run computes each scope's on its first
@@ -249,10 +282,7 @@ def _shipped(args: argparse.Namespace, config: Any) -> Any:
     from bfr_core.evaluation.answers import ShippedClients
 
     def cfg(spec: str) -> Any:
-        if not spec:
-            return None
-        provider, _, model = spec.partition(":")
-        return replace(config.llm, provider=provider.strip(), model=model.strip())
+        return llm_settings(args, spec) if spec else None
 
     return ShippedClients(config.llm, cfg(args.judge_b), cfg(args.adjudicator), "reason" if args.judge_b else "cite")
 

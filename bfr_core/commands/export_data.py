@@ -17,9 +17,11 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("dataset", metavar="DATASET", help="dataset id in the store")
     p.add_argument("--db", required=True, help="DuckDB store file")
-    p.add_argument("--out", required=True, help="JSON Lines file to write (one line per scope)")
+    output_argument(p, "--out", required=True, help="JSON Lines file to write (one line per scope)")
     p.add_argument("--blind", action="store_true",
                    help="leave out what a method must not read: answers, gold, question types, source ids; "
                         "every id hashed (bfr import-run maps them back)")

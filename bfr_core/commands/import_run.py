@@ -3,9 +3,9 @@
 Formats (``--format``, default ``auto``): our JSONL (``docs/run-format.md``), a TREC run, LongMemEval's
 retrieval log; see ``bfr_core.evaluation.runfiles``. ``--run RUN`` adds the arm to an existing run
 (its questions; then ``bfr report RUN`` tests it against every other arm), otherwise a new run of
-its own is made. ``--k K`` cuts each ranking to its first K items. Prints the run id and the arm's
-summary (mean set size first: compare systems at equal budgets), plus LongMemEval's official
-session / turn figures when the dataset is a LongMemEval one.
+its own is made. ``--k K`` cuts each ranking to its first K items. Prints a few lines: the run id, what was read, the arm's mean set size
+and retrieval figures (plus LongMemEval's official session / turn figures on a LongMemEval dataset)
+and the ``bfr report`` line that compares it at one set size; ``--json`` prints all of it as JSON.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-missing", action="store_true",
                    help="score the run's questions absent from the file as empty sets")
     p.add_argument("--replace", action="store_true", help="import again over an arm of the same name")
+    p.add_argument("--json", action="store_true", help="print the run id, counts and the arm's whole summary as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,5 +58,23 @@ def run(args: argparse.Namespace) -> int:
             out["official"] = {k: None if agg[k] is None else round(agg[k], 2) for k in KEYS}
     finally:
         store.close()
-    print(json.dumps(out, indent=2))
+    print(json.dumps(out, indent=2) if args.json else short_summary(out, args.db))
     return 0
+
+
+def short_summary(out: dict, db: str) -> str:
+    """What ``import-run`` prints without ``--json``: a few lines a person reads."""
+    s = out["summary"]
+    extra = [f"{out['missing_scored_empty']} missing (scored empty)"] if out["missing_scored_empty"] else []
+    extra += [f"{out['file_questions_outside_run']} of the file's questions outside the run, skipped"
+              ] if out["file_questions_outside_run"] else []
+    figures = " · ".join(f"{name} {s[key]:.1f}" for key, name in (("gold_hit", "Gold Hit"), ("er", "ER"),
+                                                                   ("cer", "CER"), ("turn_hit", "Turn Hit"))
+                         if s.get(key) is not None)
+    lines = [f"Imported '{out['arm']}' ({out['format']}) into run {out['run_id']}: {out['questions']} questions"
+             + (f" ({'; '.join(extra)})" if extra else "") + ".",
+             f"{out['arm']}: mean set size {s.get('mean_set_size')} · {figures or 'no question with gold turns'}"]
+    if out.get("official"):
+        lines.append("LongMemEval official: " + " · ".join(f"{k} {v}" for k, v in out["official"].items()))
+    lines.append(f"Compare at one set size: bfr report {out['run_id']} --db {db} · every figure: --json")
+    return "\n".join(lines)

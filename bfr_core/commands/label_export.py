@@ -1,4 +1,6 @@
-"""``bfr label-export``: every sufficiency label version (with its item) to a CSV or JSONL file."""
+"""``bfr label-export``: sufficiency label versions (with their item and the LLM judges' labels on it)
+to a CSV or JSONL file: every annotator's, or with ``--annotator`` one annotator's own (no other's
+label, no run or arm behind an item)."""
 
 from __future__ import annotations
 
@@ -10,20 +12,30 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("--db", required=True, help="DuckDB store file holding the labels")
-    p.add_argument("--out", required=True, help="output file; .csv or .jsonl chooses the format")
+    output_argument(p, "--out", required=True, help="output file; .csv or .jsonl chooses the format")
     p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
+    p.add_argument("--annotator", default=None, metavar="NAME",
+                   help="only NAME's labels, without the runs and arms behind the items (what Annotate gives "
+                        "an annotator)")
 
 
 def run(args: argparse.Namespace) -> int:
     from bfr_core.evaluation import labels
+    from bfr_core.evaluation.agreement import judge_labels
     from bfr_core.store import Store
 
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
+    who = None if args.annotator is None else args.annotator.strip()
+    if who == "":
+        raise BfrError("--annotator names nobody; give the annotator's name as Annotate saved it")
     store = Store(args.db, read_only=True)
     try:
-        n = labels.export(store, args.out, force=args.force)
+        n = labels.export(store, args.out, force=args.force, annotator=who,
+                          judges=lambda i: judge_labels(store, i))
     finally:
         store.close()
     print(f"wrote {n} label rows to {args.out}", file=sys.stderr)

@@ -10,6 +10,8 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.outfile import output_argument
+
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
     p.add_argument("--dataset", default=None, help="any dataset name in the store")
@@ -17,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budgets", default="", help="grid points, e.g. C0,C3,C6 (default: all C0..C9)")
     p.add_argument("--paper-points", action="store_true", help="only Table 16's points C0,C1,C2,C3,C4,C6,C9")
     p.add_argument("--limit", type=int, default=None, help="only the first N scoreable questions")
-    p.add_argument("--out", required=True, help="output directory (frontier.json, .html, .png)")
+    output_argument(p, "--out", kind="folder", required=True, help="output directory (frontier.json, .html, .png)")
     p.add_argument("--no-png", action="store_true", help="skip the PNG (kaleido starts a browser: ~3 s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--force", action="store_true", help="replace frontier files already in --out")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from itertools import combinations
 from typing import Any
 
-from bfr_core.evaluation.labels import JUDGE_PREFIX, LABELS, ensure_schema
+from bfr_core.evaluation.labels import JUDGE_PREFIX, JUDGED_WHOLE, LABELS, ensure_schema
 from bfr_core.store import Store
 
 
@@ -88,10 +88,9 @@ def judged_item(store: Store, item_id: str) -> tuple[dict[str, str], str]:
     so a page must name the provider beside the labels."""
     ensure_schema(store)
     rows = store.cursor().execute(
-        "SELECT r.suff_detail, r.suff, coalesce(u.provider, '') FROM label_sources s JOIN results r "
-        "ON r.run_id = s.run_id AND r.question_id = (SELECT question_id FROM label_items WHERE item_id = s.item_id) "
-        "AND r.arm = s.arm LEFT JOIN runs u ON u.run_id = s.run_id "
-        "WHERE s.item_id = ? AND (r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) "
+        "SELECT r.suff_detail, r.suff, coalesce(u.provider, '') FROM label_sources s JOIN label_items i USING (item_id) "
+        "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
+        f"LEFT JOIN runs u ON u.run_id = s.run_id WHERE s.item_id = ? AND {JUDGED_WHOLE} "
         "ORDER BY s.run_id, s.arm", [item_id],
     ).fetchall()
     for detail, final, provider in rows:
@@ -111,7 +110,7 @@ def rater_labels(store: Store) -> dict[str, dict[str, str]]:
     rows = store.cursor().execute(
         "SELECT s.item_id, r.suff_detail, r.suff FROM label_sources s JOIN label_items i USING (item_id) "
         "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
-        "WHERE r.suff IS NOT NULL OR r.suff_detail IS NOT NULL ORDER BY s.run_id, s.arm").fetchall()
+        f"WHERE {JUDGED_WHOLE} ORDER BY s.run_id, s.arm").fetchall()
     for item_id, detail, final in rows:
         for name, label in parse_suff_detail(detail, final).items():
             out.setdefault(JUDGE_PREFIX + name, {}).setdefault(item_id, label)

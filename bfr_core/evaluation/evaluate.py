@@ -15,6 +15,12 @@ without the store (:class:`ShippedScope`: the scope's turns, their and the quest
 and entities, the LLM settings) and sends back its calls for the driver to log
 (``llm.cache.RecordingLLM``). The table SQL lives in ``bfr_core.runs``.
 
+Model failures: an arm whose every model call for a question failed for good (``LLMCallFailed``, each
+role having fallen back to the offline rules) did not run as configured, so that row is stored as
+``failed`` with the reason (a rerun of the command redoes it); when every model call of a run failed,
+the run is left unfinished and :class:`ModelCallsFailed` says so (the provider is unreachable or
+misconfigured: its rows are the rules' work, not the model's).
+
 Scoring follows DESIGN.md section 4: LoCoMo questions with usable gold ids (categories 1-4) are
 scored; LongMemEval Turn Hit averages over all questions (unannotated count as misses) and
 ``recall_all`` over the questions with gold turns.
@@ -208,12 +214,43 @@ class ShippedScope:
 
 @dataclass(frozen=True, slots=True)
 class Retrieved:
-    """One (question, arm) done: its results row, its trace (JSON) and, from a remote worker, the
-    LLM calls it made (the driver logs them)."""
+    """One (question, arm) done: its results row, its trace (JSON), from a remote worker the LLM calls
+    it made (the driver logs them), and how many of its model calls returned and failed for good."""
 
     row: tuple[Any, ...]
     trace_json: str | None
     calls: tuple[CallRecord, ...] = ()
+    model_ok: int = 0
+    model_failed: int = 0
+    model_error: str = ""
+
+
+class ModelCallsFailed(BfrError):
+    """Every model call of a run failed for good: its rows are stored as failed, the run is unfinished."""
+
+
+class _CallTally:
+    """One job's view of the run's client: the same client, counting the calls that returned and the
+    calls that failed for good (and the last reason)."""
+
+    def __init__(self, llm: Any) -> None:
+        self._llm = llm
+        self.ok = 0
+        self.failed = 0
+        self.reason = ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    def complete(self, request: Any) -> Any:
+        try:
+            resp = self._llm.complete(request)
+        except LLMCallFailed as exc:
+            self.failed += 1
+            self.reason = exc.reason
+            raise
+        self.ok += 1
+        return resp
 
 
 _WORKER_VIEWS: dict[tuple[str, str, str], Any] = {}
@@ -280,23 +317,31 @@ def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> 
 
     q, arm = item
     p = ctx.params
-    views, llm = ctx.open()
-    drain = getattr(llm, "drain", None)
-    llm_start = spent_ms(llm)
+    views, client = ctx.open()
+    llm = _CallTally(client) if client is not None else None
+    drain = getattr(client, "drain", None)
+    llm_start = spent_ms(client)
+
+    def done(row: tuple[Any, ...], trace_json: str | None) -> Retrieved:
+        ok, failed, why = (llm.ok, llm.failed, llm.reason) if llm is not None else (0, 0, "")
+        return Retrieved(row, trace_json, tuple(drain()) if drain else (), ok, failed, why)
+
     try:
         with call_arm(arm):
             trace = run_query(views, q.query(), arm, dataset_id=p.dataset_id, budget=p.budget, llm=llm,
                               config=p.config, k=p.k)
+        trace_json = json.dumps(trace.to_dict())  # data JSON cannot hold fails this row, not the run
     except LLMCallFailed as exc:  # a model that failed for good on this question: record, go on
-        return Retrieved(failed_row(p.run_id, q, arm, p.spec_budget, f"llm: {exc.reason}"), None,
-                         tuple(drain()) if drain else ())
+        return done(failed_row(p.run_id, q, arm, p.spec_budget, f"llm: {exc.reason}"), None)
     except BfrError:
         raise
     except Exception as exc:  # one question's failure must not end the run
-        return Retrieved(failed_row(p.run_id, q, arm, p.spec_budget, f"{type(exc).__name__}: {exc}"), None,
-                         tuple(drain()) if drain else ())
-    row = result_row(p.run_id, q, trace, spent_ms(llm) - llm_start if llm is not None else None)
-    return Retrieved(row, json.dumps(trace.to_dict()), tuple(drain()) if drain else ())
+        return done(failed_row(p.run_id, q, arm, p.spec_budget, f"{type(exc).__name__}: {exc}"), None)
+    if llm is not None and llm.failed and not llm.ok:  # the rules' fallback, not the configured model's work
+        return done(failed_row(p.run_id, q, arm, p.spec_budget,
+                               f"llm: all {llm.failed} model call(s) failed ({llm.reason})"), None)
+    row = result_row(p.run_id, q, trace, spent_ms(client) - llm_start if client is not None else None)
+    return done(row, trace_json)
 
 
 def ship_scope(store: Store, params: RunParams, views: Any, questions: Sequence[Question],
@@ -422,11 +467,15 @@ def evaluate(
 
     rows: list[tuple[Any, ...]] = []
     traces: list[tuple[Any, ...]] = []
+    model = {"ok": 0, "failed": 0, "error": ""}
     for n, res in enumerate(executor.map(retrieve_one, jobs())):
         scope_id, (q, arm) = order[n]
         if cache is not None and res.calls:
             cache.replay(res.calls, run_id)
         tracker.record(res.calls)
+        model["ok"] += res.model_ok
+        model["failed"] += res.model_failed
+        model["error"] = res.model_error or model["error"]
         rows.append(res.row)
         if res.trace_json is not None:
             traces.append((run_id, q.question_id, arm, res.trace_json))
@@ -440,6 +489,11 @@ def evaluate(
                 progress(tracker.done, tracker.total, f"{scope_id} {tracker.status().line()}")
     if rows:
         write_batch(store, run_id, rows, traces)
+    if model["failed"] and not model["ok"]:
+        raise ModelCallsFailed(
+            f"run {run_id}: all {model['failed']} model call(s) failed (last: {model['error']}); its rows are stored "
+            "as failed and the run is left unfinished: check the provider settings, then run the same command "
+            "again to resume")
     finish_run(store, run_id)
     return run_id
 

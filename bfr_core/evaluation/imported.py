@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from bfr_core.errors import BfrError, some
 from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
 from bfr_core.evaluation.metrics import official_scores, official_session_scores
@@ -44,17 +46,7 @@ from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.corpus import blind_id
 from bfr_core.records import Question, Step, Trace, Turn
-from bfr_core.runs import (
-    add_arm,
-    delete_arm,
-    ensure_schema,
-    finish_run,
-    load_results,
-    load_trace_dict,
-    register_run,
-    run_row,
-    write_batch,
-)
+from bfr_core.runs import ensure_schema, load_results, load_trace_dict, run_row, write_arm
 from bfr_core.store import Store
 
 PROVIDER = "imported"
@@ -205,10 +197,11 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
                           for qid, u, near in bad[:5])
         more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
         raise BfrError(f"{path}: {len(bad)} id(s) name no turn or session of their question's scope: {shown}{more}")
-    if new_run is not None:
-        register_run(store, run_id, dataset_id, [name], "", k or 0, PROVIDER, len(run_qs), new_run,
-                     data_sha=str(store.dataset(dataset_id)["source_sha256"]))  # the data version it was scored on
-    _write(store, run_id, name, rows, traces, replace, own_run=run_arg is None)
+    register = None if new_run is None else {
+        "dataset_id": dataset_id, "arms": [name], "budget": "", "k": k or 0, "provider": PROVIDER,
+        "n_questions": len(run_qs), "options": new_run,
+        "data_sha": str(store.dataset(dataset_id)["source_sha256"])}  # the data version it was scored on
+    _write(store, run_id, name, rows, traces, replace, own_run=run_arg is None, register=register)
     sizes = [r[6] for r in rows]
     return ImportReport(run_id, name, fmt, len(rows), len(missing), len(subs) - (len(run_qs) - len(missing)),
                         round(sum(sizes) / len(sizes), 2) if sizes else 0.0, expanded)
@@ -216,11 +209,12 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
 
 def check_name(name: str) -> None:
     """An imported system's name: not empty, no whitespace or '|' (TREC tags and Markdown tables hold
-    it), and not the name of an arm this workbench runs (it would stand in for that arm)."""
+    it), no control or format character (a terminal would act on it), and not the name of an arm this workbench runs (it would stand in for that arm)."""
     from bfr_core.pipeline import arm_names
 
-    if not name or any(c.isspace() for c in name) or "|" in name:
-        raise BfrError(f"--name {name!r}: a system's name must be non-empty, without spaces or '|'")
+    if not name or any(c.isspace() for c in name) or "|" in name or not name.isprintable():
+        raise BfrError(f"--name {name!r}: a system's name must be non-empty, printable (no control characters), "
+                       "without spaces or '|'")
     if name in arm_names():
         raise BfrError(f"--name {name!r} is an arm of this workbench; name the imported system otherwise "
                        f"(e.g. '{name}-theirs')")
@@ -244,8 +238,12 @@ def _run_questions(store: Store, dataset_id: str, run_id: str | None, name: str,
     return qs, new_id, {"imported": {"source": source, "k": k, "tag": tag}}
 
 
-def _write(store: Store, run_id: str, name: str, rows: list, traces: list, replace: bool, own_run: bool) -> None:
-    if name in {r["arm"] for r in load_results(store, run_id)}:
+def _write(store: Store, run_id: str, name: str, rows: list, traces: list, replace: bool, own_run: bool,
+           register: dict[str, Any] | None) -> None:
+    """The arm in one transaction (``runs.write_arm``): an earlier import replaced only with ``replace``;
+    the run marked finished only when it is the import's own (an existing run keeps its state)."""
+    again = name in {r["arm"] for r in load_results(store, run_id)}
+    if again:
         if not replace:
             why = (f"this file's content was imported as '{name}' before (its run '{run_id}', named by the content, "
                    "not the path)" if own_run else f"run '{run_id}' already has an arm '{name}'")
@@ -256,10 +254,15 @@ def _write(store: Store, run_id: str, name: str, rows: list, traces: list, repla
         if ran:
             raise BfrError(f"arm '{name}' of run '{run_id}' was run here, not imported: --replace only replaces an "
                            "imported system; choose another --name")
-        delete_arm(store, run_id, name)
-    add_arm(store, run_id, name)
-    write_batch(store, run_id, rows, traces)
-    finish_run(store, run_id)
+    try:
+        write_arm(store, run_id, name, rows, traces, new_run=register, replace=again, finish=own_run)
+    except (duckdb.IOException, duckdb.FatalException, duckdb.TransactionException, duckdb.OutOfMemoryException) as exc:
+        raise BfrError(f"cannot write the arm '{name}' to {store.path} ({_first_line(exc)}); nothing of this import "
+                       "was kept and the store holds what it held before") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
 # -- reading a run back out ------------------------------------------------------------------------

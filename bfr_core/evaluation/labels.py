@@ -5,6 +5,10 @@ Covers
 * The queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
   evidence hash, so a set two arms both returned is labelled once (``label_items``; which runs
   and arms produced it is kept apart in ``label_sources`` and never rendered to annotators).
+  Every set of one question is cut to the smallest set among them (each arm keeps its own first
+  ids, in its own ranking order): a set's size would otherwise tell a top-k arm from a BFR arm
+  (docs/annotation.md). The LLM judges' Suff@Set labels belong to an arm's whole set, so they are
+  shown beside an item only when the cut left that set whole (``evaluation.agreement``).
 * Blinded rendering (paper, Appendix M): question, reference answer and anonymised evidence
   text only. No arm, budget, system answer, turn ids or gold ids; evidence in time order so the
   order cannot betray the method's ranking.
@@ -13,7 +17,9 @@ Covers
 * Labels saved while another process (a ``bfr eval`` run) holds the store: queued in a side file
   beside it (``<store>.pending-labels.jsonl``) and written, in order and with their saving times, by
   :func:`flush_pending` on the next writable open (the app's next request, or ``bfr eval`` at its end).
-* Export to CSV or JSONL.
+* Export to CSV or JSONL: every annotator's label versions with the runs and arms behind each
+  item, or one annotator's own (no other's label, no run or arm, evidence ids sorted), each with the
+  LLM judges' labels on its item beside it (given by the caller: ``agreement.judge_labels``).
 
 Does not cover: the LLM judges' labels and agreement between raters (``evaluation.agreement``),
 the LLM judging itself (``bfr_core.roles``), the UI (``pages/annotate.py``).
@@ -31,7 +37,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +53,9 @@ from bfr_core.store import Store
 
 LABELS: tuple[str, ...] = ("sufficient", "insufficient", "uncertain")
 JUDGE_PREFIX = "llm:"  # rater names of LLM judges; annotators are plain names
+# A result row ``r`` whose Suff@Set judgment applies to the item ``i`` it is a source of: judged, and its
+# set not cut for the item (the judges read the whole set)
+JUDGED_WHOLE = "(r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) AND len(r.evidence) = len(i.evidence)"
 
 LABELS_DDL = """
 CREATE SEQUENCE IF NOT EXISTS labels_seq;
@@ -67,12 +76,17 @@ CREATE VIEW IF NOT EXISTS current_labels AS
 
 # One item per (dataset, question, sorted evidence ids) among finished runs' ok results, on the data the
 # store holds now (runs of a replaced dataset version add no items: their ids may name other turns).
+# Each set is first cut to the question's smallest set (its first ids: the arm's own top of its ranking).
 _ITEM_KEY = "md5(r.dataset_id || chr(0) || r.question_id || chr(0) || array_to_string(list_sort(r.evidence), chr(1)))"
 Q_SYNC_ITEMS = f"""
-WITH r AS (
+WITH full_sets AS (
     SELECT ru.dataset_id, res.run_id, res.question_id, res.arm, res.budget, res.evidence
     FROM results res JOIN runs ru ON ru.run_id = res.run_id JOIN ({{versions}}) v ON v.run_id = res.run_id
     WHERE ru.finished IS NOT NULL AND res.status = 'ok' AND len(res.evidence) > 0 AND v.current
+), r AS (
+    SELECT dataset_id, run_id, question_id, arm, budget,
+           list_slice(evidence, 1, min(len(evidence)) OVER (PARTITION BY dataset_id, question_id)) AS evidence
+    FROM full_sets
 )
 SELECT {_ITEM_KEY} AS item_id, r.dataset_id, r.question_id, r.evidence, r.run_id, r.arm, r.budget FROM r
 """
@@ -154,13 +168,27 @@ GROUP BY item_id, run_id, arm""")
     return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
 
 
+def queue_stamp(store: Store) -> tuple[int, str, int]:
+    """What the queue and its judgments depend on, read cheaply: (runs, the newest finish time, judged
+    result rows). A page keys its cached queue on it, so a run finished (or judged) meanwhile by
+    another process shows without a Refresh."""
+    ensure_schema(store)
+    try:
+        runs, newest = store.cursor().execute("SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs").fetchone()
+        judged = store.cursor().execute(
+            "SELECT count(*) FROM results WHERE suff IS NOT NULL OR suff_detail IS NOT NULL").fetchone()[0]
+    except duckdb.CatalogException:  # a read-only view of a store without run tables yet
+        return 0, "", 0
+    return int(runs), str(newest), int(judged)
+
+
 def judged_items(store: Store) -> int:
     """How many queue items carry LLM Suff@Set judgments (from a ``bfr eval ... --suff`` run)."""
     ensure_schema(store)
     row = store.cursor().execute(
         "SELECT count(DISTINCT s.item_id) FROM label_sources s JOIN label_items i USING (item_id) "
         "JOIN results r ON r.run_id = s.run_id AND r.question_id = i.question_id AND r.arm = s.arm "
-        "WHERE r.suff IS NOT NULL OR r.suff_detail IS NOT NULL").fetchone()
+        f"WHERE {JUDGED_WHOLE}").fetchone()
     return int(row[0]) if row else 0
 
 
@@ -511,13 +539,20 @@ def annotators(store: Store) -> list[str]:
 
 # -- export -------------------------------------------------------------------------------------
 EXPORT_COLUMNS = ("label_id", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
-                  "created", "is_current", "evidence", "sources")
+                  "created", "is_current", "judges", "evidence", "sources")
 
 
-def export_rows(store: Store) -> list[dict[str, Any]]:
-    """Every label version with its item (evidence ids, the runs/arms that produced it)."""
+def export_rows(store: Store, annotator: str | None = None,
+                judges: Callable[[str], Mapping[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Every label version with its item (evidence ids, the runs/arms that produced it); with
+    ``annotator``, only that annotator's versions, and nothing that tells the method (no runs or arms;
+    evidence ids sorted, not in the order a method ranked them). ``judges(item_id)``: the LLM judges'
+    labels on the item, in the column ``judges`` (``{}`` without it)."""
     ensure_schema(store)
     cur = store.cursor()
+    if store.read_only and not cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'labels'"
+                                           ).fetchone()[0]:
+        return []
     cur.execute("""
         SELECT l.label_id, l.item_id, i.dataset_id, i.question_id, l.annotator, l.label, l.note,
                strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
@@ -525,12 +560,16 @@ def export_rows(store: Store) -> list[dict[str, Any]]:
                i.evidence,
                (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM label_sources s
                 WHERE s.item_id = l.item_id) AS sources
-        FROM labels l JOIN label_items i USING (item_id) ORDER BY l.label_id""")
-    rows = _dicts(cur)
+        FROM labels l JOIN label_items i USING (item_id)
+        WHERE ? IS NULL OR l.annotator = ? ORDER BY l.label_id""", [annotator, annotator])
+    rows, seen = _dicts(cur), {}
     for r in rows:
-        r["evidence"] = list(r["evidence"] or [])
-        r["sources"] = list(r["sources"] or [])
-    return rows
+        r["evidence"] = sorted(r["evidence"] or []) if annotator is not None else list(r["evidence"] or [])
+        r["sources"] = [] if annotator is not None else list(r["sources"] or [])
+        if judges is not None and r["item_id"] not in seen:
+            seen[r["item_id"]] = dict(judges(r["item_id"]))
+        r["judges"] = seen.get(r["item_id"], {})
+    return [{k: r[k] for k in EXPORT_COLUMNS} for r in rows]
 
 
 def to_jsonl(rows: Sequence[dict[str, Any]]) -> str:
@@ -542,20 +581,22 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     w = csv.DictWriter(buf, fieldnames=list(EXPORT_COLUMNS), lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({**r, "evidence": " ".join(r["evidence"]), "sources": " ".join(r["sources"])})
+        w.writerow({**r, "evidence": " ".join(r["evidence"]), "sources": " ".join(r["sources"]),
+                    "judges": "; ".join(f"{k}={v}" for k, v in r.get("judges", {}).items())})
     return buf.getvalue()
 
 
-def export(store: Store, path: str | Path, *, force: bool = False) -> int:
-    """Write every label version to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
+def export(store: Store, path: str | Path, *, force: bool = False, annotator: str | None = None,
+           judges: Callable[[str], Mapping[str, str]] | None = None) -> int:
+    """Write :func:`export_rows` to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
     store or another DuckDB file, an existing file only with ``force``); returns the number of rows."""
     from bfr_core.outfile import check_output, write_output
 
     p = Path(path)
-    if p.suffix.lower() not in (".csv", ".jsonl"):
-        raise BfrError(f"{p}: export format is chosen by extension; use .csv or .jsonl")
     check_output(p, option="--out", store=store.path, force=force)  # before the rows are read
-    rows = export_rows(store)
+    if p.suffix.lower() not in (".csv", ".jsonl"):
+        raise BfrError(f"--out {p}: export format is chosen by extension; use .csv or .jsonl")
+    rows = export_rows(store, annotator, judges)
     write_output(p, to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), option="--out",
                  store=store.path, force=force)
     return len(rows)

@@ -150,13 +150,14 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     for q, arm in payload.jobs:
         try:
             trace = run_query(views, q.query(), arm, dataset_id=payload.dataset_id, budget=budget, config=config, k=k)
+            trace_json = json.dumps(trace.to_dict())  # data JSON cannot hold fails this row, not the run
         except BfrError:
             raise
         except Exception as exc:  # one question's failure must not end the run (as the sequential loop)
             rows.append(failed_row(run_id, q, arm, spec_budget, f"{type(exc).__name__}: {exc}"))
             continue
         rows.append(result_row(run_id, q, trace, None))
-        traces.append((run_id, q.question_id, arm, json.dumps(trace.to_dict())))
+        traces.append((run_id, q.question_id, arm, trace_json))
     return rows, traces, ner.parsed
 
 

@@ -17,7 +17,8 @@ Formats (``FORMATS``; ``auto`` tells them apart by the first non-blank line):
   the official turn ids (``{session_id}_{index+1}``) and session granularity session ids.
 
 Writing: :func:`write_trec` (scores strictly descending, so a reread keeps the order), :func:`write_jsonl`
-and :func:`write_qrels` (``qid 0 docid 1``). Every read error names the file and line.
+and :func:`write_qrels` (``qid 0 docid 1``). Every read error names the file and line. Files are read
+one line at a time (``ingest.common.iter_lines``): memory holds what is kept, not the file's text.
 Does not cover: mapping ids to a dataset's turns (``evaluation.imported``), TREC docids with spaces.
 """
 
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bfr_core.errors import InputError
-from bfr_core.ingest.common import expect, iter_jsonl, read_text
+from bfr_core.ingest.common import expect, iter_jsonl, iter_lines
 
 FORMATS = ("auto", "jsonl", "trec", "lme")
 JSONL_KEYS = frozenset({"question_id", "ranking", "scores", "evidence", "system", "meta"})
@@ -49,14 +50,16 @@ class Submitted:
 
 
 def detect(path: str | Path) -> str:
-    """``jsonl``, ``lme`` or ``trec`` from the first non-blank line."""
-    first = next((ln for ln in read_text(path).split("\n") if ln.strip()), "")
+    """``jsonl``, ``lme`` or ``trec`` from the first non-blank line (a line JSON cannot read, however
+    odd: nested past the parser's depth, a number past Python's digit limit, is no JSON object)."""
+    first = next((ln for _, ln in iter_lines(path)), "")
     try:
         obj = json.loads(first)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         obj = None
-    if isinstance(obj, dict):
-        return "lme" if "retrieval_results" in obj else "jsonl"
+    if isinstance(obj, dict) or (obj is None and first.lstrip().startswith("{")):  # (its reader names the fault)
+        lme = "retrieval_results" in obj if isinstance(obj, dict) else '"retrieval_results"' in first
+        return "lme" if lme else "jsonl"
     if len(first.split()) == 6:
         return "trec"
     raise InputError(str(path), "not a run file: the first line is neither a JSON object nor 'qid Q0 docid rank "
@@ -102,18 +105,31 @@ def _put(out: dict[str, Submitted], item: Submitted, path: str) -> None:
     out[item.question_id] = item
 
 
+def _score(value: Any, path: str, record: str, name: str) -> float:
+    """A score as a finite float (an integer of 400 digits is past a double's range)."""
+    expect(value, (int, float), path, record, name)
+    try:
+        score = float(value)
+    except OverflowError:
+        score = math.inf
+    if not math.isfinite(score):
+        raise InputError(path, "is not a finite number (the ranking sorts by it)", record=record, field=name)
+    return score
+
+
 def _read_jsonl(path: str, tag: str | None) -> dict[str, Submitted]:
-    rows = list(iter_jsonl(path))
-    _one_system((o.get("system", "") for _, o in rows if isinstance(o, dict)), tag, path)
-    out: dict[str, Submitted] = {}
-    for line, obj in rows:
+    """One pass over the file, each system's questions kept apart; then which system is read."""
+    by_system: dict[str, dict[str, Submitted]] = {}
+    for line, obj in iter_jsonl(path):
         r = f"line {line}"
         expect(obj, dict, path, r, None)
         unknown = sorted(set(obj) - JSONL_KEYS)
         if unknown:
             raise InputError(path, f"unknown field (allowed: {', '.join(sorted(JSONL_KEYS))})", record=r,
                              field=unknown[0])
-        if tag is not None and obj.get("system") != tag:
+        system = expect(obj.get("system", ""), str, path, r, "system")
+        out = by_system.setdefault(system, {})
+        if tag is not None and system != tag:
             continue
         qid = expect(obj.get("question_id"), str, path, r, "question_id")
         if ("ranking" in obj) == ("evidence" in obj):
@@ -127,18 +143,17 @@ def _read_jsonl(path: str, tag: str | None) -> dict[str, Submitted]:
         scores = None
         if obj.get("scores") is not None:
             raw = expect(obj["scores"], list, path, r, "scores")
-            scores = tuple(float(expect(s, (int, float), path, r, f"scores[{i}]")) for i, s in enumerate(raw))
+            scores = tuple(_score(s, path, r, f"scores[{i}]") for i, s in enumerate(raw))
             if len(scores) != len(ids):
                 raise InputError(path, f"{len(scores)} scores for {len(ids)} ids", record=r, field="scores")
         _put(out, Submitted(qid, ids, scores, True, line), path)
-    return out
+    _one_system(by_system, tag, path)
+    return by_system.get(tag if tag is not None else next(iter(by_system), ""), {})
 
 
 def _read_trec(path: str, tag: str | None) -> dict[str, Submitted]:
     lines = []
-    for n, raw in enumerate(read_text(path).splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for n, raw in iter_lines(path):
         parts = raw.split()
         if len(parts) != 6:
             raise InputError(path, f"expected 6 fields 'qid Q0 docid rank score tag', got {len(parts)}", record=f"line {n}")

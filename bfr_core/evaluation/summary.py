@@ -3,7 +3,9 @@
 Covers: :func:`arm_summary` (the means over some rows of one arm: retrieval metrics, set size, calls,
 and, when a provider filled them, F1, the paper's judge, LongMemEval's judge, Suff@Set and LLM time)
 and :func:`summarize` (a stored run as that JSON; ``k`` cuts every arm's evidence to its first k ids
-and rescores, :func:`cut_rows`, so systems are compared at one budget). Does not cover: computing the per-question
+and rescores, :func:`cut_rows`, so systems are compared at one budget), :func:`set_sizes` and
+:func:`common_size` (the set size every arm of a run can be compared at: the smallest arm's largest
+set). Does not cover: computing the per-question
 metrics (``metrics``), reading rows (``bfr_core.runs``), LongMemEval's official retrieval figures
 (``official``).
 """
@@ -72,6 +74,32 @@ def cut_rows(rows: list[dict[str, Any]], gold: dict[str, Sequence[str]], k: int)
                     "er": s.er, "cer": s.cer, "recall_any": s.recall_any, "recall_all": s.recall_all,
                     "ndcg_any": s.ndcg_any})
     return out
+
+
+def set_sizes(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Arm -> its largest evidence set over the rows it answered (failed rows, scored empty, left out)."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if r.get("status", "ok") == "ok":
+            out[r["arm"]] = max(out.get(r["arm"], 0), int(r["set_size"]))
+        else:
+            out.setdefault(r["arm"], 0)
+    return out
+
+
+def common_size(rows: Sequence[dict[str, Any]]) -> int | None:
+    """The set size at which every arm of ``rows`` is compared: the smallest arm's largest set; None
+    when every arm's largest set is already that size (no cut needed). An arm that returned no
+    evidence at all is empty at any size, so it does not set the size."""
+    sizes = {a: n for a, n in set_sizes(rows).items() if n > 0}
+    if len(set(sizes.values())) <= 1:
+        return None
+    return min(sizes.values())
+
+
+def describe_sizes(sizes: dict[str, int]) -> str:
+    """"mem0 10 · bfr-mv 40": each arm's largest set, for a sentence."""
+    return " · ".join(f"{a} {n}" for a, n in sizes.items())
 
 
 def run_rows(store: Store, run_id: str, k: int | None = None) -> list[dict[str, Any]]:

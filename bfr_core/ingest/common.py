@@ -10,10 +10,13 @@ uniqueness checks so the store never sees a primary-key clash.
 Streaming: :class:`JsonArray` reads a file whose top level is an array one item at a time (ijson's
 C parser), for a file too large to hold whole (LongMemEval-M, 2.7 GB); it keeps the same guarantees
 (gzip, BOM, lone surrogates, nesting, one InputError naming the file, the item and the byte range).
+:func:`iter_lines` reads a text file one line at a time (gzip, BOM, UTF-8 checked per line, the
+gzip bomb limit) and :func:`iter_jsonl` parses JSON Lines through it, so memory holds a line, not
+the file (``bfr ingest jsonl``, ``bfr import-run``).
 
-Does not cover: streaming anything but a top-level array (the other loaders read files whole:
-the 277 MB LongMemEval-S file needs a few GB of RAM that way), or guessing a file's kind for the
-user (``sniff_kind`` only sharpens messages).
+Does not cover: streaming a whole-file JSON document that is not a top-level array (LoCoMo's and
+BEAM's loaders read files whole), or guessing a file's kind for the user (``sniff_kind`` only
+sharpens messages).
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from typing import Any, BinaryIO
 import ijson
 
 from bfr_core.errors import InputError, some
-from bfr_core.jsonl import split_lines
 
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
@@ -375,15 +377,53 @@ def _first_line_is_object(text: str) -> bool:
         return False
 
 
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for each non-blank line of a text file, gunzipped when it starts with the
+    gzip magic bytes, read one line at a time (1-based numbers; a BOM before the first is dropped).
+
+    Lines end where ``jsonl.split_lines`` ends them, at "\n" only (a "\r" before it is kept: JSON
+    whitespace). One InputError naming the file (and the line) for what :func:`read_text` refuses: a
+    missing or empty file, truncated gzip, gzip output past :data:`MAX_INPUT_BYTES`, text that is not
+    UTF-8, only whitespace."""
+    p = Path(path)
+    check_file(p)
+    lineno, seen = 0, False
+    try:
+        with open(p, "rb") as raw:
+            gz = raw.read(2) == GZIP_MAGIC
+            raw.seek(0)
+            source: BinaryIO = gzip.GzipFile(fileobj=raw) if gz else raw  # type: ignore[assignment]
+            read = 0
+            for lineno, data in enumerate(source, start=1):
+                read += len(data)
+                if gz and read > MAX_INPUT_BYTES:
+                    raise InputError(str(p), f"gzip data expands past the {MAX_INPUT_BYTES:,}-byte input limit")
+                if lineno == 1:
+                    data = data.removeprefix(_BOM)
+                try:
+                    line = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(str(p), f"not UTF-8 text (byte {exc.start} of the line: {exc.reason})",
+                                     record=f"line {lineno}") from None
+                line = line.removesuffix("\n")
+                if line.strip():
+                    seen = True
+                    yield lineno, line
+    except _GZIP_ERRORS as exc:
+        raise InputError(str(p), f"gzip data is truncated or corrupt ({exc or type(exc).__name__})") from None
+    except OSError as exc:
+        raise InputError(str(p), f"cannot read file: {exc.strerror or exc}") from None
+    if not seen:
+        raise InputError(str(p), "file is empty (only whitespace)")
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """``(line_number, object)`` for each non-blank line of a JSON Lines file (1-based numbers).
+    """``(line_number, object)`` for each non-blank line of a JSON Lines file (1-based numbers), read
+    one line at a time (:func:`iter_lines`).
 
     Lines end where ``jsonl.split_lines`` ends them, at "\n" only: U+2028, U+2029 and U+0085, which
     ``str.splitlines`` also breaks at, are ordinary characters inside a JSON string."""
-    text = read_text(path)
-    for lineno, line in enumerate(split_lines(text), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in iter_lines(path):
         try:
             obj = strict_loads(line)
         except _NotFinite as exc:

@@ -128,7 +128,11 @@ def _item(n: int, item: Any, path: str, convs: list[_Conversation], dataset_id: 
         raise InputError(path, "no 'A:' or 'B:' line", record=record, field="trigger_query")
     c = convs[conversation_index(cue_text, trigger_text, len(convs))]
     qid = f"plus-{n:03d}"
-    cue_time = c.query_time - timedelta(days=gap_days(gap))
+    try:
+        cue_time = c.query_time - timedelta(days=gap_days(gap))
+    except OverflowError:  # "5000 years later": before the year 1, where no date goes
+        raise InputError(path, f"{gap!r} puts the cue before the year 1 (the conversation is of "
+                         f"{c.query_time:%Y}); no date can hold it", record=record, field="time_gap") from None
     a, b = c.scope.speakers[0], c.scope.speakers[1]
     said = [(a if who == "A" else b, text) for who, text in cue_lines]
     if stitch == "embedded":

@@ -11,6 +11,12 @@ Keys are held in :class:`~bfr_core.llm.base.Secret` and only revealed to the SDK
 are never logged, never part of a repr, an error message, the store or an export. Every backend but
 the offline rules comes wrapped in :class:`~bfr_core.llm.secrets.ScrubbedLLM`, which takes every
 configured key (and anything shaped like one) out of its replies and errors.
+
+"The provider as configured" has one home, :func:`configured`: the ``[llm]`` table of the config
+file in force (``bfr_core.config.config_path``: ``$BFR_CONFIG``, else ``bfr.toml`` in the repository
+folder) for the provider a page or command names. Every page (Trace, Evaluate) and command
+(``bfr eval``, its judges and adjudicator) reads its settings there, so a self-hosted server named by
+``base_url`` is the one every call goes to.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
-from bfr_core.config import LLMConfig
+from bfr_core.config import LLMConfig, config_path, load_config
 from bfr_core.llm.base import LLM, LLMConfigError, Secret
 from bfr_core.llm.cache import CachedLLM, LLMCache
 from bfr_core.llm.limits import Limits, ProviderLimiter, limiter_for
@@ -37,6 +44,43 @@ from bfr_core.llm.secrets import (
 from bfr_core.store import Store
 
 PROVIDERS = ("rules", "anthropic", "openai", "local")
+# settings of any provider; the rest of [llm] (model, base_url, concurrency, rpm, tpm) belong to the
+# provider the file names and never carry over to another one
+_GENERAL = ("temperature", "timeout_s", "max_retries")
+
+
+def file_config(path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> LLMConfig:
+    """The ``[llm]`` table of ``path`` (default: the config file in force; the defaults without one);
+    a file that cannot be read or holds a bad key raises a one-line :class:`LLMConfigError`."""
+    path = config_path(env) if path is None else Path(path)
+    if path is None:
+        return LLMConfig()
+    try:
+        return load_config(path).llm
+    except OSError as exc:
+        raise LLMConfigError(f"config file {path}: {exc.strerror or exc}") from None
+    except (ValueError, TypeError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise LLMConfigError(f"config file {path}: {exc}") from None
+
+
+def configured(spec: str = "", path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> LLMConfig:
+    """The settings of provider ``spec`` (``PROVIDER[:MODEL]``; empty: the file's own provider) as the
+    config file gives them: the file's whole ``[llm]`` table when it names that provider (``MODEL``,
+    when given, replacing its model), else that provider's defaults with the file's general settings
+    (temperature, timeout, retries). ``rules`` is always the offline rules."""
+    base = file_config(path, env=env)
+    name, _, model = spec.partition(":")
+    name, model = name.strip().lower(), model.strip()
+    if not name or name == base.provider.strip().lower():
+        return replace(base, model=model) if model else base
+    general = {k: getattr(base, k) for k in _GENERAL}
+    return LLMConfig(provider=name, model=model, **general)
+
+
+def config_label(config: LLMConfig) -> str:
+    """``provider:model`` (``provider`` alone for its default model): how pages list a provider and
+    :func:`configured` reads it back."""
+    return f"{config.provider}:{config.model}" if config.model else config.provider
 
 
 def api_key(provider: str, *, env: Mapping[str, str] | None = None,

@@ -2,7 +2,8 @@
 
 Covers: :class:`Limits` (the three numbers; 0 = no limit), :class:`TokenBucket` (a refilling bucket
 with an injectable clock and sleep), :class:`ProviderLimiter` (the three limits together, plus a
-provider-wide pause when a 429 carries ``Retry-After``), :func:`limiter_for` (one shared limiter per
+provider-wide pause a caller may set; the retry layer does not: a 429's ``Retry-After`` is waited by
+the refused call alone, as in the provider SDKs), :func:`limiter_for` (one shared limiter per
 provider endpoint in a process, so every client of one provider draws on the same budget) and
 :func:`count_tokens` (the deterministic token estimate the limiter, the dry run and the local test
 server share: one token per 4 characters, rounded up). Does not cover: retries (``retry.py``).
@@ -76,7 +77,7 @@ class ProviderLimiter:
         self._lock = threading.Lock()
 
     def pause(self, seconds: float) -> None:
-        """A 429 said ``Retry-After: seconds``: no new request to this provider until then."""
+        """No new request to this provider for ``seconds``."""
         with self._lock:
             self._paused_until = max(self._paused_until, self.clock() + seconds)
 

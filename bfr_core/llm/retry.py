@@ -1,10 +1,12 @@
 """Making one provider call dependable, and its JSON usable.
 
-Covers: :class:`RetryPolicy` (exponential backoff with seeded jitter), :class:`RetryingLLM`
-(retries transient :class:`ProviderError` — 429, 5xx, timeouts, broken response bodies — and
-holds each attempt to the provider's :class:`~bfr_core.llm.limits.ProviderLimiter`: concurrent
-requests, requests and tokens per minute; a 429's ``Retry-After`` pauses every caller of that
-provider, not just the one that got it), :func:`repair_json` (fences, prose around the object,
+Covers: :class:`RetryPolicy` (exponential backoff with seeded jitter; a server's ``Retry-After``
+of more than 0 s is waited exactly, capped at ``max_delay_s``, as the Anthropic and OpenAI SDKs do,
+so a server asking for 0.2 s gets 0.2 s), :class:`RetryingLLM` (retries transient
+:class:`ProviderError` — 429, 5xx, timeouts, broken response bodies — and holds each attempt to
+the provider's :class:`~bfr_core.llm.limits.ProviderLimiter`: concurrent requests, requests and
+tokens per minute; the wait after a 429 is the refused call's own, as in the SDKs: the other
+callers go on, held only by those limits), :func:`repair_json` (fences, prose around the object,
 single quotes, trailing commas, truncated output) and :func:`complete_json` (repair, then exactly
 one re-ask, then :class:`LLMCallFailed`). Does not cover: caching (``cache.py``).
 
@@ -39,10 +41,12 @@ class RetryPolicy:
     seed: int = 20260908  # the project's seed: same call, same delays
 
     def delay(self, attempt: int, key: str, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry number ``attempt`` (1-based) of the call keyed ``key``."""
+        """Seconds to wait before retry number ``attempt`` (1-based) of the call keyed ``key``: the
+        server's ``retry_after`` when it gave one above 0 (capped at ``max_delay_s``), else the
+        seeded exponential backoff."""
+        if retry_after is not None and retry_after > 0:
+            return min(self.max_delay_s, retry_after)
         base = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
-        if retry_after is not None:
-            base = min(self.max_delay_s, max(base, retry_after))
         return base * (1.0 + self.jitter * random.Random(f"{self.seed}:{key}:{attempt}").random())
 
 
@@ -81,8 +85,6 @@ class RetryingLLM:
                 if attempt > self.policy.max_retries:
                     why = f"{exc.reason} (gave up after {attempt} attempts)"
                     raise LLMCallFailed(why, attempts=attempt) from None
-                if exc.retry_after is not None:  # the server said when: everyone waits that long
-                    self.limiter.pause(min(self.policy.max_delay_s, exc.retry_after))
                 wait = self.policy.delay(attempt, key, exc.retry_after)
                 log.info("%s: %s; retry %d in %.1fs", self.label, exc.reason, attempt, wait)
                 self.sleep(wait)

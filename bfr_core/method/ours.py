@@ -80,10 +80,15 @@ Why each piece (bench/out/ours_ablation.json removes each in turn, at the shippe
   then the reply; the setup, then the detail). Smoothing the score over neighbours ranks the reply
   by its context instead of adding fixed neighbours, which would spend budget on weak ones.
 
+The set at each budget (``budget_set``): the first k turns of a ranking are a list, not a set chosen
+to be sufficient, so the ranking's first 40 turns are re-selected greedily, each pick paying
+SET_SPREAD per turn already taken from its session and earning SET_COVER per share of Stage I's
+requirements it supplies first (Stage I's incidence over those 40; none in the remark regime); every
+prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40.
+
 Stage I reuses ``stage1`` (incidence, prefilter, minimum cover, coverage order) over our pool; E0 is
-the cover first, then the pool in score order, up to ``b`` turns. Stage II deepens the same ranking
-in budgeted rounds (one call per round through the exclusion rule, ``stage2.retain`` for the
-near-duplicate filter and k_keep). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
+the cover first, then the set order, up to ``b`` turns. Stage II deepens the same set order in
+budgeted rounds (one call per round through the exclusion rule). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
 (``b`` = ``config.retrieval.ground``; MV grid: C0 -> 10, C1 -> 30, C2..C6 -> 40, C7..C9 -> 60).
 
 Explored and dropped (no gain in bench/explore_ours.py, removed 2026-12-01, in git history):
@@ -107,9 +112,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bfr_core.method.budget_set import WINDOW, set_order
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
-from bfr_core.method.stage1 import lattice_steps, selection_step
+from bfr_core.method.stage1 import incidence, lattice_steps, selection_step
 from bfr_core.method.turn_scores import (
     DEFAULT,
     OursSettings,
@@ -119,6 +125,7 @@ from bfr_core.method.turn_scores import (
     ranking,
     remark_similarity,
     score_parts,
+    session_codes,
     top_unseen,
     zscore,
 )
@@ -133,9 +140,11 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 
 
-def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> tuple[list[Step], list[str]]:
+def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
+              settings: OursSettings = DEFAULT) -> tuple[list[Step], list[str], np.ndarray]:
     """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
-    (``cover`` False: E0 in score order, the ablation of bench/bench_ours.py)."""
+    (``cover`` False: E0 in set order alone, the ablation of bench/bench_ours.py); also returns the set
+    order (``budget_set.set_order`` at ``settings``) that E0 and Stage II follow after the cover."""
     views, rc = ctx.views, ctx.config.retrieval
     order = ranking(sc.final)
     pool_idx = [int(i) for i in order[: rc.pool]]
@@ -161,15 +170,27 @@ def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True)
     # carry little (word_trust), so E0 is the score order there
     if cover and pool_idx and reqs and not remark:
         selected = _cover_steps(ctx, reqs, pool_idx, pool_ids, steps)
+    sets = set_order_of(views, sc, [] if remark else reqs, settings)
     b = rc.ground
-    e0 = list(dict.fromkeys(selected[:b] + pool_ids))[:b]
-    if len(e0) < b:  # a pool smaller than b (tiny scopes, small config): continue down the ranking
-        e0 = list(dict.fromkeys(e0 + [views.turns[int(i)].turn_id for i in order]))[:b]
+    ranked = [views.turns[int(i)].turn_id for i in sets]
+    e0 = list(dict.fromkeys(selected[:b] + ranked))[:b]
     pos = views.position
-    steps.append(Step("grounding", f"E0: {len(e0)} source turns (cover, then score order)", tuple(e0), 0, {
+    steps.append(Step("grounding", f"E0: {len(e0)} source turns (cover, then set order)", tuple(e0), 0, {
         "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
+        "set": {"spread": settings.set_spread, "cover": settings.set_cover, "window": WINDOW,
+                "moved": [t for t, i in zip(ranked[:b], order[:b], strict=False) if pos[t] != int(i)]},
     }))
-    return steps, e0
+    return steps, e0, sets
+
+
+def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: OursSettings) -> np.ndarray:
+    """``budget_set.set_order`` over this scope: sessions from the store, Stage I's incidence over the head
+    (requirement vectors encoded only when the cover weight reads them)."""
+    def rows_of(head: np.ndarray) -> list[int]:
+        idx = [int(i) for i in head]
+        return incidence(views, reqs, idx, views.encode([r.text for r in reqs]))
+
+    return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of, len(reqs))
 
 
 def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],
@@ -192,8 +213,10 @@ def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool
 # ----------------------------------------------------------------------------------------------
 
 
-def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores) -> list[Step]:
-    """Budgeted rounds (Algorithm 2's counters and stopping rule); one call per round."""
+def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores,
+             order: np.ndarray | None = None) -> list[Step]:
+    """Budgeted rounds (Algorithm 2's counters and stopping rule); one call per round, each taking the
+    next unseen turns in ``order`` (the set order; the ranking when None)."""
     b, views = ctx.budget, ctx.views
     ids = tuple(t.turn_id for t in views.turns)
     evidence = list(dict.fromkeys(e0))
@@ -203,7 +226,7 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores) -
     while t < b.rounds and b_call < b.calls and b_new < b.new and len(evidence) < len(ids):
         start = frozenset(evidence)
         want = min(b.keep, b.new - b_new)
-        hits = top_unseen(sc.final, ids, want, start)
+        hits = top_unseen(sc.final, ids, want, start, order)
         b_call += 1
         kept = [h.turn_id for h in hits]
         evidence.extend(kept)
@@ -232,7 +255,7 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores) -
 def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list[Step]:
     """The arm with explicit settings (and, with a model, the associative step: :func:`associate`)."""
     parts = score_parts(ctx.views, query)
-    return run_scored(ctx, query, associate(ctx, query, parts, settings, combine(parts, settings)))
+    return run_scored(ctx, query, associate(ctx, query, parts, settings, combine(parts, settings)), settings=settings)
 
 
 def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSettings, sc: TurnScores) -> TurnScores:
@@ -266,11 +289,13 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
     return combine(parts, settings, remark_dense=(zscore(own) + zscore(other)) / 2)
 
 
-def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True) -> list[Step]:
-    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`)."""
-    steps, e0 = stage_one(ctx, query, sc, cover)
+def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
+               settings: OursSettings = DEFAULT) -> list[Step]:
+    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`;
+    ``settings``: the set weights read)."""
+    steps, e0, order = stage_one(ctx, query, sc, cover, settings)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
-        steps += complete(ctx, query, e0, sc)
+        steps += complete(ctx, query, e0, sc, order)
     return steps
 
 

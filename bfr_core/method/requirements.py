@@ -282,6 +282,12 @@ def decompose_with_source(query: Query, llm: Any = None) -> tuple[list[Requireme
     return reqs, str(getattr(llm, "label", "llm"))
 
 
+@cache
+def _date_ask_words() -> frozenset[str]:
+    """Words with which a model's temporal requirement asks for a date ("date of ...", "day it ...")."""
+    return frozenset(stem(w) for w in ("date", "dates", "day", "days", "time", "when"))
+
+
 def _guess_kind(text: str) -> str:
     """A kind for a bare requirement string from the provider (it returns texts only)."""
     dates = find_date_constraints(text)
@@ -312,8 +318,10 @@ def _from_llm(raw: Any) -> list[Requirement]:
             continue
         kind = kind if kind in KINDS else "fact"
         when = find_date_constraints(text)[0][1] if kind == "constraint" and find_date_constraints(text) else None
+        # "date I ordered the strap" asks for a date: the turn states the event, not the word "date"
+        ask = _date_ask_words() if kind == "temporal" else frozenset()
         terms = (tuple(stem(w) for w in words(text)) if kind == "entity"
-                 else content_terms(text) or tuple(tokenize(text, stemmed=True)))
+                 else content_terms(text, exclude=ask) or tuple(tokenize(text, stemmed=True)))
         if terms:
             out.append(_req(kind, text, terms, when))
     out = _dedupe(out)[:MAX_REQUIREMENTS]

@@ -108,6 +108,23 @@ class StageOne:
 def incidence(views: Any, reqs: Sequence[Requirement], pool_idx: Sequence[int],
               req_vecs: np.ndarray | None) -> list[int]:
     """One attribute bitmask per pool candidate (bit j: covers requirement j)."""
+    rows = covering(views, reqs, pool_idx, req_vecs)
+    return latest_rows(rows, reqs, [views.turns[i].date for i in pool_idx])
+
+
+def latest_rows(rows: Sequence[int], reqs: Sequence[Requirement], dates: Sequence[Any]) -> list[int]:
+    """``rows`` with each ``latest`` requirement's bit kept on its newest candidates only (:func:`newest_only`)."""
+    out = list(rows)
+    for j, r in enumerate(reqs):
+        if r.kind == "latest":
+            out = newest_only(out, j, dates)
+    return out
+
+
+def covering(views: Any, reqs: Sequence[Requirement], pool_idx: Sequence[int],
+             req_vecs: np.ndarray | None) -> list[int]:
+    """:func:`incidence` before the ``latest`` rule: bit j where the candidate supplies requirement j
+    by its words or (semantic kinds) its static-vector cosine."""
     stems = turn_stems(views)
     sims = None
     if req_vecs is not None and len(pool_idx):
@@ -121,9 +138,6 @@ def incidence(views: Any, reqs: Sequence[Requirement], pool_idx: Sequence[int],
                     sims is not None and r.kind in SEMANTIC_KINDS and sims[j, col] >= COVER_COSINE):
                 row |= 1 << j
         rows.append(row)
-    for j, r in enumerate(reqs):
-        if r.kind == "latest":
-            rows = newest_only(rows, j, [views.turns[i].date for i in pool_idx])
     return rows
 
 
@@ -277,7 +291,7 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
     # lines 6-10: minimum subset, sanitise, fallback
     ranks = list(range(len(pool_ids)))
     raw_ids, failed = None, ""
-    if ctx.llm is not None:
+    if ctx.llm is not None and "select" in getattr(ctx.llm, "roles", ("select",)):  # a replay may decompose only
         from bfr_core.llm.base import LLMCallFailed
 
         try:

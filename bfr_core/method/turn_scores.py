@@ -60,6 +60,8 @@ class OursSettings:
     remark: str = "off"  # the gate that reads word_trust's signals ("off": words always lead; word_trust.GATES)
     remark_shift: float = 1.0  # in the remark regime: the share of the score given to the dense part alone
     remark_clauses: str = "off"  # the remark regime's dense part: the whole text's ("off") or its clauses' (CLAUSE_MODES)
+    set_spread: float = 0.0  # the set at a budget (budget_set): a pick's cost per turn already taken from its session
+    set_cover: float = 0.0  # ... its gain per share of Stage I's requirements it supplies first
 
 
 SETTINGS_FILE = Path(__file__).with_name("ours.toml")
@@ -253,12 +255,12 @@ def score_parts(views: Any, query: Query) -> ScoreParts:
     dates = [t.date for t in turns]
     windows = date_windows(query.text, query.date, [d.year for d in dates if d is not None])
     dmask = in_windows(dates, windows)
-    session = per_views(views, ("session_codes",), lambda: _frozen(_session_codes(turns)))
+    session = session_codes(views)
     role = per_views(views, ("stating_role",), lambda: stating_role(turns))
     stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
     used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
     trust = word_trust(query.text, bm, dense, share_found(bm25.query_tokens(query.text), bm25.contains))
-    pieces = clauses(query.text) if n else ()  # a remark's clauses (none for a question or a request)
+    pieces = clauses(query.text, trust.form) if n else ()  # a remark's clauses (none for a question or a request)
     per_clause = np.stack([zscore(np.asarray(views.dense.scores(c), dtype=np.float64)) for c in pieces]) if pieces else None
     return ScoreParts(bm25=bm, dense=dense, speaker=spk, dates=dmask.astype(np.float64), session=session,
                       stating=stating, named=favour, windows=used, trust=trust, clauses=pieces, clause_dense=per_clause)
@@ -333,6 +335,11 @@ def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScor
     return combine(score_parts(views, query), s)
 
 
+def session_codes(views: Any) -> np.ndarray:
+    """Session code per turn (scope order), once per views object."""
+    return per_views(views, ("session_codes",), lambda: _frozen(_session_codes(views.turns)))
+
+
 def _frozen(*arrays: np.ndarray) -> Any:
     """Arrays shared by every question of a scope, made read-only (one array, or a tuple of them)."""
     for a in arrays:
@@ -350,10 +357,12 @@ def ranking(scores: np.ndarray) -> np.ndarray:
     return rank_order(scores)
 
 
-def top_unseen(scores: np.ndarray, ids: Sequence[str], k: int, exclude: frozenset[str]) -> list[Hit]:
-    """The exclusion rule (Eq. 8) on our ranking: the ``k`` best turns not in ``exclude``."""
+def top_unseen(scores: np.ndarray, ids: Sequence[str], k: int, exclude: frozenset[str],
+               order: np.ndarray | None = None) -> list[Hit]:
+    """The exclusion rule (Eq. 8) on our ranking: the ``k`` first turns not in ``exclude`` in ``order``
+    (positions, best first; the ranking of ``scores`` when None)."""
     out: list[Hit] = []
-    for i in ranking(scores):
+    for i in ranking(scores) if order is None else order:
         if len(out) >= k:
             break
         if ids[i] not in exclude:

@@ -2,8 +2,11 @@
 
 Stage I's LLM path (``method.requirements`` falls back to its offline decomposer without a model).
 :func:`recorded` finds a model's reply to this role for a question in a store's LLM cache (the
-demo ships the local model's, ``ingest.demo``), to show beside an offline run.
-Does not cover: matching requirements to turns (``method.requirements``).
+demo ships the local model's, ``ingest.demo``), to show beside an offline run. :class:`Replay`
+serves those recorded replies as an LLM that answers this role only, so an offline run can use a
+model's decomposition without the model: a question with no recorded reply fails the call, and
+Stage I goes on with the offline rules' requirements and says so in the trace.
+Does not cover: matching requirements to turns (``method.requirements``); replaying any other role.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from bfr_core.llm.base import LLM, LLMRequest
+from bfr_core.llm.base import LLM, LLMCallFailed, LLMRequest, LLMResponse
 from bfr_core.llm.retry import complete_json
 from bfr_core.roles.prompting import as_object, build_request, fill
 
@@ -86,3 +89,38 @@ def recorded(store: Any, question: str) -> Recorded | None:
             return Recorded(reqs[:MAX_REQUIREMENTS], f"{provider}:{model}", str(day))
     return None
 
+
+
+REPLAY_ROLES = frozenset({"decompose"})
+
+
+class Replay:
+    """An LLM that answers role ``decompose`` from the model replies recorded in ``store``'s LLM cache
+    (:func:`recorded`) and makes no call; every other request, and a question without a recorded
+    reply, raises :class:`LLMCallFailed` naming why. ``roles`` tells callers which roles it answers,
+    so Stage I selects its cover by the rules rather than asking it to select."""
+
+    provider = "recorded"
+    model = "replay"
+    roles = REPLAY_ROLES
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.used: dict[str, str] = {}  # question -> "provider:model on YYYY-MM-DD" of each reply served
+
+    @property
+    def label(self) -> str:
+        sources = sorted(set(self.used.values()))
+        return "recorded decomposition" + (f" ({', '.join(sources)})" if sources else "")
+
+    def complete(self, req: LLMRequest) -> LLMResponse:
+        if req.role not in self.roles:
+            raise LLMCallFailed(f"recorded replies answer role decompose only, not {req.role or 'this call'}")
+        question = json.loads(req.payload or "{}").get("question", "")
+        if req.sha256() != request(question).sha256():
+            raise LLMCallFailed("a re-asked decompose request has no recorded reply")
+        rec = recorded(self.store, question)
+        if rec is None:
+            raise LLMCallFailed("no recorded decomposition of this question")
+        self.used[question] = f"{rec.model} on {rec.date}"
+        return LLMResponse(json.dumps({"requirements": list(rec.requirements)}), cached=True, attempts=0)

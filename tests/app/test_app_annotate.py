@@ -40,13 +40,14 @@ def test_blinded_item_shows_no_arm_budget_or_gold_id(app_db):
 
 def test_label_is_saved_on_click_and_survives_a_fresh_session(app_db):
     at = _page("alice")
-    q_before = next(m.value for m in at.markdown if m.value.startswith("**Question**"))
-    at.text_input(key=next(t.key for t in at.text_input if t.key.startswith("annot_note_"))).input("both dates").run()
+    note_key = next(t.key for t in at.text_input if t.key.startswith("annot_note_"))  # one per item
+    at.text_input(key=note_key).input("both dates").run()
     at.button(key="annot_insufficient").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    # the judges are revealed for the item just labelled, and the next item is shown blinded
-    assert any("Saved **insufficient**" in s.value and "judge A" in s.value for s in at.success)
-    assert next(m.value for m in at.markdown if m.value.startswith("**Question**")) != q_before
+    # saved, with no verdict that could steer the next label; the next item is shown blinded
+    assert any("Saved **insufficient**" in s.value for s in at.success)
+    assert "judge A" not in texts(at) and "LLM judges (" not in texts(at)
+    assert next(t.key for t in at.text_input if t.key.startswith("annot_note_")) != note_key
 
     import streamlit as st
 
@@ -93,3 +94,58 @@ def test_label_lines_a_killed_save_left_are_reported_where_they_are_kept(app_db)
     (warn,) = at.sidebar.warning
     assert "1 line(s) of the queued-label file could not be written" in warn.value
     assert str(set_aside_path(app_db)) in warn.value
+
+
+def test_every_set_of_a_question_shows_the_same_number_of_snippets(app_db):
+    """The set size tells no arm: for each question, every item (whichever arm it came from) shows as
+    many snippets, although the arms' stored sets differ in size."""
+    from collections import defaultdict
+
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    s = Store(app_db)
+    L.sync_queue(s)
+    sizes, stored = defaultdict(set), defaultdict(set)
+    for item_id in L.items(s):
+        q = s.cursor().execute("SELECT question_id FROM label_items WHERE item_id = ?", [item_id]).fetchone()[0]
+        sizes[q].add(len(L.blinded_item(s, item_id).evidence))
+    for q, n in s.cursor().execute("SELECT question_id, len(evidence) FROM results").fetchall():
+        stored[q].add(n)
+    s.close()
+    assert any(len(v) > 1 for v in stored.values())  # the arms' own sets differ in size
+    assert sizes and all(len(v) == 1 for v in sizes.values()), dict(sizes)
+
+
+def test_no_judge_label_or_agreement_before_own_label_and_request(app_db):
+    at = _page("carol")
+    body = _visible(at)
+    assert "judge A" not in body and "kappa" not in body and "Cohen" not in body
+    assert "Agreement appears once you have labelled items" in body
+    at.button(key="annot_sufficient").click().run()
+    assert "judge A" not in _visible(at)  # not after the label either, until asked
+    at.segmented_control(key="annot_mode").set_value("My labels").run()
+    assert "judge A" not in _visible(at) and "Your label: **sufficient**" in texts(at)
+    reveal = next(t for t in at.toggle if t.key.startswith("annot_reveal_"))
+    reveal.set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "LLM judges" in texts(at)
+
+
+def test_judgments_written_meanwhile_show_without_refresh(app_db):
+    """A --suff run judging the sets after the page was opened: the next page run sees it (no Refresh)."""
+    from bfr_core.store import Store
+
+    s = Store(app_db)
+    saved = s.cursor().execute("SELECT run_id, question_id, arm, suff, suff_detail FROM results").fetchall()
+    s.cursor().execute("UPDATE results SET suff = NULL, suff_detail = NULL")
+    s.close()
+    at = _page("dave")
+    assert "No item has LLM Suff@Set judgments yet" in texts(at)
+    s = Store(app_db)
+    s.cursor().executemany("UPDATE results SET suff = ?, suff_detail = ? WHERE run_id = ? AND question_id = ? AND arm = ?",
+                           [[suff, detail, run, q, arm] for run, q, arm, suff, detail in saved])
+    s.close()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "No item has LLM Suff@Set judgments yet" not in texts(at)

@@ -279,3 +279,15 @@ def test_a_failed_compute_is_one_error_line(app_db, monkeypatch):
     at.button(key="data_finish").click().run()
     assert not at.exception and [e.value for e in at.error] == ["the MiniLM weights are missing"]
     assert not [b for b in at.button if b.key == "data_cancel"]
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "beam" / "100K" / "1").is_dir(), reason="needs ../shared/data/beam/100K/1")
+def test_a_shared_beam_conversation_is_offered_and_guessed_beam(app_db):
+    at = app_test().run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data_source").set_value("Shared copy (../shared/data)").run()
+    conv = SHARED_DATA / "beam" / "100K" / "1"
+    assert "beam/100K/1 · one BEAM conversation" in at.selectbox(key="data_shared").options
+    at.selectbox(key="data_shared").select(conv).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="data_kind_beam").value == "beam"

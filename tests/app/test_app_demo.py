@@ -93,3 +93,22 @@ def test_a_scope_smaller_than_k_is_named_as_the_reason():
 
     assert small_scope(7, 10) == "The whole scope is 7 turns, fewer than mem0's k of 10, so any top-k holds all of it."
     assert small_scope(10, 10) == "" and small_scope(600, 10) == ""
+
+
+def test_the_demo_compares_sets_of_one_size_only():
+    import pytest
+
+    from ui.democase import equal_size
+
+    rows = equal_size(["a", "b"], [(("a", "x"), "E0", ("a", "b"))])
+    assert rows == [{"set size": 2, "mem0 (BM25 top-k)": "1 / 2", "BFR-MV": "2 / 2", "BFR-MV set": "E0"}]
+    with pytest.raises(ValueError, match="compare at one set size"):
+        equal_size(["a"], [(("a",) * 10, "final", ("a",) * 40)])
+
+
+def test_held_marks_are_drawn_checkboxes_not_glyphs(app_db):
+    at = _demo(app_db)
+    ranks = next(d for d in at.dataframe if "gold turn" in d.value.columns)
+    assert ranks.value["in mem0"].dtype == bool and list(ranks.value["in mem0"]) == [True, False]
+    body = texts(at)
+    assert "✅" not in body and "✓" not in body

@@ -41,7 +41,11 @@ def test_run_in_the_background_then_results(app_db):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Finished" in texts(at), (texts(at), job.err.read_text()[-2000:])
-    assert len(list_runs(Store(app_db, read_only=True))) == before + 1
+    runs = list_runs(Store(app_db, read_only=True))
+    assert len(runs) == before + 1
+    assert f"run `{runs[0]['run_id']}`" in texts(at)  # the run id, copyable (not escaped in its code span)
+    figures = at.table[0].value
+    assert list(figures.index) == ["mem0"] and "Gold Hit" in figures.columns and "set size" in figures.columns
 
 
 def test_progress_is_the_clis_last_line_and_cancel_is_said(tmp_path):
@@ -77,8 +81,92 @@ def test_a_dataset_with_nothing_to_score_cannot_be_run(app_db, tmp_path):
     store.close()
     at = _page()
     at.selectbox(key="eval_dataset").select("nogold").run()
-    assert "No question of nogold has gold turns" in texts(at) and at.button(key="eval_run").disabled
+    assert "No question of `nogold` has gold turns" in texts(at) and at.button(key="eval_run").disabled
     at.selectbox(key="eval_dataset").select("demo").run()
     assert not at.button(key="eval_run").disabled
     at.switch_page("pages/home.py").run()  # Home's first command is for a dataset a run can score
     assert "--dataset nogold" not in texts(at)
+
+
+class _Elsewhere:
+    """A loopback listener standing in for every other host: the proxy the environment names, so a
+    request meant for any host but 127.0.0.1 is a connection here (counted, then closed)."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+
+def test_a_model_run_goes_to_the_configured_server(app_db, tmp_path, monkeypatch):
+    """bfr.toml names an OpenAI-compatible server by base_url: the Evaluate command spells it, and the
+    run's calls reach that server, none any other host."""
+    from llm_wire_server import WireServer, role_reply
+
+    server, elsewhere = WireServer(reply=role_reply, max_requests=2000, lifetime_s=600).start(), _Elsewhere()
+    try:
+        cfg = tmp_path / "bfr.toml"
+        cfg.write_text(f'[llm]\nprovider = "openai"\nmodel = "wire"\nbase_url = "{server.openai_url}"\n'
+                       "max_retries = 0\ntimeout_s = 20\n", encoding="utf-8")
+        monkeypatch.setenv("BFR_CONFIG", str(cfg))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-planted-0000000000000000")
+        monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.setenv(name, elsewhere.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+        at = _page()
+        at.selectbox(key="eval_provider").select("openai:wire").run()
+        at.multiselect(key="eval_arms").set_value(["bfr-mv"]).run()
+        at.number_input(key="eval_sample").set_value(2).run()
+        cmd = at.code[0].value
+        assert f"--provider openai --model wire --base-url {server.openai_url} --config {cfg}" in cmd
+        at.button(key="eval_run").click().run()
+        job = E.JOBS[str(app_db)]
+        assert job.command == cmd
+        deadline = time.monotonic() + 600
+        while job.running and time.monotonic() < deadline:
+            time.sleep(1)
+        assert job.proc.returncode == 0, job.err.read_text()[-2000:]
+        assert len(server.seen) > 0 and elsewhere.connections == 0, (len(server.seen), elsewhere.connections, job.err.read_text()[-1500:])
+    finally:
+        server.stop()
+        elsewhere.sock.close()
+
+
+def test_an_ended_jobs_folder_is_removed_when_the_next_starts(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "bfr-app-eval-x"
+    folder.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    old = E.Job("x", proc, folder / "stdout.json", folder / "stderr.txt")
+    E.JOBS["store-key-for-this-test"] = old
+    try:
+        new = E.start("store-key-for-this-test", ".venv/bin/bfr --help")
+        new.proc.wait(60)
+        assert not folder.exists() and new.out.parent.exists()
+        E.discard(new)
+        assert not new.out.parent.exists()
+    finally:
+        E.JOBS.pop("store-key-for-this-test", None)

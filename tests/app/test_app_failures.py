@@ -24,7 +24,21 @@ def test_one_row_per_question_with_every_arm(app_db):
         for m in ("GH", "ER", "CER", "size", "F1", "J", "Suff"):
             assert f"{arm} {m}" in df.columns
     types = at.dataframe[0].value
-    assert "Overall" in list(types["qtype"]) and {"mem0", "bfr-mv"} <= set(types.columns)
+    assert "overall †" in list(types["question type"]) and {"mem0", "bfr-mv", "mem0 size", "bfr-mv size"} <= set(types.columns)
+
+
+def test_arms_are_compared_at_a_common_set_size_by_default(app_db):
+    at = _page()
+    assert at.segmented_control(key="fail_size").value == "10 turns each"  # mem0's 10 against bfr-mv's larger sets
+    types = at.dataframe[0].value
+    assert set(types["mem0 size"]) == {10.0} and max(types["bfr-mv size"]) <= 10
+    assert (_table(at)["bfr-mv size"] <= 10).all()
+    assert "Every set cut to its first **10** turns" in texts(at)
+    # a per-type cell carries its interval, and a type of fewer than 10 questions is marked
+    assert any("[" in str(v) for v in types["bfr-mv"]) and any("†" in t for t in types["question type"])
+    at.segmented_control(key="fail_size").set_value("each arm's own set").run()
+    assert any("Not an equal-budget comparison" in w.value for w in at.warning)
+    assert max(at.dataframe[0].value["bfr-mv size"]) > 10
 
 
 def test_filters(app_db):
@@ -202,3 +216,15 @@ def test_a_run_with_no_defined_quality_shows_no_frontier_and_leaves_later_runs_w
         assert not at.exception, [e.value for e in at.exception]
     at.selectbox(key="fail_run").select(nogold).run()
     assert not at.exception and "no frontier to draw" in texts(at)
+
+
+def test_the_question_table_fits_the_page_and_wraps_the_question(app_db):
+    at = _page()
+    table = next(d for d in at.dataframe if "question_id" in d.value.columns)
+    shown = list(table.proto.column_order)
+    assert "question" in shown and "mem0 GH" in shown and "bfr-mv size" in shown
+    assert "mem0 ER" not in shown and "bfr-mv F1" not in shown  # the compact default
+    assert table.proto.row_height >= 50  # room for the question text to wrap
+    at.toggle(key="fail_all_cols").set_value(True).run()
+    table = next(d for d in at.dataframe if "question_id" in d.value.columns)
+    assert "mem0 ER" in list(table.proto.column_order)

@@ -62,3 +62,35 @@ def test_the_demo_store_opens_without_encoding(tmp_path):
     assert s.counts("demo")["turns"] == 126
     assert cached_count(s) == 0
     s.close()
+
+
+def test_home_shows_the_latest_runs_figures_at_a_common_set_size(app_db):
+    at = app_test().run()
+    assert not at.exception, [e.value for e in at.exception]
+    results = next(d.value for d in at.dataframe if "Gold Hit" in d.value.columns)
+    assert list(results["arm"]) == ["mem0", "bfr-mv"]
+    assert set(results["set size"]) == {10.0}  # bfr-mv's larger sets cut to mem0's 10
+    assert all("[" in v for v in results["Gold Hit"])  # with its interval
+    body = texts(at)
+    assert "Compared at **10 turns each**" in body and "report demo-fake0001" in body
+    assert at.get("plotly_chart"), "a chart of the per-arm figures"
+    links = [(p.proto.page, p.proto.label, p.proto.query_string) for p in at.get("page_link")]
+    assert ("failures", "Per question on Failures", "run=demo-fake0001") in links
+    # the "Start here" steps are links, and the README's --benchmark form is named
+    assert ("data", "1. Load a benchmark", "") in links and ("demo", "2. Watch one question being answered", "") in links
+    assert "--benchmark locomo" in body
+
+
+def test_home_follows_a_store_changed_by_a_command(app_db, tmp_path):
+    """What the store holds follows an ingest made outside the app, without a Refresh."""
+    from bfr_core.ingest import ingest
+    from bfr_core.ingest.demo import write_demo
+    from bfr_core.store import Store
+
+    at = app_test().run()
+    assert list(at.dataframe[0].value["dataset"]) == ["demo"]
+    s = Store(app_db)
+    ingest(s, "jsonl", write_demo(tmp_path / "mine.jsonl"), name="mine", embed=False)
+    s.close()
+    at.run()
+    assert sorted(at.dataframe[0].value["dataset"]) == ["demo", "mine"]

@@ -61,7 +61,33 @@ def test_query_params_preselect_and_load_stored_trace(app_db):
     assert at.selectbox(key="trace_question").value == "q3"
     assert at.selectbox(key="trace_arm").value == "mem0"
     at.button(key="trace_all").click().run()
-    assert "Stored trace from eval run" in texts(at)
+    assert "Stored trace from eval run `demo-fake0001`" in texts(at)  # the id as is, not escaped
+    assert at.query_params["arm"] == "mem0" and at.query_params["run"] == "demo-fake0001"
+
+
+def test_the_url_follows_the_arm_and_a_switch_says_it_runs_live(app_db):
+    at = _trace_page({"dataset": "demo", "question": "q3", "arm": "mem0", "run": "demo-fake0001"})
+    at.selectbox(key="trace_arm").select("bfr-mv").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["arm"] == "bfr-mv" and "run" not in at.query_params  # no stale arm or run
+    assert any("is run live here instead" in i.value for i in at.info)
+    at.button(key="trace_all").click().run()
+    assert "Stored trace from eval run" not in texts(at)
+    at.selectbox(key="trace_arm").select("mem0").run()  # back: the linked stored trace again
+    assert at.query_params["run"] == "demo-fake0001"
+    at.button(key="trace_all").click().run()
+    assert "Stored trace from eval run `demo-fake0001`" in texts(at)
+
+
+def test_the_final_table_lists_gold_turns_first(app_db):
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    at.button(key="trace_all").click().run()
+    final = next(d.value for d in at.dataframe if "position" in d.value.columns)
+    trace = at.session_state["trace_trace"]
+    gold = [t for t in trace.evidence if t in {"s2_1", "s4_3"}]
+    assert len(gold) >= 1
+    assert list(final["position"])[: len(gold)] == [trace.evidence.index(g) + 1 for g in gold]
 
 
 def test_turn_text_is_escaped(app_db):

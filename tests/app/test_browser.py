@@ -52,6 +52,12 @@ def test_every_page_in_chromium(bc, tmp_path):
     held = re.search(r"holds (\d) of (\d) gold turns", seen["demo_success"])
     assert held, seen["demo_success"]
     assert held.group(1) == held.group(2), seen["demo_success"]
+    # the paper's point, offline, under the recorded model decomposition the page names
+    assert "recorded decomposition of local" in seen["demo_source"], seen["demo_source"]
+    if not fake:
+        point = "\n".join(seen["demo_point"])
+        assert "No gold turn satisfies every requirement alone" in point, point
+        assert "holds 2 of 2 gold turns, so the requirements need both" in point, point
 
 
 def test_annotate_with_no_run(bc, tmp_path):

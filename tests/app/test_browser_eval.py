@@ -88,3 +88,48 @@ def test_eval_started_while_the_app_is_open(bc, tmp_path):
     got = s.cursor().execute("SELECT label FROM labels WHERE annotator = 'browser-eval'").fetchall()
     s.close()
     assert got == [("insufficient",)]  # saved during the eval, written once
+
+
+def test_evaluate_page_closes_the_loop(bc, tmp_path):
+    """From the Evaluate page alone: answers, answer judge and Suff@Set ticked, Run, the start-up phase
+    said in words, then the run id and the per-arm figures, and links on to Failures and Trace
+    (offline rules: no model, nothing leaves the machine)."""
+    if not bc.pipeline_available():
+        pytest.skip("bfr eval needs the real arms")
+    from bfr_core.ingest.demo import ensure_demo_store
+
+    db = tmp_path / "store.duckdb"
+    ensure_demo_store(db, embed=False).close()
+    log, shots = tmp_path / "streamlit.log", tmp_path / "shots"
+    with bc.serve(db, log=log) as (url, _), bc.browser() as page:
+        asked = bc.record_requests(page)
+        page.goto(url + "/evaluate")
+        page.get_by_text("The same run from a shell", exact=False).first.wait_for(timeout=120_000)
+        bc.wait_idle(page)
+        for box in ("Answers", "Answer judge", "Suff@Set"):
+            page.get_by_text(box, exact=True).first.click()
+            bc.wait_idle(page)
+        shown = page.locator('[data-testid="stCode"]').first.inner_text()
+        assert "--judge --suff" in shown, shown
+        page.get_by_role("button", name="Run").click()
+        page.get_by_text("Running", exact=False).first.wait_for(timeout=60_000)
+        assert "Starting: a new Python process" in bc.main_text(page) or "Retrieving" in bc.main_text(page)
+        page.get_by_text("Finished: run", exact=False).first.wait_for(timeout=900_000)
+        bc.wait_idle(page)
+        bc.shot(page, shots, "evaluate_finished")
+        body = bc.main_text(page)
+        assert bc.exceptions(page) == [], log.read_text()[-3000:]
+        for arm in ("mem0", "bfr-text", "bfr-mv"):
+            assert arm in body
+        for column in ("Gold Hit", "set size", "F1", "J", "Suff"):
+            assert column in body, body[-3000:]
+        assert "Open Failures" in body and "Trace a question of it" in body
+        assert "█" not in body  # the figures, not the raw progress bar
+    assert bc.foreign(asked) == [], bc.foreign(asked)
+    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.store import Store
+
+    s = Store(db, read_only=True)
+    runs = list_runs(s)
+    s.close()
+    assert len(runs) == 1 and runs[0]["finished"] and runs[0]["run_id"] in body

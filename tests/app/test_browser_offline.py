@@ -42,3 +42,39 @@ def test_no_request_leaves_the_machine(bc, tmp_path):
     assert len(seen["pages"]) == 7 and any("/_stcore/stream" in u for u in asked)  # the pages were really used
     assert bc.foreign(asked) == [], bc.foreign(asked)
     assert bc.foreign(loaded) == [], bc.foreign(loaded)
+
+
+HOST = "198.51.100.7"  # TEST-NET-2: a request there would be one leaving the machine
+HOSTILE = f"x`![i](http://{HOST}/d.png)` <img src=http://{HOST}/t.png> [a](http://{HOST}/l)"
+# a path keeps no "//"; a browser reads "http:/\\host" as "http://host"
+CRAFTED = f"![i](http:/\\{HOST}/s.png)"
+
+
+def test_hostile_names_fetch_nothing(bc, tmp_path):
+    """A dataset named to inject an image, a tag and a link, and a crafted ``?store=`` link: every page
+    renders them as text, and the browser asks nothing of another host."""
+    import urllib.parse
+
+    from bfr_core.ingest import ingest
+    from bfr_core.ingest.demo import demo_file, ensure_demo_store
+
+    db = tmp_path / "store.duckdb"
+    s = ensure_demo_store(db, embed=False)  # no run: Home and Annotate show eval commands naming every dataset
+    ingest(s, "jsonl", demo_file(), name=HOSTILE, embed=False)
+    s.con.execute("CHECKPOINT")
+    s.close()
+    crafted = urllib.parse.quote(str(tmp_path / CRAFTED / "x.duckdb"))
+    with bc.serve(db, log=tmp_path / "streamlit.log", fake=True) as (url, _), bc.browser() as page:
+        asked = bc.record_requests(page)
+        loaded = []
+        for path in ("/?store=" + crafted, "/", "/data", "/trace", "/demo", "/evaluate", "/failures", "/annotate"):
+            page.goto(url + path)
+            page.wait_for_selector('[data-testid="stMain"]', timeout=120_000)
+            bc.wait_idle(page, timeout=120_000)
+            assert bc.exceptions(page) == [], path
+            loaded += bc.loaded_urls(page)
+            if path.startswith("/?store="):
+                assert "No store at" in bc.main_text(page)
+    assert any("/_stcore/stream" in u for u in asked)
+    assert bc.foreign(asked) == [], bc.foreign(asked)
+    assert bc.foreign(loaded) == [], bc.foreign(loaded)

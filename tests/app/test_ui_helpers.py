@@ -33,8 +33,29 @@ def test_size_counts_the_wal(tmp_path):
 
 
 def test_bar_text_has_stage_share_and_eta():
-    assert bar_text("encoding short turns (MiniLM) · 40 of 90 texts", 250, 1000, 10.0) == \
-        "encoding short turns (MiniLM) · 40 of 90 texts: 25% · about 30 s left"
+    assert bar_text("encoding short turns (MiniLM) · 40 of 90 texts", 250, 1000, 30.0) == \
+        "encoding short turns (MiniLM) · 40 of 90 texts: 25% · about 1 min 30 s left"
+    # no ETA in a stage's first 20 s (loading and warm-up make the early pace say little)
+    assert bar_text("encoding", 250, 1000, 10.0) == "encoding: 25% · estimating time left"
+    assert bar_text("encoding", 0, 1000, 60.0) == "encoding: 0% · estimating time left"
+
+
+def test_a_folder_or_a_beam_path_is_guessed_beam_and_shared_beam_folders_are_offered(tmp_path):
+    from ui.ingesting import guess_kind, shared_choices, shared_label
+
+    conv = tmp_path / "beam" / "100K" / "1"
+    conv.mkdir(parents=True)
+    (tmp_path / "beam" / "100K" / "10").mkdir()
+    (tmp_path / "beam" / "100K" / "2").mkdir()
+    (tmp_path / "locomo10.json").write_text("[]")
+    assert guess_kind(str(conv)) == "beam" and guess_kind(str(tmp_path / "beam" / "100K")) == "beam"
+    assert guess_kind(str(tmp_path)) == "beam"  # any folder: only BEAM loads from one
+    assert guess_kind("/x/locomo10.json") == "locomo" and guess_kind("/x/locomo_plus.json") == "locomo-plus"
+    assert guess_kind("/x/longmemeval_s.json.gz") == "longmemeval" and guess_kind("/x/mine.jsonl") == "jsonl"
+    got = [p.relative_to(tmp_path).as_posix() for p in shared_choices(tmp_path)]
+    assert got == ["locomo10.json", "beam", "beam/100K", "beam/100K/1", "beam/100K/2", "beam/100K/10"]
+    assert shared_label(conv, tmp_path) == "beam/100K/1 · one BEAM conversation"
+    assert shared_label(tmp_path / "beam" / "100K", tmp_path) == "beam/100K · one BEAM tier"
     assert bar_text("writing the dataset to the store", 0, 1, 3.0) == "writing the dataset to the store…"
     assert "left" not in bar_text("x", 1000, 1000, 10.0)
 

@@ -1,0 +1,113 @@
+"""Retry-After honoured at speed: ``bfr eval --workers 16`` against ``--workers 1`` while a loopback
+server refuses every 5th request with 429 and ``Retry-After: 0.2``; writes bench/out/retry.json.
+
+The server (``tests/llm_wire_server.py`` on 127.0.0.1, bounded to 20,000 requests and 30 minutes)
+answers each request after ``DELAY_S`` with a deterministic reply per role and refuses every 5th
+request (by arrival order) with 429 + ``Retry-After: 0.2``. Both runs are fresh ``bfr eval`` processes
+on fresh copies of one store (the demo data copied into ``COPIES`` scopes, ingested without vectors),
+arms ``mem0,amem`` with ``--answer --judge --suff``, ``--max-retries 8``. Reported: wall times, the
+speed-up (target >= 7x), requests and 429s each run saw, failed calls, and whether the results rows
+(timing columns aside) and traces of the two runs are identical (target: yes). A run with the server
+refusing nothing is measured beside for the ceiling on this machine.
+
+Usage: ``PYTHONPATH=. .venv/bin/python bench/bench_retry.py`` (about 3 minutes on 2 shared cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+from llm_wire_server import WireServer, role_reply  # noqa: E402
+from test_reliability_crash import replicated_demo  # noqa: E402
+
+from bfr_core.runs import comparable_rows  # noqa: E402
+
+OUT = ROOT / "bench" / "out" / "retry.json"
+COPIES = 4
+DELAY_S = 0.3
+EVERY_429 = 5
+RETRY_AFTER = "0.2"
+
+
+def bfr(*args: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bfr_core.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(f"bfr {' '.join(args[:2])} failed:\n{done.stderr[-3000:]}")
+
+
+def rows_of(db: Path) -> tuple[list, list]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return comparable_rows(con)
+    finally:
+        con.close()
+
+
+def run(tmp: Path, template: Path, name: str, server: WireServer, workers: int) -> dict:
+    db = tmp / f"{name}.duckdb"
+    shutil.copyfile(template, db)
+    n0, r0 = server.n_requests, server.n_429
+    t0 = time.perf_counter()
+    bfr("eval", "--db", str(db), "--dataset", "demo", "--arms", "mem0,amem", "--provider", "openai", "--model",
+        "wire-model", "--base-url", server.openai_url, "--answer", "--judge", "--suff", "--workers", str(workers),
+        "--max-retries", "8", "--quiet", "--json", str(tmp / f"{name}.json"))
+    wall = time.perf_counter() - t0
+    calls = json.loads((tmp / f"{name}.json").read_text(encoding="utf-8")).get("llm_calls", {})
+    return {"db": db, "wall_s": round(wall, 2), "requests": server.n_requests - n0, "refused_429": server.n_429 - r0,
+            "calls_failed": calls.get("failed"), "provider_calls": calls.get("provider_calls")}
+
+
+def main() -> None:
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="bench-retry-") as d:
+        tmp = Path(d)
+        template = tmp / "template.duckdb"
+        bfr("ingest", "jsonl", str(replicated_demo(tmp / "demo.jsonl", COPIES)), "--db", str(template), "--name",
+            "demo", "--no-embed", "--quiet")
+        server = WireServer(reply=role_reply, delay_s=DELAY_S, count="chars4", max_requests=20000,
+                            lifetime_s=1800, every_429=EVERY_429, retry_after=RETRY_AFTER).start()
+        try:
+            one = run(tmp, template, "workers_1", server, 1)
+            many = run(tmp, template, "workers_16", server, 16)
+            server.every_429 = 0
+            ceiling = run(tmp, template, "workers_16_no_429", server, 16)
+        finally:
+            server.stop()
+        base = rows_of(one["db"])
+        same = rows_of(many["db"]) == base
+        result = {
+            "setup": {"data": f"demo x {COPIES} scopes", "arms": ["mem0", "amem"], "roles": "--answer --judge --suff",
+                      "server_delay_s": DELAY_S, "every_nth_refused_429": EVERY_429, "retry_after_s": float(RETRY_AFTER),
+                      "max_retries": 8, "machine": "2 cores shared with other jobs (pessimistic)"},
+            "workers_1": {k: v for k, v in one.items() if k != "db"},
+            "workers_16": {k: v for k, v in many.items() if k != "db"} | {"rows_identical_to_workers_1": same},
+            "speedup_16_vs_1": round(one["wall_s"] / many["wall_s"], 2),
+            "workers_16_no_429": {k: v for k, v in ceiling.items() if k != "db"}
+            | {"rows_identical_to_workers_1": rows_of(ceiling["db"]) == base},
+            "speedup_16_no_429_vs_1_with_429": round(one["wall_s"] / ceiling["wall_s"], 2),
+            "targets": {"speedup_at_least": 7.0, "rows_identical": True},
+            "load_avg_1_5_15": {"before": [round(x, 2) for x in load_before],
+                                "after": [round(x, 2) for x in os.getloadavg()]},
+        }
+    result["targets_met"] = result["speedup_16_vs_1"] >= 7.0 and same
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The set at each budget: which k turns of ``bfr``'s ranking together hold what the question needs.
+
+The first k turns of a ranking are a list, not a set chosen to be sufficient: two turns that state the
+same fact (the same session, one the other's reply) both rank above the one turn that states the other
+half. This module re-selects the ranking's head, its first :data:`WINDOW` turns, greedily, one turn at
+a time, each pick the head turn ``i`` not yet taken with the largest
+
+    gain(i | S) = final(i) - SPREAD * (turns of S in i's session)
+                           + COVER * (Stage I requirements i supplies that no turn of S does) / (requirements)
+
+(``final``: the ranking's own score, in its z units; requirements: Stage I's, with its incidence,
+``stage1.incidence``: words, names, dates, static-vector cosine, the ``latest`` rule over the head).
+Ties go to the better-ranked turn, so with both weights 0 the order is the ranking's. Every prefix of
+the order is the greedy set at that budget, so the sets nest (the 10-turn set lies inside the 20-turn
+one), and at :data:`WINDOW` turns the set is the ranking's top :data:`WINDOW`: only the smaller budgets
+change. SPREAD and COVER are ``OursSettings.set_spread`` / ``set_cover``, chosen by the selection
+protocol (bench/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
+COVER reads no requirement (as Stage I's cover does there).
+
+Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.stage_one``, reading
+a model (the offline requirements are ``requirements.decompose_rules``').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from bfr_core.retrieval.views.common import rank_order
+
+WINDOW = 40  # the largest budget the workbench reports (C2..C6): the set there is the ranking's top WINDOW
+
+
+def requirement_bits(rows: Sequence[int], n_reqs: int) -> np.ndarray:
+    """Bitmask rows (bit j: supplies requirement j) as a (len(rows), n_reqs) 0/1 float matrix."""
+    r = np.asarray(list(rows), dtype=np.int64).reshape(-1, 1)
+    return ((r >> np.arange(n_reqs, dtype=np.int64)) & 1).astype(np.float64)
+
+
+def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: float,
+                bits: np.ndarray | None = None) -> np.ndarray:
+    """Positions into the head (its turns in ranking order) in greedy pick order (see the module docstring).
+
+    ``scores`` and ``sessions`` (codes) are the head's; ``bits`` its requirement matrix (:func:`requirement_bits`)
+    or None (no requirement counts). Each pick lowers the gains it changes in place: its session's turns by
+    ``spread``, the turns supplying a requirement it covered first by that requirement's share.
+    """
+    n = len(scores)
+    if n < 2:
+        return np.arange(n)
+    reqs = bits is not None and bits.shape[1] > 0 and cover != 0
+    per_req = cover / bits.shape[1] if reqs else 0.0
+    gain = np.asarray(scores, dtype=np.float64).copy()
+    if reqs:
+        gain += per_req * bits.sum(axis=1)
+        open_reqs = np.ones(bits.shape[1], dtype=bool)
+    same = np.asarray(sessions)[:, None] == np.asarray(sessions)[None, :] if spread else None
+    out = np.empty(n, dtype=np.int64)
+    for step in range(n):
+        j = int(np.argmax(gain))  # first maximum: the better-ranked turn on a tie
+        out[step] = j
+        if same is not None:
+            gain -= spread * same[j]
+        if reqs:
+            first = open_reqs & (bits[j] > 0)
+            if first.any():
+                gain -= per_req * bits[:, first].sum(axis=1)
+                open_reqs &= ~first
+        gain[j] = -np.inf
+    return out
+
+
+def set_order(final: np.ndarray, sessions: np.ndarray, spread: float = 0.0, cover: float = 0.0,
+              rows_of: Callable[[np.ndarray], Sequence[int]] | None = None, n_reqs: int = 0,
+              window: int = WINDOW) -> np.ndarray:
+    """Every turn's position, best first: the ranking's head re-selected greedily (:func:`greedy_head`),
+    then the rest of the ranking. ``rows_of(head)`` gives the head's requirement rows (``stage1.incidence``
+    over those positions), read only when ``cover`` and ``n_reqs`` are not 0."""
+    order = rank_order(final)
+    if not spread and not (cover and n_reqs and rows_of is not None):
+        return order
+    head = order[:window]
+    bits = requirement_bits(rows_of(head), n_reqs) if cover and n_reqs and rows_of is not None else None
+    picked = head[greedy_head(np.asarray(final, dtype=np.float64)[head], np.asarray(sessions)[head],
+                              spread, cover, bits)]
+    return np.concatenate([picked, order[window:]])

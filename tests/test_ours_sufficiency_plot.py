@@ -1,0 +1,35 @@
+"""plots.sufficiency_gap (the plot of bench/bench_ours_sufficiency.py) and that bench's pooling."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from bfr_core import plots
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import bench_ours_sufficiency as B  # noqa: E402
+
+
+def test_each_system_gets_an_any_line_and_a_dashed_all_line_in_one_colour():
+    curves = {"bfr": {"10": {"turn_hit": 83.0, "recall_all": 70.0}, "5": {"turn_hit": 76.0, "recall_all": 63.0}},
+              "fca-ms": {"5": {"turn_hit": 50.0, "recall_all": 40.0}, "20": {"turn_hit": 60.0}}}
+    fig = plots.sufficiency_gap(curves)
+    assert isinstance(fig, go.Figure)
+    names = [t.name for t in fig.data]
+    assert names == ["bfr: any gold", "bfr: all gold", "fca-ms: any gold", "fca-ms: all gold"]
+    bfr_any, bfr_all = fig.data[0], fig.data[1]
+    assert list(bfr_any.x) == [5.0, 10.0] and list(bfr_any.y) == [76.0, 83.0]  # sorted by budget
+    assert list(bfr_all.y) == [63.0, 70.0] and bfr_all.line.dash == "dash"
+    assert bfr_any.line.color == bfr_all.line.color != fig.data[2].line.color
+    assert list(fig.data[2].x) == [5.0]  # a budget missing the all-gold figure is left out
+
+
+def test_pooled_figures_weigh_each_question_set_by_its_size():
+    a = {"n": 50, "turn_hit": 90.0, "recall_all": 80.0, "gold_hit": 90.0, "cer": 80.0, "set_size": 10.0}
+    b = {"n": 150, "turn_hit": 70.0, "recall_all": 60.0, "gold_hit": 70.0, "cer": 60.0, "set_size": 10.0}
+    p = B.pooled([a, b])
+    assert p["n"] == 200 and p["turn_hit"] == 75.0 and p["recall_all"] == 65.0 and p["set_size"] == 10.0
+    assert B.pooled([a]) == a
