@@ -116,7 +116,7 @@ def test_budget_frontier_from_sweep_output(app_db, tmp_path):
     assert at.selectbox(key="fail_fy").options == ["cer", "er", "gold_hit"]
     assert len(at.get("plotly_chart")) == 1
     at.text_input(key="fail_sweep_path").input(str(tmp_path / "missing.json")).run()
-    assert at.error and "missing.json" in at.error[0].value
+    assert at.error and "missing.json" in at.error[0].value.replace("\\", "")  # shown escaped
 
 
 def _other_store(template_db, tmp_path):
