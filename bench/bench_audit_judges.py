@@ -15,6 +15,9 @@ What it measures, in a fresh store (LoCoMo ingested without vectors):
   per file, with its time; a crash of llama.cpp is reported as "blocked" with its exit status;
 * ``overlay``: the audit's ``errors.json`` as overlay ``audit``; every figure under both keys (the
   report's ``keys``), questions left out as unanswerable, and the answer ceiling of the original key;
+* ``retrieval`` (``--retrieval-db DB --retrieval-run RUN``): a LoCoMo retrieval run's Gold Hit / CER
+  per arm under the original key and the audit overlay (corrected evidence; unanswerable questions
+  left out), on a copy of that store, over the run's questions in conversations 0-4;
 * ``suspect_keys``: flags from the text alone against the audit (precision; recall of WRONG_CITATION +
   HALLUCINATION, target 50 % / 50 %), by error type and by check.
 
@@ -122,11 +125,29 @@ def agreement_by_file(store: Store, runs: dict[str, str], judge: str) -> dict[st
     return out
 
 
+def retrieval_both_keys(db: Path, run_id: str, tmp: Path) -> dict[str, Any]:
+    """Gold Hit / CER per arm of ``run_id`` under the original key and the audit, on a copy of ``db``."""
+    import shutil
+
+    from bfr_core.evaluation.overlay import retrieval_under
+
+    copy = tmp / "retrieval.duckdb"
+    shutil.copy(db, copy)
+    store = Store(copy)
+    try:
+        ingest_overlay(store, AUDIT / "errors.json", dataset_id="locomo", name="audit", replace=True)
+        return {"run": run_id, **{key: retrieval_under(store, run_id, key) for key in ("original", "audit")}}
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "audit_judges.json"))
     ap.add_argument("--local", type=int, default=0, help="answers per file for the local-model judge (0: skip)")
     ap.add_argument("--seed", type=int, default=2026, help="the local sample's seed")
+    ap.add_argument("--retrieval-db", default=None, help="a store holding a LoCoMo retrieval run (copied, not changed)")
+    ap.add_argument("--retrieval-run", default=None, help="that run's id")
     args = ap.parse_args(argv)
     files = sorted(p for p in (AUDIT / "answers").glob("*.json"))
     wrong = [p.stem for p in files if p.stem.startswith("adversarial")]
@@ -184,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         flags = suspect_keys(store, "locomo", qids)
         out["suspect_keys"] = {**score_flags(flags, findings, qids), "wall_s": round(time.perf_counter() - t0, 2)}
         store.close()
+        if args.retrieval_db and args.retrieval_run:
+            out["retrieval"] = retrieval_both_keys(Path(args.retrieval_db), args.retrieval_run, Path(tmp))
     real = [p.stem for p in files if p.stem not in wrong]
     per = out["rules"]["per_file"]
     v1 = next(w for w in wrong if "v1" in w)

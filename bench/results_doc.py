@@ -57,6 +57,7 @@ BENCHES = (
     ("bench/bench_msize.py", "msize.json", "M-sized haystacks: ingest, views, first and warm latency"),
     ("bench/bench_offline.py", "offline.json", "the arms offline over dev50: wall time, profile, rows identical"),
     ("bench/bench_rules_judge.py", "rules_judge.json", "the offline judge on every answer for its own and another question"),
+    ("bench/bench_audit_judges.py", "audit_judges.json", "imported answers and judges on the LoCoMo audit: import, rejudge time, rules-judge undecided / false accepts, both keys, suspect keys"),
     ("bench/bench_rules_answers.py", "eval_locomo_answers_rules.json", "the offline answerer over all scoreable LoCoMo questions"),
     ("bench/bench_lme_judge.py", "lme_judge.json", "LongMemEval's official judge beside the paper's, by type"),
     ("bench/bench_llm_local.py", "llm_local.json", "the local model in every LLM role, paired tests"),

@@ -74,8 +74,8 @@ CREATE TABLE IF NOT EXISTS gold (
 """
 
 DATA_TABLES = ("gold", "questions", "scope_sessions", "scopes", "turns", "sessions", "datasets")
-# What a run writes (tables other modules own: evaluate.py, llm/cache.py); ``delete_runs`` clears them.
-RUN_TABLES = ("results", "traces", "runs", "llm_calls")
+# What a run writes (tables other modules own: evaluate.py, llm/cache.py, verdicts.py); ``delete_runs`` clears them.
+RUN_TABLES = ("results", "traces", "runs", "llm_calls", "verdicts")
 
 Q_SCOPE_TURNS = """
 SELECT t.turn_id, t.session_id, t.idx, t.speaker, t.text, coalesce(ss.date, s.date), t.local_id

@@ -37,6 +37,11 @@ MINIMAL: dict[str, list[str]] = {
     "label-export": [],
     "export-run": ["RUN"],
     "export-data": ["demo", "--quiet"],
+    "import-answers": [str(Path(__file__).parent / "fixtures" / "answers_demo.jsonl"), "--dataset", "demo",
+                       "--name", "theirs"],
+    "judge": ["RUN", "--judge", "rules"],
+    "judges": ["RUN"],
+    "suspect-keys": ["--dataset", "demo"],
 }
 
 

@@ -119,3 +119,15 @@ def test_cli_dry_run_and_rules(run, capsys):
     assert json.loads(capsys.readouterr().out)["dry_run"]["calls"] == 7
     assert main(["judge", run_id, "--db", str(db), "--judge", "rules", "--key", "nope"]) == 2
     assert "no overlay 'nope'" in capsys.readouterr().err
+
+
+def test_deleting_a_run_deletes_its_verdicts(run):
+    db, run_id = run
+    store = Store(db)
+    try:
+        judge_run(store, run_id, parse_judge("rules"), golds_under(store, run_id))
+        assert load_verdicts(store, run_id)
+        store.delete_runs(run_id)
+        assert load_verdicts(store, run_id) == []
+    finally:
+        store.close()

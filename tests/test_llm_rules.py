@@ -189,6 +189,10 @@ EXPLAINED = "11 days (ordered on March 3rd, it arrived on March 14th)."
     ("Coconut milk", "almond milk", "WRONG"),  # a short answer with a word of its own in place of the gold's
     ("7 May 2023", "Sometime in spring 2023", "WRONG"),  # vaguer than the gold date
     ("The week before 6 July 2023", "Around early July 2023", "WRONG"),  # a month for a week
+    ("Likely no", "Likely yes, she would", "WRONG"),  # a hedged yes / no keeps its polarity
+    ("Yes; it's classical music", "Probably not, she prefers pop music", "WRONG"),
+    ("summer 2023", "winter 2023", "WRONG"),  # the same year, another season
+    ("April.2023", "March 2023", "WRONG"),  # "April.2023" read as a month
     ("She went to the park", "She did not go to the park", "UNDECIDED"),  # negation flips it
     ("No information about this is given", R.NOT_FOUND, "CORRECT"),
 ])

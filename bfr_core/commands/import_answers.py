@@ -17,6 +17,10 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.commands.jsonout import add_force
+    from bfr_core.outfile import output_argument
+
+    add_force(p)
     p.add_argument("file", metavar="FILE", help="the answers file")
     p.add_argument("--db", required=True, help="DuckDB store holding the dataset")
     p.add_argument("--dataset", required=True, help="the dataset the answers answer")
@@ -27,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep the run's questions absent from the file as failed rows")
     p.add_argument("--judge-name", default=None,
                    help="the judge of the file's verdicts when its metadata does not name one")
-    p.add_argument("--json", default=None, help="also write the result to this file")
+    output_argument(p, "--json", default=None, help="also write the result to this file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from bfr_core.ingest.common import check_file
 
     check_file(Path(args.file))
-    store = open_store(args.db, args.json)
+    store = open_store(args.db, args.json, args.force)
     try:
         rep = import_answers(store, args.file, dataset_id=args.dataset, name=args.name, fmt=args.fmt,
                              run_id=args.run, allow_missing=args.allow_missing,
@@ -46,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     out = json.dumps({"run_id": rep.run_id, "arm": rep.arm, "format": rep.fmt, "answers": rep.answers,
                       "with_evidence": rep.with_evidence, "missing": rep.missing, "imported_judges": rep.judges},
                      indent=2)
-    emit(out, args.json, args.db)
+    emit(out, args.json, args.db, args.force)
     return 0
 
 

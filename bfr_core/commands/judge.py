@@ -18,6 +18,10 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.commands.jsonout import add_force
+    from bfr_core.outfile import output_argument
+
+    add_force(p)
     p.add_argument("run_id", metavar="RUN", help="the run whose answers to judge")
     p.add_argument("--db", required=True, help="DuckDB store holding the run")
     p.add_argument("--judge", required=True, help="rules | local[:MODEL] | openai:MODEL | anthropic:MODEL")
@@ -27,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=4, help="answers judged at once by a model judge")
     p.add_argument("--base-url", default="", help="an OpenAI-compatible endpoint for openai:MODEL")
     p.add_argument("--dry-run", action="store_true", help="count the calls and price them; call nothing")
-    p.add_argument("--json", default=None, help="also write the summary to this file")
+    output_argument(p, "--json", default=None, help="also write the summary to this file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     spec = parse_judge(args.judge, args.prompt)
     if args.workers < 1:
         raise BfrError(f"--workers must be at least 1, got {args.workers}")
-    store = open_store(args.db, args.json)
+    store = open_store(args.db, args.json, args.force)
     try:
         golds = golds_under(store, args.run_id, args.key)
         llm = None
@@ -57,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
                       "kept": rep.kept, "judged": rep.judged, "failed": rep.failed, "labels": rep.labels,
                       "wall_s": rep.wall_s, **({"dry_run": rep.dry_run} if rep.dry_run is not None else {})},
                      indent=2)
-    emit(out, args.json, args.db)
+    emit(out, args.json, args.db, args.force)
     return 0 if not rep.failed else 1

@@ -15,12 +15,16 @@ from bfr_core.errors import BfrError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.commands.jsonout import add_force
+    from bfr_core.outfile import output_argument
+
+    add_force(p)
     p.add_argument("run_ids", metavar="RUN", nargs="+", help="the runs whose verdicts to report")
     p.add_argument("--db", required=True, help="DuckDB store holding the runs")
     p.add_argument("--key", action="append", default=None,
                    help="an overlay to report under besides the original key (repeatable; default: all)")
     p.add_argument("--known-wrong", default="", help="comma-separated systems whose every answer is wrong")
-    p.add_argument("--json", default=None, help="also write the report to this file")
+    output_argument(p, "--json", default=None, help="also write the report to this file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from bfr_core.evaluation.overlay import overlay_names
     from bfr_core.runs import run_row
 
-    store = open_store(args.db, args.json)
+    store = open_store(args.db, args.json, args.force)
     try:
         datasets = set()
         for run_id in args.run_ids:
@@ -42,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
         rep = judge_report(store, args.run_ids, ["original", *keys], known_wrong=wrong)
     finally:
         store.close()
-    emit(json.dumps(rep, indent=2), args.json, args.db)
+    emit(json.dumps(rep, indent=2), args.json, args.db, args.force)
     return 0

@@ -15,11 +15,15 @@ import json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from bfr_core.commands.jsonout import add_force
+    from bfr_core.outfile import output_argument
+
+    add_force(p)
     p.add_argument("--db", required=True, help="DuckDB store holding the dataset")
     p.add_argument("--dataset", required=True, help="the dataset whose key to check")
     p.add_argument("--overlay", default=None, help="score the flags against this ingested overlay")
-    p.add_argument("--out", default=None, help="write the flags to this file in the overlay format")
-    p.add_argument("--json", default=None, help="also write the summary to this file")
+    output_argument(p, "--out", default=None, help="write the flags to this file in the overlay format")
+    output_argument(p, "--json", default=None, help="also write the summary to this file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,12 +33,12 @@ def run(args: argparse.Namespace) -> int:
     from bfr_core.evaluation.suspect_keys import as_overlay, score_flags, suspect_keys
     from bfr_core.outfile import check_output, write_output
 
-    store = open_store(args.db, args.json)
+    if args.out:
+        check_output(args.out, option="--out", store=args.db, force=args.force)
+    store = open_store(args.db, args.json, args.force)
     try:
         if store.dataset(args.dataset) is None:
             raise BfrError(f"no dataset '{args.dataset}' in {args.db}")
-        if args.out:
-            check_output(args.out, option="--out", store=args.db)
         qids = [q.question_id for q in store.questions(args.dataset) if q.scoreable]
         flags = suspect_keys(store, args.dataset, qids)
         out: dict = {"dataset": args.dataset, "questions": len(qids), "flags": len(flags),
@@ -44,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
             out["against_overlay"] = {"overlay": args.overlay, **score_flags(flags, findings, qids)}
         if args.out:
             records = as_overlay(flags, {q.question_id: q for q in store.questions(args.dataset)})
-            write_output(args.out, json.dumps(records, indent=2) + "\n", option="--out", store=args.db)
+            write_output(args.out, json.dumps(records, indent=2) + "\n", option="--out", store=args.db,
+                         force=args.force)
             out["written"] = {"path": args.out, "records": len(records)}
     finally:
         store.close()
-    emit(json.dumps(out, indent=2), args.json, args.db)
+    emit(json.dumps(out, indent=2), args.json, args.db, args.force)
     return 0

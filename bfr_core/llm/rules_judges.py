@@ -38,7 +38,8 @@ UNDECIDED = "UNDECIDED"  # the offline judge cannot tell; never counted as CORRE
 _ALSO = re.compile(r"\b(?:is|are)\s+also\s+(?:acceptable|correct|accepted|fine)\b|\balso\s+acceptable\b", re.I)
 _PAREN = re.compile(r"\s*[(\[][^)\]]*[)\]]")
 _NEGATION = re.compile(r"\b(no|not|never|nothing|none|neither|nor|n't|cannot|didn't|doesn't|don't|isn't|wasn't)\b", re.I)
-_POLAR = re.compile(r"^\s*(yes|no)\b", re.I)
+_POLAR = re.compile(r"^\s*(?:(?:most\s+)?(?:likely|probably|possibly|perhaps|maybe|definitely|certainly)\s*,?\s+)?"
+                    r"(yes|no|not)\b", re.I)  # "Yes", "Likely no", "Probably not"
 _ABSTAIN = re.compile(r"\b(not mentioned|did not mention|didn't mention|no information|not (?:stated|specified|"
                       r"known)|unknown|cannot be determined|not in the (?:conversation|evidence))\b", re.I)
 _RELATIVE = re.compile(
@@ -47,7 +48,7 @@ _RELATIVE = re.compile(
 _AROUND = re.compile(r"\b(around|about|approximately|circa|roughly|early|late|mid|last|next|ago|before|after|"
                      r"since|until|week|weekend|month|year)\b", re.I)
 _MON = r"(" + "|".join(sorted(MONTH_NUMBER, key=len, reverse=True)) + r")\.?"
-_MONTH_YEAR = re.compile(rf"\b{_MON}\s*,?\s+(\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MON}\s*[,.]?\s*(\d{{4}})\b", re.I)  # "May 2023", "May, 2023", "April.2023"
 _SEASON = re.compile(r"\b(spring|summer|fall|autumn|winter)\b", re.I)
 _MONTH_NAME = re.compile(rf"\b{_MON}\b", re.I)
 _YEAR = re.compile(r"(?<!\d)(19\d{2}|20\d{2})(?!\d)")
@@ -225,6 +226,9 @@ def _date_verdict(gold: str, generated: str) -> tuple[str, str] | None:
     gy = set(_YEAR.findall(gold))
     if gy and len(_norm(gold).split()) <= 3:
         py = set(_YEAR.findall(generated)) | {str(y) for y, _ in pm}
+        gs, ps = {m.lower() for m in _SEASON.findall(gold)}, {m.lower() for m in _SEASON.findall(generated)}
+        if gy & py and gs and ps and not gs & ps:
+            return "WRONG", "The seasons differ."
         if gy & py:
             return "CORRECT", "Both name the same year."
         if py:
@@ -248,7 +252,7 @@ def _spaced(text: str) -> str:
 
 def _polarity(text: str) -> str:
     m = _POLAR.match(text)
-    return m.group(1).lower() if m else ""
+    return ("no" if m.group(1).lower() == "not" else m.group(1).lower()) if m else ""
 
 
 def judge_one(gold: str, generated: str, question: str = "") -> tuple[str, str]:
