@@ -25,7 +25,7 @@ import pytest
 
 from bfr_core import pipeline
 from bfr_core.method import turn_scores
-from bfr_core.records import Query, Scope, Turn
+from bfr_core.records import Query, Scope, Step, Turn
 from bfr_core.retrieval.scope import build_views
 from bfr_core.store import Store
 
@@ -228,7 +228,7 @@ def _reachable(root: object, depth: int = 6) -> list[object]:
 def test_an_arm_receives_no_dataset_id_and_no_store(monkeypatch):
     store = Store(":memory:")
     seen = []
-    monkeypatch.setitem(pipeline.ARMS, "spy", lambda ctx, q: seen.append(ctx) or [])
+    monkeypatch.setitem(pipeline.ARMS, "spy", lambda ctx, q: seen.append(ctx) or [Step("topk", "spy", (ctx.views.turns[0].turn_id,), 1, {})])
     turns = _turns("lme")
     model = HashEmbedder()
     views = build_views(Scope(DATASET, "lme", tuple(LME_SESSIONS)), turns, model.encode([t.text for t in turns]),

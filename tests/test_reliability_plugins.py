@@ -107,7 +107,7 @@ def test_plugin_arms_are_marked_in_the_report_and_by_eval(demo, monkeypatch, cap
     store = Store(demo)
     try:
         run_id = evaluate(store, RunSpec("demo", ("mem0", "p-good"), "", 3, "offline rules", 2))
-        text = report(store, run_id)
+        text = report(store, run_id, own_budgets=True)  # each arm's own set size in the table
     finally:
         store.close()
     assert "| mem0 | 3.0 | 1.0 | 0 | built-in |" in text and "| p-good | 1.0 | 1.0 | 0 | plug-in |" in text

@@ -92,6 +92,7 @@ def _label_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "ensure_schema": labels.ensure_schema,
         "sync_queue": labels.sync_queue,
         "judged_items": labels.judged_items,
+        "queue_stamp": labels.queue_stamp,
         "items": labels.items,
         "item_questions": labels.item_questions,
         "queue": lambda s: labels.queue(s, "ann"),

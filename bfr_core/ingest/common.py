@@ -383,8 +383,8 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
     Lines end where ``jsonl.split_lines`` ends them, at "\n" only (a "\r" before it is kept: JSON
     whitespace). One InputError naming the file (and the line) for what :func:`read_text` refuses: a
-    missing or empty file, truncated gzip, gzip output past :data:`MAX_INPUT_BYTES`, text that is not
-    UTF-8, only whitespace."""
+    missing or empty file, a file or gzip output past :data:`MAX_INPUT_BYTES`, truncated gzip, text
+    that is not UTF-8, only whitespace."""
     p = Path(path)
     check_file(p)
     lineno, seen = 0, False
@@ -392,6 +392,8 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         with open(p, "rb") as raw:
             gz = raw.read(2) == GZIP_MAGIC
             raw.seek(0)
+            if not gz and p.stat().st_size > MAX_INPUT_BYTES:
+                raise InputError(str(p), f"file is larger than the {MAX_INPUT_BYTES:,}-byte input limit")
             source: BinaryIO = gzip.GzipFile(fileobj=raw) if gz else raw  # type: ignore[assignment]
             read = 0
             for lineno, data in enumerate(source, start=1):
