@@ -49,7 +49,7 @@ from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, sp
 from bfr_core.progress import Progress, RunStatus
 from bfr_core.records import Question, Scope, Trace, Turn
 from bfr_core.retrieval.encoders import default_spec
-from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these names
+from bfr_core.runs import (  # noqa: F401 - re-exported for callers that import them from here
     RESULT_COLUMNS,
     RUNS_DDL,
     TRACE_COLUMNS,

@@ -141,8 +141,7 @@ def sync_queue(store: Store) -> int:
     stands (none if never built).
 
     Two set-based statements insert only rows not stored yet: sending every snapshot through
-    ``executemany`` took 260 s for the 9,216 rows of a full LoCoMo run, on every call
-    (bench/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
+    ``executemany`` would cost minutes for a full LoCoMo run, on every call (bench/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
     first by (run, arm) (the same set, maybe in another order).
     """
     ensure_schema(store)
@@ -221,7 +220,7 @@ def queue(store: Store, annotator: str) -> list[str]:
 def standing(items: Sequence[str], labelled: Collection[str], waiting: Collection[str]) -> tuple[list[str], int]:
     """(:func:`queue`, :func:`progress`'s first number) from what a page holds already: the queue's
     items in order, the items the annotator has a label on, those waiting in the side file. The app
-    reads the items once per queue sync; the two queries cost 80 ms a label at load 28 on 9,216 items."""
+    reads the items once per queue sync, so saving a label runs no query over the queue."""
     done, wait = set(labelled), set(waiting)
     return [i for i in items if i not in done and i not in wait], len((done | wait) & set(items))
 

@@ -123,7 +123,7 @@ def retry_after_s(headers: object) -> float | None:
 def sdk_error(provider: str, errors: object, exc: Exception, secrets: Iterable[str]) -> ProviderError:
     """A :class:`ProviderError` for an exception of the ``anthropic`` / ``openai`` SDK (``errors`` is
     the SDK module: both name their error classes alike). Messages are scrubbed of ``secrets`` before
-    they are cut short (a cut could leave a fragment the scrubber no longer sees whole); timeouts,
+    they are cut short (a cut could leave a fragment the scrubber does not see whole); timeouts,
     connection failures, 429/5xx and unparseable bodies are transient."""
     from bfr_core.llm.secrets import Redactor  # lazy: secrets.py builds on this module
 

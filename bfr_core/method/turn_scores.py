@@ -5,8 +5,8 @@
 over arrays aligned with ``views.turns``, plus one small cache of the stemmed BM25 view per scope.
 Reads only the question text and date and the store's own turns, never gold ids, answers or types.
 What depends on the scope alone (session codes, the stating role) is computed once per views object
-(:func:`per_views`): on a 1,556-turn BEAM 1M conversation it was 75% of a warm question's time
-(bench/out/beam_warm_profile.json).
+(:func:`per_views`): on a long conversation it is most of a question's time
+(bench/bench_beam_warm.py).
 
 Does not cover: the variants the shipped setting leaves off (bench/ours_variants.py composes them from
 these functions for the selection protocol and the ablation).
@@ -222,7 +222,7 @@ def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO, words: float =
 def session_max(s: np.ndarray, session: np.ndarray, top: int = 1) -> np.ndarray:
     """Per turn: the mean of the ``top`` best scores of its session (its session's relevance).
 
-    One sort for all sessions (a mask per session was 50 ms a question on 1,556 turns); each
+    One sort for all sessions (a mask per session costs a pass over the turns per session); each
     session's best scores are summed best first, as ``np.sort(...)[::-1][:top].mean()`` did."""
     n = len(s)
     if not n:

@@ -339,9 +339,8 @@ def token_counts(texts: Sequence[str], cap: int | None = None) -> np.ndarray:
     (normalising character by character), so a prefix cut at whitespace has a prefix of the text's
     tokens: over the cap there means over the cap in full; a cut text found within the cap is
     counted again in full. Before that, a text whose :func:`words_at_least` bound (+ [CLS] and
-    [SEP]) is already over the cap gets that bound and is not tokenised. Planning dev50's ingest,
-    mostly this count, took 15.8 of its 133 s cold at 43466e8, 9.1 s at 1d13e85
-    (bench/out/ingest_eta.json) and 3.2 s with the bound (bench/out/ingest.json; tests/test_embed.py
+    [SEP]) is already over the cap gets that bound and is not tokenised: this count is most of an
+    ingest's planning, and the bound skips the tokenizer for most long texts (tests/test_embed.py
     checks the verdicts against full tokenisation)."""
     texts = list(texts)
     if not texts:
@@ -397,8 +396,8 @@ class DenseSpec:
     ``base`` embeds every text: ``ScopeViews.turn_vectors`` and ``ScopeViews.encode`` live in its
     space. ``short`` (optional) embeds texts within its token cap (the id's ``@N``) with MiniLM; the dense
     view then ranks short texts by MiniLM cosine and long ones by ``base`` cosine, each group's
-    scores z-scored per query before they are merged (views/dense.py). Measured on dev50 this keeps
-    full-MiniLM recall at a fifth of its tokens (bench/out/embed.json).
+    scores z-scored per query before they are merged (views/dense.py). On dev50 this keeps
+    full-MiniLM recall at a fifth of its tokens (bench/bench_embed.py).
     """
 
     base: str = STATIC

@@ -117,8 +117,8 @@ def answered(llm: LLM, question: str, evidence_texts: Sequence[str], *, span_fir
     """The answer to ``question`` from ordered evidence snippets, with how it was reached: on a
     question for the time between two events, the span :func:`spanned` computes from the dates the
     model copies, when it gives one; else the paper's extractive answerer (:func:`extractive`;
-    ``span_first=False``: that alone). A "focus" step (answer from the few snippets the model names)
-    was measured and removed: on LoCoMo's 38 time-span questions F1 38.3 -> 21.0 (stop 13)."""
+    ``span_first=False``: that alone). There is no "focus" step (answer from the few snippets the model
+    names): it lowers F1 on LoCoMo's time-span questions."""
     computed = spanned(llm, question, evidence_texts) if span_first else None
     return computed or Answer(extractive(llm, question, evidence_texts, question_date=question_date))
 

@@ -4,7 +4,7 @@ Covers: exact search (a matrix-vector product over the scope's ~500-700 L2-norma
 cosine = dot), the query encoded with the same embedder as the turns, and a process-wide LRU of
 query vectors keyed by (model id, text): Stage II and the baselines resubmit the same question.
 The LRU is primed with the question vectors the store caches (``embed.ensure_embeddings``), so a
-benchmark question never pays an encoding; a new cue pays one MiniLM call (~10 ms) the first time.
+benchmark question never pays an encoding; a new cue pays one MiniLM call the first time.
 
 With a ``short`` companion (``encoders.DenseSpec``, the default): turns whose text fits MiniLM's
 token cap are ranked by MiniLM cosine, the longer ones by the base (static) model's cosine, and the
