@@ -264,7 +264,7 @@ def _worker_views(ship: ShippedScope) -> Any:
 
     from bfr_core.retrieval.encoders import get_model
     from bfr_core.retrieval.scope import build_views
-    from bfr_core.retrieval.views.dense import _remember
+    from bfr_core.retrieval.views.dense import remember_query_vector
 
     with _WORKER_LOCK:
         hit = _WORKER_VIEWS.get(ship.key)
@@ -272,13 +272,13 @@ def _worker_views(ship: ShippedScope) -> Any:
             return hit
         model = get_model(ship.model_id)
         short = get_model(ship.short_model_id) if ship.short_model_id else None
-        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,
-                            short_vectors=ship.short_vectors, short_model=short)
-        views.entity._ner = partial(_shipped_ner, ship.entities)  # the driver's cached NER first
+        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,  # the driver's cached NER first
+                            short_vectors=ship.short_vectors, short_model=short,
+                            ner=partial(_shipped_ner, ship.entities))
         for i, text in enumerate(ship.query_texts):
-            _remember((model.model_id, text), ship.query_vectors[i].copy())
+            remember_query_vector((model.model_id, text), ship.query_vectors[i].copy())
             if short is not None and ship.short_query_vectors is not None:
-                _remember((short.model_id, text), ship.short_query_vectors[i].copy())
+                remember_query_vector((short.model_id, text), ship.short_query_vectors[i].copy())
         _WORKER_VIEWS.clear()  # one scope at a time per worker: a run goes scope by scope
         _WORKER_VIEWS[ship.key] = views
         return views

@@ -31,7 +31,9 @@ from bfr_core.store import Store
 _QCACHE: LockedLRU[np.ndarray] = LockedLRU(4096)  # query vectors kept per process, by (model id, text)
 
 
-def _remember(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
+def remember_query_vector(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
+    """Keep ``vec`` as the query vector of ``key`` = (model id, text) in this process's LRU, read-only;
+    a worker primes it with the vectors its driver shipped."""
     vec.setflags(write=False)  # shared through the cache: nobody may mutate it
     return _QCACHE.put(key, vec)
 
@@ -40,7 +42,7 @@ def _query_vector(model_id: str, text: str) -> np.ndarray:
     hit = _QCACHE.get((model_id, text))
     if hit is not None:
         return hit
-    return _remember((model_id, text), encode_queries(get_model(model_id), [text])[0].copy())
+    return remember_query_vector((model_id, text), encode_queries(get_model(model_id), [text])[0].copy())
 
 
 def clear_query_cache() -> None:
@@ -73,7 +75,7 @@ def prime_queries(model: Embedder, texts: Sequence[str], store: Store | None = N
     missing = [t for t in dict.fromkeys(texts) if (model.model_id, t) not in _QCACHE]
     found, _ = query_vectors(store, model, missing, encode=encode)
     for text, vec in found.items():
-        _remember((model.model_id, text), vec.copy())
+        remember_query_vector((model.model_id, text), vec.copy())
 
 
 def _z(x: np.ndarray) -> np.ndarray:
