@@ -42,7 +42,7 @@ import numpy as np
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
-from bfr_core.evaluation.metrics import score_question
+from bfr_core.evaluation.rows import failed_row, result_row
 from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
@@ -139,23 +139,6 @@ def select_questions(store: Store, dataset_id: str, limit: int | None = None, sa
     if sample:
         qs = stratified_sample(qs, sample, seed)
     return qs[:limit] if limit else qs
-
-
-def result_row(run_id: str, q: Question, trace: Trace, llm_ms: float | None = None) -> tuple[Any, ...]:
-    # The @k metrics are taken over the whole evidence set (k = its size): arms are compared as sets.
-    s = score_question(trace.evidence, q.gold)
-    return (
-        run_id, q.question_id, trace.arm, trace.budget, q.qtype, list(trace.evidence),
-        len(trace.evidence), trace.calls, len(q.gold), s.gold_hit, s.turn_hit, s.er, s.cer,
-        s.recall_any, s.recall_all, s.ndcg_any, trace.elapsed_ms, "ok", None, llm_ms,
-    )
-
-
-def failed_row(run_id: str, q: Question, arm: str, budget: str, error: str) -> tuple[Any, ...]:
-    """A question whose arm raised: scored as an empty evidence set (it stays in the denominator)."""
-    s = score_question((), q.gold)
-    return (run_id, q.question_id, arm, budget, q.qtype, [], 0, 0, len(q.gold), s.gold_hit, s.turn_hit,
-            s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error, None)
 
 
 # -- the work of one (question, arm), wherever it runs ----------------------------------------

@@ -132,7 +132,7 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     import json
 
     from bfr_core.errors import BfrError
-    from bfr_core.evaluation.evaluate import failed_row, result_row
+    from bfr_core.evaluation.rows import failed_row, result_row
     from bfr_core.pipeline import run_query
     from bfr_core.retrieval.encoders import default_spec, get_model
     from bfr_core.retrieval.scope import build_views

@@ -12,15 +12,9 @@ the request's temperature still keys the cache.
 
 from __future__ import annotations
 
-from bfr_core.llm.base import (
-    LLMRequest,
-    LLMResponse,
-    ProviderError,
-    Secret,
-    price,
-    sdk_error,
-)
+from bfr_core.llm.base import LLMRequest, LLMResponse, ProviderError, Secret
 from bfr_core.llm.prices import PRICES as TABLE
+from bfr_core.llm.sdk import price, sdk_error
 
 DEFAULT_MODEL = "claude-sonnet-4-6"  # one of the paper's two Suff@Set judges (Appendix M)
 
