@@ -102,6 +102,24 @@ FROM ({snapshots}) s WHERE NOT EXISTS (SELECT 1 FROM answer_sources x
     return store.cursor().execute("SELECT count(*) FROM answer_items").fetchone()[0]
 
 
+def queue_stamp(store: Store) -> tuple[int, str, int, int]:
+    """What the answer queue and the verdicts on it depend on, read cheaply: (runs, the newest finish
+    time, rows with an answer, verdicts). A page keys its cached queue on it, so answers imported (into
+    a new run or an existing one) or judged meanwhile by another process show without a Refresh."""
+    ensure_schema(store)
+    cur = store.cursor()
+    try:
+        runs, newest = cur.execute("SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs").fetchone()
+        answered = cur.execute("SELECT count(*) FROM results WHERE answer IS NOT NULL").fetchone()[0]
+    except duckdb.CatalogException:  # a read-only view of a store without run tables yet
+        return 0, "", 0, 0
+    try:
+        judged = cur.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+    except duckdb.CatalogException:
+        judged = 0
+    return int(runs), str(newest), int(answered), int(judged)
+
+
 def blinded_item(store: Store, item_id: str) -> AnswerItem:
     """The item as an annotator sees it: question, original answer key and its cited turns, the answer."""
     ensure_schema(store)
