@@ -8,11 +8,11 @@ import hashlib
 import json
 
 import pytest
+from test_labels import dataset_store
 
 from bfr_core.cli import main
 from bfr_core.evaluation import answer_labels as AL
-from bfr_core.evaluation import evaluate, labels
-from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
+from bfr_core.evaluation import labels
 from bfr_core.store import Store
 from bfr_core.verdicts import write_verdicts
 
@@ -20,18 +20,7 @@ A = labels.ANSWER
 
 
 def _store(path=":memory:", arms=("mem0", "bfr-mv", "fca-ms"), run="r1") -> Store:
-    from datetime import datetime
-
-    s = Store(str(path))
-    d1, d2 = datetime(2024, 3, 3, 9, 0), datetime(2024, 3, 15, 20, 0)
-    turns = (Turn("a_1", "a", 0, "Sam", "I ordered a strap on March 3rd.", d1),
-             Turn("a_2", "a", 1, "assistant", "Nice.", d1),
-             Turn("b_1", "b", 0, "Sam", "It showed up on March 14th!", d2))
-    qs = (Question("d", "q1", "x", "How many days until the strap arrived?", "11 days", "temporal", ("a_1", "b_1")),
-          Question("d", "q2", "x", "What did I order?", "a strap", "single-hop", ("a_1",)))
-    s.write_bundle(Bundle("d", "jsonl", "mem", "sha", (Session("a", d1), Session("b", d2)), turns,
-                          (Scope("d", "x", ("a", "b")),), qs, IngestReport("d", "jsonl", "mem")))
-    evaluate.ensure_schema(s)
+    s = dataset_store(path)  # questions q1 ("11 days", cites a_1 and b_1) and q2 ("a strap")
     cur = s.cursor()
     a, b, c = arms
     cur.execute("INSERT INTO runs (run_id, dataset_id, arms, n_questions, finished) VALUES "

@@ -63,6 +63,17 @@ JUDGE_PREFIX = "llm:"  # rater names of LLM judges; annotators are plain names
 # set not cut for the item (the judges read the whole set)
 JUDGED_WHOLE = "(r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) AND len(r.evidence) = len(i.evidence)"
 
+# One label history and its current-label view per task (the same shape), sharing one id sequence
+HISTORY_DDL = """
+CREATE TABLE IF NOT EXISTS {table} (
+    label_id BIGINT PRIMARY KEY DEFAULT nextval('labels_seq'), item_id VARCHAR NOT NULL,
+    annotator VARCHAR NOT NULL, label VARCHAR NOT NULL, note VARCHAR NOT NULL DEFAULT '',
+    created TIMESTAMP NOT NULL DEFAULT current_timestamp);
+CREATE VIEW IF NOT EXISTS {current} AS
+    SELECT item_id, annotator, arg_max(label, label_id) AS label, arg_max(note, label_id) AS note,
+           max(created) AS created, count(*) AS versions
+    FROM {table} GROUP BY item_id, annotator;
+"""
 LABELS_DDL = """
 CREATE SEQUENCE IF NOT EXISTS labels_seq;
 CREATE TABLE IF NOT EXISTS label_items (
@@ -70,28 +81,13 @@ CREATE TABLE IF NOT EXISTS label_items (
     evidence VARCHAR[] NOT NULL, created TIMESTAMP DEFAULT current_timestamp);
 CREATE TABLE IF NOT EXISTS label_sources (
     item_id VARCHAR, run_id VARCHAR, arm VARCHAR, budget VARCHAR, PRIMARY KEY (item_id, run_id, arm));
-CREATE TABLE IF NOT EXISTS labels (
-    label_id BIGINT PRIMARY KEY DEFAULT nextval('labels_seq'), item_id VARCHAR NOT NULL,
-    annotator VARCHAR NOT NULL, label VARCHAR NOT NULL, note VARCHAR NOT NULL DEFAULT '',
-    created TIMESTAMP NOT NULL DEFAULT current_timestamp);
-CREATE VIEW IF NOT EXISTS current_labels AS
-    SELECT item_id, annotator, arg_max(label, label_id) AS label, arg_max(note, label_id) AS note,
-           max(created) AS created, count(*) AS versions
-    FROM labels GROUP BY item_id, annotator;
+""" + HISTORY_DDL.format(table="labels", current="current_labels") + """
 CREATE TABLE IF NOT EXISTS answer_items (
     item_id VARCHAR PRIMARY KEY, dataset_id VARCHAR NOT NULL, question_id VARCHAR NOT NULL,
     answer VARCHAR NOT NULL, created TIMESTAMP DEFAULT current_timestamp);
 CREATE TABLE IF NOT EXISTS answer_sources (
     item_id VARCHAR, run_id VARCHAR, arm VARCHAR, PRIMARY KEY (item_id, run_id, arm));
-CREATE TABLE IF NOT EXISTS answer_labels (
-    label_id BIGINT PRIMARY KEY DEFAULT nextval('labels_seq'), item_id VARCHAR NOT NULL,
-    annotator VARCHAR NOT NULL, label VARCHAR NOT NULL, note VARCHAR NOT NULL DEFAULT '',
-    created TIMESTAMP NOT NULL DEFAULT current_timestamp);
-CREATE VIEW IF NOT EXISTS current_answer_labels AS
-    SELECT item_id, annotator, arg_max(label, label_id) AS label, arg_max(note, label_id) AS note,
-           max(created) AS created, count(*) AS versions
-    FROM answer_labels GROUP BY item_id, annotator;
-"""
+""" + HISTORY_DDL.format(table="answer_labels", current="current_answer_labels")
 
 
 @dataclass(frozen=True, slots=True)
