@@ -195,3 +195,29 @@ def test_judges_report_gives_agreement_with_human_labels(tmp_path):
     assert orig["human"]["rules"]["n"] > 0 and orig["human"]["rules"]["agreement_pct"] == 100.0
     # under the overlay the label on q0 was given against a gold the overlay replaced: it does not count there
     assert audit["human_labelled_answers"] == n - 1 and audit["human"]["lenient"]["n"] == n - 1
+
+
+def test_an_answer_label_saved_while_another_process_holds_the_store_is_queued_then_written(tmp_path):
+    """The app's path: a snapshot session queues the label in the side file; the next writable open
+    writes it into the answer task's table, never the sufficiency one."""
+    from test_store import Holder
+
+    db = tmp_path / "s.duckdb"
+    s = _store(db)
+    AL.sync_queue(s)
+    item = _item(s, "12 days")
+    s.close()
+    holder = Holder(db)
+    shared = Store(db, shared=True)
+    try:
+        with shared.session(wait_s=0.2):
+            assert shared.snapshot_of == str(db)
+            assert labels.save_label(shared, item, "ann", "wrong", "held", task=A) == labels.QUEUED
+            assert labels.queue(shared, "ann", A) == [i for i in labels.items(shared, A) if i != item]
+    finally:
+        holder.close()
+    with shared.session():
+        assert labels.flush_pending(shared) == 1
+        assert labels.current_label(shared, item, "ann", A)["note"] == "held"
+        assert labels.annotators(shared) == [] and labels.annotators(shared, A) == ["ann"]
+    shared.close()
