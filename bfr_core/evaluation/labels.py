@@ -7,7 +7,7 @@ Covers
   its own label set; they share one label-id sequence, the side file, its flush, and the export. The
   answer task's items and blinding live in ``evaluation.answer_labels``; everything below that takes a
   ``task`` works the same for both (sufficiency when none is given).
-* The queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
+* The sufficiency queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
   evidence hash, so a set two arms both returned is labelled once (``label_items``; which runs
   and arms produced it is kept apart in ``label_sources`` and never rendered to annotators).
   Every set of one question is cut to the smallest set among them (each arm keeps its own first
@@ -17,14 +17,17 @@ Covers
 * Blinded rendering (paper, Appendix M): question, reference answer and anonymised evidence
   text only. No arm, budget, system answer, turn ids or gold ids; evidence in time order so the
   order cannot betray the method's ranking.
-* Labels: ``sufficient`` / ``insufficient`` / ``uncertain`` plus a note, saved as an append-only
-  history (``labels``); the ``current_labels`` view holds each annotator's latest label.
-* Labels saved while another process (a ``bfr eval`` run) holds the store: queued in a side file
-  beside it (``<store>.pending-labels.jsonl``) and written, in order and with their saving times, by
-  :func:`flush_pending` on the next writable open (the app's next request, or ``bfr eval`` at its end).
-* Export to CSV or JSONL: every annotator's label versions with the runs and arms behind each
-  item, or one annotator's own (no other's label, no run or arm, evidence ids sorted), each with the
-  LLM judges' labels on its item beside it (given by the caller: ``agreement.judge_labels``).
+* Labels: ``sufficient`` / ``insufficient`` / ``uncertain`` (answer task: ``correct`` / ``wrong`` /
+  ``undecided``) plus a note, saved as an append-only history (``labels``, ``answer_labels``); the
+  ``current_labels`` / ``current_answer_labels`` views hold each annotator's latest label.
+* Labels saved while another process (a ``bfr eval`` run) holds the store: queued in one side file
+  beside it (``<store>.pending-labels.jsonl``, each line naming its task) and written, in order and with
+  their saving times, into their task's table by :func:`flush_pending` on the next writable open (the
+  app's next request, or ``bfr eval`` at its end).
+* Export to CSV or JSONL: every annotator's label versions of the chosen tasks (a ``task`` column) with
+  the runs and arms behind each item, or one annotator's own (no other's label, no run or arm, evidence
+  ids sorted), each with the judges' labels or verdicts on its item beside it (given by the caller:
+  ``agreement.judge_labels``, ``answer_labels.judge_verdicts``).
 
 Does not cover: the LLM judges' labels and agreement between raters (``evaluation.agreement``),
 the LLM judging itself (``bfr_core.roles``), the UI (``pages/annotate.py``).
