@@ -148,17 +148,21 @@ def test_export_has_task_answer_and_the_judges_verdicts_beside_the_label(tmp_pat
 
 
 def test_human_verdicts_are_the_annotators_majority():
-    assert AL.majority({"a": "correct", "b": "correct", "c": "wrong"}) == "CORRECT"
-    assert AL.majority({"a": "correct", "b": "wrong"}) == "UNDECIDED"
-    assert AL.majority({"a": "undecided"}) == "UNDECIDED" and AL.majority({}) == "UNDECIDED"
+    assert AL.majority({"a": "CORRECT", "b": "CORRECT", "c": "WRONG"}) == "CORRECT"
+    assert AL.majority({"a": "CORRECT", "b": "WRONG"}) == "UNDECIDED"
+    assert AL.majority({"a": "UNDECIDED"}) == "UNDECIDED" and AL.majority({}) == "UNDECIDED"
     s = _store()
     AL.sync_queue(s)
     item = _item(s, "11 days")
     labels.save_label(s, item, "ann", "correct", task=A)
     labels.save_label(s, item, "bob", "correct", task=A)
     labels.save_label(s, _item(s, "a strap"), "ann", "wrong", task=A)
+    labels.save_label(s, _item(s, "12 days"), "ann", "correct", task=A)
+    labels.save_label(s, _item(s, "12 days"), "bob", "wrong", task=A)  # a tie: no majority
     assert AL.human_verdicts(s, ["r1"]) == {("r1", "q1", "bfr-mv"): "CORRECT", ("r1", "q1", "fca-ms"): "CORRECT",
-                                           ("r1", "q2", "mem0"): "WRONG"}
+                                           ("r1", "q1", "mem0"): "UNDECIDED", ("r1", "q2", "mem0"): "WRONG"}
+    assert AL.annotator_verdicts(s, ["r1"])["bob"] == {("r1", "q1", "bfr-mv"): "CORRECT", ("r1", "q1", "fca-ms"): "CORRECT",
+                                                       ("r1", "q1", "mem0"): "WRONG"}
     assert AL.human_verdicts(s, ["r9"]) == {}
 
 
@@ -179,9 +183,15 @@ def test_judges_report_gives_agreement_with_human_labels(tmp_path):
     rep = judge_report(store, [run_id])
     assert "human" not in rep["keys"]["original"]  # no label yet: no figure
     AL.sync_queue(store)
+    bob: set[bool] = set()  # a second annotator labels one right and one wrong answer, both "correct"
     for item in labels.items(store, A):
         answer = AL.blinded_item(store, item)
-        labels.save_label(store, item, "ann", "correct" if answer.answer == answer.gold else "wrong", task=A)
+        right = answer.answer == answer.gold
+        labels.save_label(store, item, "ann", "correct" if right else "wrong", task=A)
+        if right not in bob:
+            labels.save_label(store, item, "bob", "correct", task=A)
+            bob.add(right)
+    ties = 1  # the wrong answer bob called correct: a tie, so the majority is undecided
     (errors := tmp_path / "errors.json").write_text(json.dumps(
         [{"question_id": qs[0].question_id, "error_type": "HALLUCINATION", "correct_answer": "zebra crossing"}]))
     ingest_overlay(store, errors, dataset_id="demo")
@@ -190,9 +200,15 @@ def test_judges_report_gives_agreement_with_human_labels(tmp_path):
     orig, audit = rep["keys"]["original"], rep["keys"]["audit"]
     n = len(qs)
     wrong = (n + 1) // 2  # the even positions answered "zebra crossing"
-    assert orig["human_labelled_answers"] == n and orig["judges"][HUMAN]["accept_pct"] == round(100 * (n - wrong) / n, 2)
-    assert orig["human"]["lenient"] == {"n": n, "agreement_pct": round(100 * (n - wrong) / n, 2), "kappa": 0.0}
+    decided = n - ties
+    assert orig["human_labelled_answers"] == n
+    assert orig["judges"][HUMAN]["accept_pct"] == round(100 * (n - wrong) / decided, 2)
+    assert orig["judges"][HUMAN]["undecided_pct"] == round(100 * ties / n, 2)
+    assert orig["human"]["lenient"] == {"n": decided, "agreement_pct": round(100 * (n - wrong) / decided, 2), "kappa": 0.0}
     assert orig["human"]["rules"]["n"] > 0 and orig["human"]["rules"]["agreement_pct"] == 100.0
+    people = orig["human_annotators"]
+    assert people["annotators"] == 2 and people["pairs"] == [
+        {"a": "ann", "b": "bob", "n": 2, "agreement_pct": 50.0, "kappa": 0.0}]
     # under the overlay the label on q0 was given against a gold the overlay replaced: it does not count there
     assert audit["human_labelled_answers"] == n - 1 and audit["human"]["lenient"]["n"] == n - 1
 

@@ -160,18 +160,18 @@ def judge_verdicts(store: Store, item_id: str) -> dict[str, str]:
     return {j: "|".join(sorted(labs)) for j, labs in sorted(found.items())}
 
 
-def majority(labels: Mapping[str, str]) -> str:
-    """CORRECT / WRONG / UNDECIDED: the most frequent of the annotators' labels; a tie is UNDECIDED."""
-    counts = Counter(HUMAN_VERDICT[x] for x in labels.values()).most_common()
+def majority(verdicts: Mapping[str, str]) -> str:
+    """CORRECT / WRONG / UNDECIDED: the most frequent of the annotators' verdicts on one answer; a tie
+    is UNDECIDED."""
+    counts = Counter(verdicts.values()).most_common()
     if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
         return UNDECIDED
     return counts[0][0]
 
 
-def human_verdicts(store: Store, run_ids: list[str] | tuple[str, ...]) -> dict[tuple[str, str, str], str]:
-    """(run, question, arm) -> the annotators' majority verdict on that answer (:func:`majority`), for
-    every answer of the runs that has at least one current label. The annotators judged against the
-    original key."""
+def annotator_verdicts(store: Store, run_ids: list[str] | tuple[str, ...]) -> dict[str, dict[tuple[str, str, str], str]]:
+    """Annotator -> (run, question, arm) -> their current label on that answer's item as CORRECT / WRONG /
+    UNDECIDED, for the answers of the runs. The annotators judged against the original key."""
     ensure_schema(store)
     try:
         rows = store.cursor().execute(
@@ -180,8 +180,22 @@ def human_verdicts(store: Store, run_ids: list[str] | tuple[str, ...]) -> dict[t
             "WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2, 3, 4", [list(run_ids)]).fetchall()
     except duckdb.CatalogException:  # a read-only view of a store no label was ever saved to
         return {}
-    by: dict[tuple[str, str, str], dict[str, str]] = {}
+    out: dict[str, dict[tuple[str, str, str], str]] = {}
     for run_id, qid, arm, annotator, label in rows:
-        by.setdefault((run_id, qid, arm), {})[annotator] = label
-    return {k: majority(v) for k, v in by.items()}
+        out.setdefault(annotator, {})[(run_id, qid, arm)] = HUMAN_VERDICT[label]
+    return out
 
+
+def human_verdicts(store: Store, run_ids: list[str] | tuple[str, ...]) -> dict[tuple[str, str, str], str]:
+    """(run, question, arm) -> the annotators' majority verdict on that answer (:func:`majority`), for
+    every answer of the runs that has at least one current label."""
+    return majorities(annotator_verdicts(store, run_ids))
+
+
+def majorities(by_annotator: Mapping[str, Mapping[tuple[str, str, str], str]]) -> dict[tuple[str, str, str], str]:
+    """Answer -> :func:`majority` of the verdicts the annotators gave it."""
+    by: dict[tuple[str, str, str], dict[str, str]] = {}
+    for annotator, verdicts in by_annotator.items():
+        for k, verdict in verdicts.items():
+            by.setdefault(k, {})[annotator] = verdict
+    return {k: majority(v) for k, v in sorted(by.items())}
