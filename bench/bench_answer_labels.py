@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_annotate import app_test, timed  # noqa: E402  (the same AppTest set-up and timer)
+
 from bfr_core.evaluation import answer_labels as AL  # noqa: E402
 from bfr_core.evaluation import labels as L  # noqa: E402
 from bfr_core.evaluation.answer_import import import_answers  # noqa: E402
@@ -57,29 +59,6 @@ def build(path: Path) -> tuple[dict[str, str], int]:
     s.cursor().execute("CHECKPOINT")
     s.close()
     return runs, int(answers)
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return round(time.perf_counter() - t0, 4), out
-
-
-def app_test(db: Path):
-    os.environ["BFR_STORE"] = str(db)
-    from streamlit.runtime import pages_manager as pm
-    from streamlit.testing.v1 import AppTest
-
-    if not getattr(pm.PagesManager, "_bench_patched", False):  # st.navigation mode on every run (tests/app/conftest.py)
-        original = pm.PagesManager.__init__
-
-        def init(self, *a, **k):
-            original(self, *a, **k)
-            pm.PagesManager.uses_pages_directory = False
-
-        pm.PagesManager.__init__ = init
-        pm.PagesManager._bench_patched = True
-    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
 
 
 def open_page(db: Path):
