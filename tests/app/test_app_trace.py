@@ -197,3 +197,16 @@ def test_trace_opens_on_a_question_with_gold_turns(app_db, tmp_path):
     assert at.selectbox(key="trace_question").value == "a1"
     at.selectbox(key="trace_question").select("a0").run()  # still offered, and kept once chosen
     assert at.selectbox(key="trace_question").value == "a0" and "none annotated" in texts(at)
+
+
+def test_a_rounds_retained_turns_are_drawn_checkboxes_not_glyphs(app_db):
+    """A ✓ needs a font that has it (an empty box otherwise): the round table's "retained" column is a
+    boolean, which the table draws as a checkbox."""
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    at.button(key="trace_all").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    rounds = [d.value for d in at.dataframe if "retained" in d.value.columns]
+    assert rounds and all(r["retained"].dtype == bool for r in rounds)
+    assert any(r["retained"].any() and not r["retained"].all() for r in rounds)
+    assert "✓" not in texts(at) and not any("✓" in r.to_csv() for r in rounds)
