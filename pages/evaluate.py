@@ -99,9 +99,11 @@ def finished(job: E.Job) -> None:
     l1.page_link("pages/failures.py", label="Open Failures (this run, question by question)",
                  icon=":material/table_view:")
     first = next(iter(figures), None)
-    if first:
+    question = next(iter(R.failures_frame(path, run_id)["question_id"]), None)
+    if first and question:  # the run's stored trace of that question and arm (a link without a question runs live)
         l2.page_link("pages/trace.py", label=f"Trace a question of it ({first})", icon=":material/account_tree:",
-                     query_params={"dataset": summary.get("dataset_id", ""), "arm": first, "run": run_id})
+                     query_params={"dataset": summary.get("dataset_id", ""), "question": question, "arm": first,
+                                   "run": run_id})
 
 
 @st.fragment(run_every=1.0 if busy else None)

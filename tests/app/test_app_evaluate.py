@@ -203,5 +203,14 @@ def test_finished_figures_compare_the_arms_at_a_common_set_size(app_db, tmp_path
         assert largest["bfr-mv"] > largest["mem0"] == 10  # the stored sets do differ in size
         assert "Compared at **10 turns each**" in texts(at) and f"bfr-mv {largest['bfr-mv']}" in texts(at)
         assert all("[" in v for v in figures["Gold Hit"])  # with its interval
+        # the Trace link names a question of the run, so Trace shows that run's stored trace of it
+        link = next(p.proto for p in at.get("page_link") if p.proto.label.startswith("Trace a question"))
+        assert f"run={RUN_ID}" in link.query_string and "question=q1" in link.query_string
+        trace = app_test()
+        trace.query_params.update(dict(pair.split("=") for pair in link.query_string.split("&")))
+        trace.run()
+        trace.switch_page("pages/trace.py").run()
+        trace.button(key="trace_all").click().run()
+        assert not trace.exception and f"Stored trace from eval run `{RUN_ID}`" in texts(trace)
     finally:
         E.JOBS.pop(str(app_db), None)
