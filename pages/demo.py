@@ -175,7 +175,8 @@ if not found:
             "and a BFR arm holding them all). Run an evaluation with a top-k and a BFR arm, then press Refresh:")
     st.code("\n".join(C.eval_cmds(path, sets)) or C.eval_cmd(path, "demo"), language="bash")
     st.stop()
-st.caption(f"{len(found)} cases (CER 0 → 1), clearest first: top-k holds exactly one of two gold turns, then "
+st.caption(f"{len(found)} cases (CER 0 → 1) at one set size (each run's sets cut to its smallest arm's largest "
+           "set, as on Failures), clearest first: top-k holds exactly one of two gold turns, then "
            "fewer gold turns, then the smaller BFR set, then the held turn's distance above the cut-off. "
            "Select a row to open it in Trace.")
 rows = [{"run": c["run_id"], "question": c["question_id"], "type": c["qtype"], "top-k arm": c["topk_arm"],
