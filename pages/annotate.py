@@ -148,7 +148,10 @@ st.subheader("Agreement", anchor=False)
 # over the items this annotator has labelled only: nothing about an item shows before their own label
 mine_set = set(mine)
 shared = {r: {i: v for i, v in labs.items() if i in mine_set} for r, labs in raters.items()}
-raters = {r: labs for r, labs in shared.items() if labs}
+# the LLM judges' labels on one's items only when asked: they would steer the next labels
+with_llm = bool(mine) and st.toggle("Compare with the LLM judges", key="annot_agree_llm",
+                                    help="Their labels on the items you labelled; off, only annotators are compared")
+raters = {r: labs for r, labs in shared.items() if labs and (with_llm or not r.startswith(L.JUDGE_PREFIX))}
 agree = AG.agreement(store, raters) if mine else []
 if not mine:
     st.caption("Agreement appears once you have labelled items: it compares raters on your labelled items only.")

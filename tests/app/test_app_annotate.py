@@ -122,8 +122,27 @@ def test_no_judge_label_or_agreement_before_own_label_and_request(app_db):
     body = _visible(at)
     assert "judge A" not in body and "kappa" not in body and "Cohen" not in body
     assert "Agreement appears once you have labelled items" in body
-    at.button(key="annot_sufficient").click().run()
-    assert "judge A" not in _visible(at)  # not after the label either, until asked
+    from bfr_core.evaluation import agreement as AG
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    s = Store(app_db, read_only=True)
+    judged = {i for r, labs in AG.rater_labels(s).items() if r.startswith(L.JUDGE_PREFIX) for i in labs}
+    s.close()
+    assert judged  # some sets of the run were judged whole
+    for _ in range(12):  # label through the queue until one of the judged sets has carol's label
+        at.button(key="annot_sufficient").click().run()
+        assert "judge A" not in _visible(at) and "llm:" not in _visible(at)  # not after a label either, until asked
+        s = Store(app_db, read_only=True)
+        mine = set(AG.rater_labels(s).get("carol", {}))
+        s.close()
+        if mine & judged:
+            break
+    assert mine & judged
+    at.toggle(key="annot_agree_llm").set_value(True).run()  # asked: the judges join the agreement panel
+    assert not at.exception, [e.value for e in at.exception]
+    assert "llm:" in _visible(at)
+    at.toggle(key="annot_agree_llm").set_value(False).run()
     at.segmented_control(key="annot_mode").set_value("My labels").run()
     assert "judge A" not in _visible(at) and "Your label: **sufficient**" in texts(at)
     reveal = next(t for t in at.toggle if t.key.startswith("annot_reveal_"))
