@@ -107,8 +107,10 @@ if item_id is not None:
                                                               if item.question_date else ""))
         st.markdown(f"**Reference answer**: {W.esc(item.reference)}")
         st.markdown(f"**Evidence** ({len(item.evidence)} snippets, in time order)")
-        for e in item.evidence:
-            st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
+        long = sum(len(e.text) for e in item.evidence) > 4000  # long turns scroll here: the buttons stay in view
+        with st.container(height=560 if long else "content", border=False, key="annot_evidence"):
+            for e in item.evidence:
+                st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
     st.markdown("Is the **complete reference answer** supported by this evidence alone?")
     st.caption("Keyboard: **S** sufficient · **I** insufficient · **U** uncertain (not while typing a note). "
                "A click saves at once; relabel any time under “My labels”.")

@@ -168,3 +168,34 @@ def test_judgments_written_meanwhile_show_without_refresh(app_db):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "No item has LLM Suff@Set judgments yet" not in texts(at)
+
+
+def _evidence_height(at) -> int:
+    """The pixel height of the evidence block (0: as tall as its content)."""
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        if getattr(node, "key", None) == "annot_evidence" or (proto is not None and "annot_evidence" in getattr(proto, "id", "")):
+            return proto.height_config.pixel_height
+        for child in getattr(node, "children", {}).values():
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    found = walk(at.main)
+    assert found is not None, "no evidence block"
+    return found
+
+
+def test_long_evidence_scrolls_in_its_box_so_the_label_buttons_stay_in_view(app_db):
+    """Ten long turns (a BEAM item: code and lists) made the page 16,000 px tall with the buttons at its foot."""
+    from bfr_core.store import Store
+
+    assert _evidence_height(_page("erin")) == 0  # the demo's short turns: the page as tall as they are
+    s = Store(app_db)
+    s.cursor().execute("UPDATE turns SET text = repeat(text || ' ', 40)")
+    s.close()
+    import streamlit as st
+
+    st.cache_data.clear()
+    assert _evidence_height(_page("erin")) == 560
