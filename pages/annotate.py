@@ -162,7 +162,8 @@ elif agree:
     else:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
-    st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
+    st.caption("Agreement appears once two raters share labelled items: another annotator, or the LLM judges "
+               "when you compare with them.")
 st.subheader("Export", anchor=False)
 e1, e2 = st.columns(2)  # the files are made on click, not on every label saved
 e1.download_button("My labels (CSV)", lambda: export(L.to_csv, name), file_name="my-labels.csv", mime="text/csv",

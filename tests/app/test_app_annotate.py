@@ -133,6 +133,7 @@ def test_no_judge_label_or_agreement_before_own_label_and_request(app_db):
     for _ in range(12):  # label through the queue until one of the judged sets has carol's label
         at.button(key="annot_sufficient").click().run()
         assert "judge A" not in _visible(at) and "llm:" not in _visible(at)  # not after a label either, until asked
+        assert "or the LLM judges when you compare with them" in texts(at)  # and the page says how to ask
         s = Store(app_db, read_only=True)
         mine = set(AG.rater_labels(s).get("carol", {}))
         s.close()
