@@ -116,8 +116,10 @@ if item_id is not None:
                                                               if item.question_date else ""))
         st.markdown(f"**Reference answer**: {W.esc(item.reference)}")
         st.markdown(f"**Evidence** ({len(item.evidence)} snippets, in time order)")
-        for e in item.evidence:
-            st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
+        long = sum(len(e.text) for e in item.evidence) > 4000  # long turns scroll here: the buttons stay in view
+        with st.container(height=560 if long else "content", border=False, key="annot_evidence"):
+            for e in item.evidence:
+                st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
     st.markdown("Is the **complete reference answer** supported by this evidence alone?")
     st.caption("Keyboard: **S** sufficient · **I** insufficient · **U** uncertain (not while typing a note). "
                "A click saves at once; relabel any time under “My labels”.")
@@ -169,7 +171,8 @@ elif agree:
     else:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
-    st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
+    st.caption("Agreement appears once two raters share labelled items: another annotator, or the LLM judges "
+               "when you compare with them.")
 st.subheader("Export", anchor=False)
 e1, e2 = st.columns(2)  # the files are made on click, not on every label saved
 e1.download_button("My labels (CSV)", lambda: export(L.to_csv, name), file_name="my-labels.csv", mime="text/csv",

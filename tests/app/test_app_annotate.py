@@ -133,6 +133,7 @@ def test_no_judge_label_or_agreement_before_own_label_and_request(app_db):
     for _ in range(12):  # label through the queue until one of the judged sets has carol's label
         at.button(key="annot_sufficient").click().run()
         assert "judge A" not in _visible(at) and "llm:" not in _visible(at)  # not after a label either, until asked
+        assert "or the LLM judges when you compare with them" in texts(at)  # and the page says how to ask
         s = Store(app_db, read_only=True)
         mine = set(AG.rater_labels(s).get("carol", {}))
         s.close()
@@ -241,3 +242,34 @@ def test_answer_task_without_a_name_shows_no_item(app_db):
     at = _answer_page()
     assert "answers are waiting. Enter your name to start." in texts(at)
     assert not any(m.value.startswith("**Answer to judge**") for m in at.markdown)
+
+
+def _evidence_height(at) -> int:
+    """The pixel height of the evidence block (0: as tall as its content)."""
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        if getattr(node, "key", None) == "annot_evidence" or (proto is not None and "annot_evidence" in getattr(proto, "id", "")):
+            return proto.height_config.pixel_height
+        for child in getattr(node, "children", {}).values():
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    found = walk(at.main)
+    assert found is not None, "no evidence block"
+    return found
+
+
+def test_long_evidence_scrolls_in_its_box_so_the_label_buttons_stay_in_view(app_db):
+    """Ten long turns (a BEAM item: code and lists) made the page 16,000 px tall with the buttons at its foot."""
+    from bfr_core.store import Store
+
+    assert _evidence_height(_page("erin")) == 0  # the demo's short turns: the page as tall as they are
+    s = Store(app_db)
+    s.cursor().execute("UPDATE turns SET text = repeat(text || ' ', 40)")
+    s.close()
+    import streamlit as st
+
+    st.cache_data.clear()
+    assert _evidence_height(_page("erin")) == 560
