@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bfr_core import runs
 from bfr_core.evaluation import evaluate as ev
 from bfr_core.ingest.demo import ensure_demo_store
 from bfr_core.pipeline import ARMS
@@ -14,7 +15,7 @@ KEYS = ("question_id", "arm", "evidence", "set_size", "calls", "gold_hit", "er",
 
 
 def _rows(store: Store, run_id: str) -> list[tuple]:
-    return [tuple(r[k] for k in KEYS) for r in ev.load_results(store, run_id)]
+    return [tuple(r[k] for k in KEYS) for r in runs.load_results(store, run_id)]
 
 
 @pytest.mark.slow

@@ -61,7 +61,7 @@ def view_ranks(path: str, dataset_id: str, question_id: str, *, dense: bool | No
 @st.cache_data(show_spinner="Mining relevance-versus-sufficiency cases…")
 def gallery(path: str) -> list[dict]:
     """Every mined case of every finished run in the store, clearest first within a run."""
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
     from ui import resources as R
 
     store = R.open_store(path)
