@@ -87,8 +87,9 @@ def mine_cases(rows: Sequence[ResultRow], gold: Mapping[str, Sequence[str]], *,
     return sorted(out, key=_clarity)
 
 
-def load_cases(store: Store, run_id: str, dataset_id: str, **kw: Sequence[str]) -> list[Case]:
-    """:func:`mine_cases` over the ``ok`` results of one stored run."""
+def load_cases(store: Store, run_id: str, dataset_id: str, k: int | None = None, **kw: Sequence[str]) -> list[Case]:
+    """:func:`mine_cases` over the ``ok`` results of one stored run; with ``k``, every set cut to its
+    first ``k`` ids first (cases at one set size, not a small top-k against a larger BFR set)."""
     rows = store.cursor().execute(
         "SELECT question_id, arm, evidence, coalesce(qtype, '') FROM results WHERE run_id = ? AND status = 'ok' "
         "ORDER BY question_id, arm", [run_id]).fetchall()
@@ -97,7 +98,7 @@ def load_cases(store: Store, run_id: str, dataset_id: str, **kw: Sequence[str]) 
             "SELECT question_id, turn_id FROM gold WHERE dataset_id = ? ORDER BY question_id, turn_id",
             [dataset_id]).fetchall():
         gold.setdefault(qid, []).append(tid)
-    return mine_cases([ResultRow(q, a, tuple(e or ()), t) for q, a, e, t in rows], gold, **kw)
+    return mine_cases([ResultRow(q, a, tuple(e or ())[:k], t) for q, a, e, t in rows], gold, **kw)
 
 
 def gold_ranks(scores: np.ndarray, turn_ids: Sequence[str], gold: Sequence[str]) -> dict[str, int]:
