@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from bfr_core import runs
 from bfr_core.cli import main
 from bfr_core.evaluation import agreement as AG
-from bfr_core.evaluation import evaluate, labels
+from bfr_core.evaluation import labels
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 from bfr_core.store import Store
 
@@ -26,7 +27,7 @@ def dataset_store(path=":memory:") -> Store:
           Question("d", "q2", "x", "What did I order?", "a strap", "single-hop", ("a_1",)))
     s.write_bundle(Bundle("d", "jsonl", "mem", "sha", (Session("a", d1), Session("b", d2)), turns,
                           (Scope("d", "x", ("a", "b")),), qs, IngestReport("d", "jsonl", "mem")))
-    evaluate.ensure_schema(s)
+    runs.ensure_schema(s)
     return s
 
 

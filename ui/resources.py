@@ -260,7 +260,7 @@ def all_runs(path: str) -> list[dict[str, Any]]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _all_runs(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
 
     return list_runs(open_store(path))
 

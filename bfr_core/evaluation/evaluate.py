@@ -49,18 +49,12 @@ from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, sp
 from bfr_core.progress import Progress, RunStatus
 from bfr_core.records import Question, Scope, Trace, Turn
 from bfr_core.retrieval.encoders import default_spec
-from bfr_core.runs import (  # noqa: F401 - re-exported for callers that import them from here
-    RESULT_COLUMNS,
-    RUNS_DDL,
-    TRACE_COLUMNS,
+from bfr_core.runs import (
     done_pairs,
     ensure_schema,
     finish_run,
-    list_runs,
-    load_results,
     load_trace_dict,
     register_run,
-    run_row,
     stale_runs,
     write_batch,
 )

@@ -54,8 +54,8 @@ from typing import Any
 import duckdb
 
 from bfr_core.errors import BfrError
-from bfr_core.evaluation.evaluate import ensure_schema as ensure_runs_schema
 from bfr_core.jsonl import dumps_line, split_lines
+from bfr_core.runs import ensure_schema as ensure_runs_schema
 from bfr_core.runs import run_versions
 from bfr_core.store import Store
 

@@ -59,7 +59,7 @@ class ScopePayload:
 
 
 @dataclass(frozen=True)
-class _KnownNer:
+class KnownNer:
     """NER from the payload (the store's cache); any text it lacks is parsed in the worker."""
 
     known: dict[str, list[tuple[str, str]]]
@@ -143,7 +143,7 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     short = get_model(spec.short) if spec.short and payload.short_vectors is not None else None
     for model_id, text, vec in payload.query_vectors:
         remember_query_vector((model_id, text), np.array(vec, copy=True))
-    ner = _KnownNer(dict(payload.ents))
+    ner = KnownNer(dict(payload.ents))
     views = build_views(payload.scope, payload.turns, payload.vectors, model, None,
                         short_vectors=payload.short_vectors, short_model=short, ner=ner)
     rows, traces = [], []
