@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bfr_core.fusion import zscore
 from bfr_core.method.budget_set import WINDOW, set_order
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
@@ -79,7 +80,6 @@ from bfr_core.method.turn_scores import (
     score_parts,
     session_codes,
     top_unseen,
-    zscore,
 )
 from bfr_core.records import Query, Step
 

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from bfr_core.dates import date_windows, in_windows
+from bfr_core.fusion import rank_order, z_fusion, zscore
 from bfr_core.lru import LockedLRU
 from bfr_core.method.speaker_names import key_position, name_keys, question_words
 from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trust
 from bfr_core.records import Hit, Query
 from bfr_core.retrieval.views.bm25 import BM25View
-from bfr_core.retrieval.views.common import rank_order
 from bfr_core.sentences import clauses
 from bfr_core.text import fold
 
@@ -110,16 +110,6 @@ def stemmed_bm25(views: Any) -> BM25View:
 # ----------------------------------------------------------------------------------------------
 # Score pieces (pure functions over arrays aligned with views.turns)
 # ----------------------------------------------------------------------------------------------
-
-
-def zscore(s: np.ndarray) -> np.ndarray:
-    sd = float(s.std()) if len(s) else 0.0
-    return (s - s.mean()) / sd if sd > 0 else np.zeros(len(s))
-
-
-def z_fusion(arrays: Sequence[np.ndarray], weights: Sequence[float], n: int) -> np.ndarray:
-    """The sum of ``w * z(x)`` over the arrays whose weight is not 0 (zeros of length ``n`` when none)."""
-    return sum((w * zscore(x) for x, w in zip(arrays, weights, strict=True) if w), start=np.zeros(n))
 
 
 def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:

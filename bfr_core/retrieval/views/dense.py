@@ -21,6 +21,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from bfr_core.fusion import zscore
 from bfr_core.lru import LockedLRU
 from bfr_core.records import Hit, Turn
 from bfr_core.retrieval.embed import encode_queries, query_vectors
@@ -29,6 +30,7 @@ from bfr_core.retrieval.views.common import top_hits
 from bfr_core.store import Store
 
 _QCACHE: LockedLRU[np.ndarray] = LockedLRU(4096)  # query vectors kept per process, by (model id, text)
+Z_EPS = 1e-9  # added to each group's sd when the two models' cosines are z-scored: a group of equal scores gives 0s
 
 
 def remember_query_vector(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
@@ -78,10 +80,6 @@ def prime_queries(model: Embedder, texts: Sequence[str], store: Store | None = N
         remember_query_vector((model.model_id, text), vec.copy())
 
 
-def _z(x: np.ndarray) -> np.ndarray:
-    return (x - x.mean()) / (x.std() + 1e-9) if len(x) else x
-
-
 class DenseView:
     """``search(cue, k, exclude)`` by cosine; ``vectors`` rows aligned with ``turns``."""
 
@@ -113,8 +111,8 @@ class DenseView:
             return base
         short = self.short_vectors @ query_vector(self.short_model, cue)
         out = np.empty(len(base), dtype=np.float64)
-        out[self.short_mask] = _z(short[self.short_mask])
-        out[~self.short_mask] = _z(base[~self.short_mask])
+        out[self.short_mask] = zscore(short[self.short_mask], eps=Z_EPS)
+        out[~self.short_mask] = zscore(base[~self.short_mask], eps=Z_EPS)
         return out
 
     def prime(self, cues: Sequence[str], store: Store | None = None, *, encode: bool = True) -> None:

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from bfr_core.fusion import rank_order
 from bfr_core.progress import StepMeter
 from bfr_core.records import Hit, Turn
-from bfr_core.retrieval.views.common import rank_order
 from bfr_core.store import text_hash
 from bfr_core.text import STOP_WORDS, WORD, fold
 
