@@ -493,7 +493,7 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     encoders = {t.encoder_id: get_model(t.encoder_id) for t in work}
     costs = {id(t): text_costs(encoders[t.encoder_id], t.texts, t.tokens) for t in work}
     loads = sorted(e for e, enc in encoders.items()
-                   if isinstance(enc, TransformerEmbedder) and enc._model is None and executor is None)
+                   if isinstance(enc, TransformerEmbedder) and not enc.loaded and executor is None)
     sizes = {"load": float(len(loads)), "static": 0.0, "minilm": 0.0}
     for t in work:
         sizes[_part(encoders[t.encoder_id])] += float(costs[id(t)].sum())
@@ -597,7 +597,7 @@ def _load_clocked(enc: Embedder) -> float:
     import time
 
     start = time.perf_counter()
-    enc._load()  # type: ignore[attr-defined]
+    enc.load()  # type: ignore[attr-defined]
     calibrate(enc)
     done = time.perf_counter()
     remember(enc, "load", done - start)

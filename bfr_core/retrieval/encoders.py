@@ -86,7 +86,13 @@ class TransformerEmbedder:
         kind = "-int8" if self.int8 else "-bf16" if self.bf16 else ""
         self.model_id = f"{MINILM}{kind}@{self.max_seq_length}"
 
-    def _load(self) -> Any:
+    @property
+    def loaded(self) -> bool:
+        """Whether the transformer is in memory (:meth:`load` has run)."""
+        return self._model is not None
+
+    def load(self) -> Any:
+        """The sentence-transformers model, built on first use (once, under a lock)."""
         with self._lock:
             return self._model if self._model is not None else self._build()
 
@@ -111,7 +117,7 @@ class TransformerEmbedder:
             return out
         # Only loading is locked: inference is thread-safe, and ingest runs one encode per core
         # (``embed.run_encoding``), each with one torch thread.
-        model = self._load()
+        model = self.load()
         # Sorting by length keeps each batch's padding small; results go back in input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), CHUNK):
@@ -253,7 +259,8 @@ class StaticEmbedder:
         """An embedder over a given token table (rows = MiniLM vocabulary ids), e.g. a test's."""
         return cls(int(table.shape[1]), max_tokens, _table=table.astype(np.float32, copy=False))
 
-    def _load(self) -> tuple[np.ndarray, Any]:
+    def load(self) -> tuple[np.ndarray, Any]:
+        """The token table and the tokenizer, read or distilled on first use (under a lock)."""
         with self._lock:
             if self._tok is None:
                 self._tok = _tokenizer()
@@ -265,7 +272,7 @@ class StaticEmbedder:
         from scipy.sparse import csr_matrix  # a sentence-transformers dependency, so always present
 
         texts = list(texts)
-        table, tok = self._load()
+        table, tok = self.load()
         out = np.zeros((len(texts), self.dims), np.float32)
         for start in range(0, len(texts), CHUNK):
             chunk = texts[start:start + CHUNK]
