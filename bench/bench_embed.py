@@ -44,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bfr_core.fusion import rank_order  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.embed import vectors_for_texts  # noqa: E402
@@ -104,7 +105,7 @@ def throughput(model_id: str, sample: Sequence[str], n_dev50: int) -> dict[str, 
 
 
 def ranked(scores: np.ndarray, ids: Sequence[str]) -> list[str]:
-    order = np.lexsort((np.arange(len(scores)), -scores))
+    order = rank_order(scores)
     return [ids[i] for i in order]
 
 

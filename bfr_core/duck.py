@@ -1,7 +1,7 @@
 """DuckDB plumbing under every table: opening a file through another process's lock, and bulk inserts.
 
 * :func:`connect` retries a lock another process holds for up to ``wait_s`` seconds, then raises
-  :class:`StoreLocked` naming the holder (:func:`lock_wait_default`: ``BFR_LOCK_WAIT_S`` or 30 s);
+  :class:`StoreLocked` naming the holder (:func:`lock_wait_default`: ``BFR_LOCK_WAIT_S`` or :data:`LOCK_WAIT_S`);
 * :func:`check_shape` refuses a store whose tables have another shape than the DDL that makes them
   (a view in a table's place, a missing column), before anything is written;
 * :func:`insert_columns` writes many rows in one statement through Arrow (:func:`rows_to_columns`

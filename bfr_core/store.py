@@ -9,7 +9,7 @@ Opening modes. DuckDB lets one process write a file, and a process holding it (r
 read-only) keeps every other process from writing; a writer keeps others from even reading. So:
 
 * ``Store(path)`` (the ``bfr`` commands): read-write, held until closed. A lock held by another
-  process is retried for ``lock_wait_s`` (default ``BFR_LOCK_WAIT_S`` or 30 s), then a
+  process is retried for ``lock_wait_s`` (default ``BFR_LOCK_WAIT_S`` or ``duck.LOCK_WAIT_S``), then a
   :class:`StoreLocked` error names the holder and what to do.
 * ``Store(path, shared=True)`` (the app): holds nothing while idle. :meth:`Store.session` opens the
   file read-write for one request and closes it when the last session ends; when another process

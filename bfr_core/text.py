@@ -39,7 +39,7 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    # Imported on first use: `import nltk` pulls in scipy and takes ~3 s, which every CLI command
+    # Imported on first use: `import nltk` pulls in scipy, a slow import that every CLI command
     # and the app's first page would otherwise pay even when nothing is stemmed.
     from nltk.stem import PorterStemmer
 

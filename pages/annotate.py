@@ -1,4 +1,7 @@
-"""Annotate: blinded sufficiency labels on (question, evidence set) snapshots of finished runs.
+"""Annotate: two blinded labelling tasks, chosen at the top.
+
+"Is this evidence sufficient?" labels (question, evidence set) snapshots of finished runs (below);
+"Is this answer correct?" labels (question, gold answer, one system's answer) items (``ui.answer_task``).
 
 The item shows the question, the reference answer and anonymised evidence only (no method,
 budget, system answer or ids), every set of a question cut to one size (``evaluation.labels``).
@@ -14,7 +17,7 @@ from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.evaluation import agreement as AG
 from bfr_core.evaluation import labels as L
-from ui import access
+from ui import access, answer_task
 from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
@@ -39,7 +42,7 @@ def export(fmt, annotator: str | None) -> str:
     them, as ``fmt`` renders them, read in a session of its own (a download runs apart from the page)."""
     store = R.store()
     with store.session():
-        return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i)))
+        return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i), tasks=(L.SUFFICIENCY,)))
 
 
 BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
@@ -50,6 +53,12 @@ name = access.identity() or st.text_input(
     "Annotator name", key="annot_name", placeholder="your name (labels are saved under it)").strip()
 if access.identity():
     st.caption(f"Labelling as **{W.esc(name)}** (your login).")
+TASKS = {"Is this evidence sufficient?": "sufficiency", "Is this answer correct?": "answer"}
+task = TASKS[st.segmented_control("Task", list(TASKS), default=next(iter(TASKS)), key="annot_task")
+             or next(iter(TASKS))]
+if task == "answer":
+    answer_task.render(name)
+    st.stop()
 stamp = L.queue_stamp(store)  # a run finished or judged meanwhile shows without Refresh
 total = R.label_queue_size(path, stamp)
 sets = R.datasets(path)

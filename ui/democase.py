@@ -62,7 +62,7 @@ def view_ranks(path: str, dataset_id: str, question_id: str, *, dense: bool | No
 def gallery(path: str) -> list[dict]:
     """Every mined case of every finished run in the store, clearest first within a run; each run's sets
     cut to its common set size first (``summary.common_size``), so a case compares sets of one size."""
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
     from ui import resources as R
 
     store = R.open_store(path)

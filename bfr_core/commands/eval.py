@@ -50,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--official-corpus", action="store_true",
                    help="LongMemEval only: also rank user turns only and add the official session-level "
                         "recall_any@5/@10 and ndcg_any@10 (key official_corpus)")
-    # -- scale: concurrency, limits, executors, cost (issue 17) --
+    # -- scale: concurrency, limits, executors, cost --
     g = p.add_argument_group("scale")
     g.add_argument("--workers", type=int, default=1,
                    help="(question, arm) jobs run at once (threads; default 1 = one after another)")

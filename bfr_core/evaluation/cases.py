@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bfr_core.fusion import rank_order
 from bfr_core.store import Store
 
 TOPK_ARMS: tuple[str, ...] = ("mem0", "amem")  # one-shot relevance top-k
@@ -104,7 +105,7 @@ def load_cases(store: Store, run_id: str, dataset_id: str, k: int | None = None,
 def gold_ranks(scores: np.ndarray, turn_ids: Sequence[str], gold: Sequence[str]) -> dict[str, int]:
     """1-based rank of each gold turn when ``scores`` (aligned with ``turn_ids``) are sorted
     descending, equal scores in ``turn_ids`` order; a gold id not in ``turn_ids`` is left out."""
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    order = rank_order(np.asarray(scores, dtype=np.float64))
     rank = {turn_ids[i]: r + 1 for r, i in enumerate(order)}
     return {g: rank[g] for g in gold if g in rank}
 

@@ -42,25 +42,19 @@ import numpy as np
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
-from bfr_core.evaluation.metrics import score_question
+from bfr_core.evaluation.rows import failed_row, result_row
 from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
 from bfr_core.progress import Progress, RunStatus
 from bfr_core.records import Question, Scope, Trace, Turn
 from bfr_core.retrieval.encoders import default_spec
-from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these names
-    RESULT_COLUMNS,
-    RUNS_DDL,
-    TRACE_COLUMNS,
+from bfr_core.runs import (
     done_pairs,
     ensure_schema,
     finish_run,
-    list_runs,
-    load_results,
     load_trace_dict,
     register_run,
-    run_row,
     stale_runs,
     write_batch,
 )
@@ -139,23 +133,6 @@ def select_questions(store: Store, dataset_id: str, limit: int | None = None, sa
     if sample:
         qs = stratified_sample(qs, sample, seed)
     return qs[:limit] if limit else qs
-
-
-def result_row(run_id: str, q: Question, trace: Trace, llm_ms: float | None = None) -> tuple[Any, ...]:
-    # The @k metrics are taken over the whole evidence set (k = its size): arms are compared as sets.
-    s = score_question(trace.evidence, q.gold)
-    return (
-        run_id, q.question_id, trace.arm, trace.budget, q.qtype, list(trace.evidence),
-        len(trace.evidence), trace.calls, len(q.gold), s.gold_hit, s.turn_hit, s.er, s.cer,
-        s.recall_any, s.recall_all, s.ndcg_any, trace.elapsed_ms, "ok", None, llm_ms,
-    )
-
-
-def failed_row(run_id: str, q: Question, arm: str, budget: str, error: str) -> tuple[Any, ...]:
-    """A question whose arm raised: scored as an empty evidence set (it stays in the denominator)."""
-    s = score_question((), q.gold)
-    return (run_id, q.question_id, arm, budget, q.qtype, [], 0, 0, len(q.gold), s.gold_hit, s.turn_hit,
-            s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error, None)
 
 
 # -- the work of one (question, arm), wherever it runs ----------------------------------------
@@ -264,7 +241,7 @@ def _worker_views(ship: ShippedScope) -> Any:
 
     from bfr_core.retrieval.encoders import get_model
     from bfr_core.retrieval.scope import build_views
-    from bfr_core.retrieval.views.dense import _remember
+    from bfr_core.retrieval.views.dense import remember_query_vector
 
     with _WORKER_LOCK:
         hit = _WORKER_VIEWS.get(ship.key)
@@ -272,13 +249,13 @@ def _worker_views(ship: ShippedScope) -> Any:
             return hit
         model = get_model(ship.model_id)
         short = get_model(ship.short_model_id) if ship.short_model_id else None
-        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,
-                            short_vectors=ship.short_vectors, short_model=short)
-        views.entity._ner = partial(_shipped_ner, ship.entities)  # the driver's cached NER first
+        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,  # the driver's cached NER first
+                            short_vectors=ship.short_vectors, short_model=short,
+                            ner=partial(_shipped_ner, ship.entities))
         for i, text in enumerate(ship.query_texts):
-            _remember((model.model_id, text), ship.query_vectors[i].copy())
+            remember_query_vector((model.model_id, text), ship.query_vectors[i].copy())
             if short is not None and ship.short_query_vectors is not None:
-                _remember((short.model_id, text), ship.short_query_vectors[i].copy())
+                remember_query_vector((short.model_id, text), ship.short_query_vectors[i].copy())
         _WORKER_VIEWS.clear()  # one scope at a time per worker: a run goes scope by scope
         _WORKER_VIEWS[ship.key] = views
         return views

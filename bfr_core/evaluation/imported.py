@@ -2,7 +2,7 @@
 ``bfr export-run``).
 
 Covers: :func:`import_run` (a run file, read by ``runfiles``, mapped onto a dataset's turns and scored
-like any arm: one results row and one trace per question, through ``evaluate.result_row`` and
+like any arm: one results row and one trace per question, through ``rows.result_row`` and
 ``runs.write_batch``), :func:`export_rows` / :func:`gold_rows` (an existing run's arms and the
 dataset's gold, for ``runfiles.write_*``), :func:`imported_systems` (which arms of which runs were
 imported, for the app: they have stored evidence and no live run) and :func:`official_rows`
@@ -40,8 +40,9 @@ from typing import Any
 import duckdb
 
 from bfr_core.errors import BfrError, some
-from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
+from bfr_core.evaluation.evaluate import select_questions
 from bfr_core.evaluation.metrics import official_scores, official_session_scores
+from bfr_core.evaluation.rows import failed_row, result_row
 from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.corpus import blind_id

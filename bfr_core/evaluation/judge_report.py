@@ -11,7 +11,10 @@ key:
 * false-accept rate on the systems named ``known_wrong`` (answers written to be wrong: every
   acceptance is a false one);
 * pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
-* agreement with human answer-correctness labels where a :data:`HUMAN` judge holds verdicts;
+* agreement with human answer-correctness labels where they exist: the annotators' majority label on
+  each answer (``answer_labels.human_verdicts``) is the :data:`HUMAN` judge, given the original key's
+  gold, so under an overlay it stands only where the overlay keeps that gold; per judge the agreement,
+  Cohen's kappa and n on the answers both decided, and the same between every two annotators;
 * the retrieval figures (Gold Hit, CER) of every arm with evidence, scored against the key's gold
   turns (``overlay.retrieval_under``);
 * under an overlay key, the questions left out as unanswerable and the answer ceiling the original
@@ -27,6 +30,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from bfr_core.evaluation.answer_labels import annotator_verdicts, majorities
 from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay, retrieval_under
 from bfr_core.evaluation.stats import cohen_kappa
 from bfr_core.roles.answer_judge import UNDECIDED
@@ -68,6 +72,22 @@ def verdict_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> 
         for judge, labels in fallback.items():
             for k, label in labels.items():
                 out[judge].setdefault(k, label)
+        for k, label in majorities(annotator_table(store, [run_id], key)).items():
+            out[HUMAN][k] = label
+    return dict(out)
+
+
+def annotator_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> dict[str, dict[Key, str]]:
+    """Annotator -> (run, question, arm) -> their verdict, kept under ``key`` only where its gold is the
+    original key's (the gold the annotator saw) and the question is not left out."""
+    out: dict[str, dict[Key, str]] = defaultdict(dict)
+    for run_id in run_ids:
+        golds = golds_under(store, run_id, key)
+        original = golds if key == ORIGINAL else golds_under(store, run_id, ORIGINAL)
+        for annotator, verdicts in annotator_verdicts(store, [run_id]).items():
+            for k, label in verdicts.items():
+                if k[1] in golds and golds[k[1]] == original.get(k[1]):
+                    out[annotator][k] = label
     return dict(out)
 
 
@@ -133,6 +153,11 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
             section["pairs"].append({"a": a, "b": b, **_pair(table[a], table[b])})
         if HUMAN in table:
             section["human"] = {j: _pair(table[j], table[HUMAN]) for j in names if j != HUMAN}
+            section["human_labelled_answers"] = sum(k in judged_rows for k in table[HUMAN])
+            people = annotator_table(store, run_ids, key)
+            section["human_annotators"] = {
+                "annotators": len(people),
+                "pairs": [{"a": a, "b": b, **_pair(people[a], people[b])} for a, b in combinations(sorted(people), 2)]}
         retrieval = {run_id: retrieval_under(store, run_id, key) for run_id in run_ids}
         section["retrieval"] = {run_id: arms for run_id, arms in retrieval.items() if arms}
         if key != ORIGINAL:

@@ -59,7 +59,7 @@ class ScopePayload:
 
 
 @dataclass(frozen=True)
-class _KnownNer:
+class KnownNer:
     """NER from the payload (the store's cache); any text it lacks is parsed in the worker."""
 
     known: dict[str, list[tuple[str, str]]]
@@ -132,18 +132,18 @@ def run_scope(payload: ScopePayload, run_id: str, budget: str | Budget | None, c
     import json
 
     from bfr_core.errors import BfrError
-    from bfr_core.evaluation.evaluate import failed_row, result_row
+    from bfr_core.evaluation.rows import failed_row, result_row
     from bfr_core.pipeline import run_query
     from bfr_core.retrieval.encoders import default_spec, get_model
     from bfr_core.retrieval.scope import build_views
-    from bfr_core.retrieval.views.dense import _remember
+    from bfr_core.retrieval.views.dense import remember_query_vector
 
     spec = default_spec()
     model = get_model(spec.base)
     short = get_model(spec.short) if spec.short and payload.short_vectors is not None else None
     for model_id, text, vec in payload.query_vectors:
-        _remember((model_id, text), np.array(vec, copy=True))
-    ner = _KnownNer(dict(payload.ents))
+        remember_query_vector((model_id, text), np.array(vec, copy=True))
+    ner = KnownNer(dict(payload.ents))
     views = build_views(payload.scope, payload.turns, payload.vectors, model, None,
                         short_vectors=payload.short_vectors, short_model=short, ner=ner)
     rows, traces = [], []

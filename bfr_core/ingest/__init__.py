@@ -114,7 +114,7 @@ def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
 
 
 def _entities(store: Store, dataset_id: str, meter: StepMeter | None = None) -> str:
-    """The entity view's NER for every turn text, cached by text hash now instead of on each scope's
+    """The entity view's NER for every turn text, cached by text hash at ingest instead of on each scope's
     first entity search during evaluation (the slowest part of a first offline run); ``meter``
     counts the texts parsed."""
     try:

@@ -52,8 +52,8 @@ from bfr_core.lexicon import LATEST_CUE, NOT_NAME_CAPITALISED, NUMBER_WORDS
 from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
 from bfr_core.llm.rules_forms import LABEL, choices, event_order, strip_lead
 from bfr_core.llm.rules_forms import parts as question_parts
-from bfr_core.llm.rules_judges import UNDECIDED, judge, judge_one, lme_judge  # noqa: F401 - served below
-from bfr_core.llm.rules_tokens import NOT_FOUND, numbers, tok_list, toks  # noqa: F401 - served below
+from bfr_core.llm.rules_judges import judge, lme_judge
+from bfr_core.llm.rules_tokens import NOT_FOUND, toks
 
 RULES_VERSION = "6"
 NAME = "offline rules"

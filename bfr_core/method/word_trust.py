@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bfr_core.retrieval.views.common import rank_order
+from bfr_core.fusion import rank_order
 from bfr_core.sentences import form
 
 AGREE_K = 10  # the smallest evidence-set size the workbench reports

@@ -86,7 +86,13 @@ class TransformerEmbedder:
         kind = "-int8" if self.int8 else "-bf16" if self.bf16 else ""
         self.model_id = f"{MINILM}{kind}@{self.max_seq_length}"
 
-    def _load(self) -> Any:
+    @property
+    def loaded(self) -> bool:
+        """Whether the transformer is in memory (:meth:`load` has run)."""
+        return self._model is not None
+
+    def load(self) -> Any:
+        """The sentence-transformers model, built on first use (once, under a lock)."""
         with self._lock:
             return self._model if self._model is not None else self._build()
 
@@ -111,7 +117,7 @@ class TransformerEmbedder:
             return out
         # Only loading is locked: inference is thread-safe, and ingest runs one encode per core
         # (``embed.run_encoding``), each with one torch thread.
-        model = self._load()
+        model = self.load()
         # Sorting by length keeps each batch's padding small; results go back in input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), CHUNK):
@@ -253,7 +259,8 @@ class StaticEmbedder:
         """An embedder over a given token table (rows = MiniLM vocabulary ids), e.g. a test's."""
         return cls(int(table.shape[1]), max_tokens, _table=table.astype(np.float32, copy=False))
 
-    def _load(self) -> tuple[np.ndarray, Any]:
+    def load(self) -> tuple[np.ndarray, Any]:
+        """The token table and the tokenizer, read or distilled on first use (under a lock)."""
         with self._lock:
             if self._tok is None:
                 self._tok = _tokenizer()
@@ -265,7 +272,7 @@ class StaticEmbedder:
         from scipy.sparse import csr_matrix  # a sentence-transformers dependency, so always present
 
         texts = list(texts)
-        table, tok = self._load()
+        table, tok = self.load()
         out = np.zeros((len(texts), self.dims), np.float32)
         for start in range(0, len(texts), CHUNK):
             chunk = texts[start:start + CHUNK]
@@ -339,9 +346,8 @@ def token_counts(texts: Sequence[str], cap: int | None = None) -> np.ndarray:
     (normalising character by character), so a prefix cut at whitespace has a prefix of the text's
     tokens: over the cap there means over the cap in full; a cut text found within the cap is
     counted again in full. Before that, a text whose :func:`words_at_least` bound (+ [CLS] and
-    [SEP]) is already over the cap gets that bound and is not tokenised. Planning dev50's ingest,
-    mostly this count, took 15.8 of its 133 s cold at 43466e8, 9.1 s at 1d13e85
-    (bench/out/ingest_eta.json) and 3.2 s with the bound (bench/out/ingest.json; tests/test_embed.py
+    [SEP]) is already over the cap gets that bound and is not tokenised: this count is most of an
+    ingest's planning, and the bound skips the tokenizer for most long texts (tests/test_embed.py
     checks the verdicts against full tokenisation)."""
     texts = list(texts)
     if not texts:
@@ -397,8 +403,8 @@ class DenseSpec:
     ``base`` embeds every text: ``ScopeViews.turn_vectors`` and ``ScopeViews.encode`` live in its
     space. ``short`` (optional) embeds texts within its token cap (the id's ``@N``) with MiniLM; the dense
     view then ranks short texts by MiniLM cosine and long ones by ``base`` cosine, each group's
-    scores z-scored per query before they are merged (views/dense.py). Measured on dev50 this keeps
-    full-MiniLM recall at a fifth of its tokens (bench/out/embed.json).
+    scores z-scored per query before they are merged (views/dense.py). On dev50 this keeps
+    full-MiniLM recall at a fifth of its tokens (bench/bench_embed.py).
     """
 
     base: str = STATIC

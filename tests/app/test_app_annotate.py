@@ -171,6 +171,79 @@ def test_judgments_written_meanwhile_show_without_refresh(app_db):
     assert "No item has LLM Suff@Set judgments yet" not in texts(at)
 
 
+# -- the answer-correctness task ------------------------------------------------------------------
+ANSWER_TASK = "Is this answer correct?"
+
+
+def _answer_page(name=None):
+    at = app_test().run()
+    at.switch_page("pages/annotate.py").run()
+    if name:
+        at.text_input(key="annot_name").input(name).run()
+    at.segmented_control(key="annot_task").set_value(ANSWER_TASK).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_answer_task_shows_question_gold_and_answer_never_the_system_or_a_verdict(app_db):
+    at = _answer_page("alice")
+    body = _visible(at)
+    assert "Gold answer" in body and "Answer to judge" in body
+    assert any("answers labelled by alice" in (p.text or "") for p in at.get("progress"))
+    for word in [*FORBIDDEN, "eval judge"]:
+        assert not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", body), word
+    assert "Judges:" not in body and not at.toggle
+
+
+def test_answer_label_saves_blind_then_reveals_the_judges_only_on_request(app_db):
+    at = _answer_page("alice")
+    first = next(m.value for m in at.markdown if m.value.startswith("**Answer to judge**"))
+    note_key = next(t.key for t in at.text_input if t.key.startswith("ans_note_"))
+    at.text_input(key=note_key).input("says unknown").run()
+    at.button(key="ans_wrong").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Saved **wrong**" in s.value for s in at.success)
+    body = _visible(at)  # nothing that could steer the next label: no verdict, no system
+    for word in [*FORBIDDEN, "eval judge"]:
+        assert not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", body), word
+    assert next(t.key for t in at.text_input if t.key.startswith("ans_note_")) != note_key
+
+    import streamlit as st
+
+    st.cache_resource.clear()  # the label must come back from the file
+    st.cache_data.clear()
+    fresh = _answer_page("alice")
+    assert "1 of" in texts(fresh) or any("1 of" in (p.text or "") for p in fresh.get("progress"))
+    fresh.segmented_control(key="ans_mode").set_value("My labels").run()
+    assert "Your label: **wrong**" in texts(fresh)
+    assert next(m.value for m in fresh.markdown if m.value.startswith("**Answer to judge**")) == first
+    assert "eval judge" not in _visible(fresh)  # labelled, but not asked yet
+    hist = next(d.value for d in fresh.dataframe if "note" in d.value.columns)
+    assert list(hist["note"]) == ["says unknown"]
+    reveal = next(t for t in fresh.toggle if t.key.startswith("ans_reveal_"))
+    reveal.set_value(True).run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert re.search(r"eval judge: \*\*(CORRECT|WRONG)\*\*", texts(fresh))
+    assert fresh.get("download_button") and len(fresh.get("download_button")) == 2
+    # the sufficiency task is untouched by the answer label
+    fresh.segmented_control(key="annot_task").set_value("Is this evidence sufficient?").run()
+    assert "0 of" in " ".join(p.text or "" for p in fresh.get("progress")) or "0 of" in texts(fresh)
+
+
+def test_answer_queue_order_is_the_same_for_every_annotator(app_db):
+    firsts = []
+    for who in ("bob", "carol"):
+        at = _answer_page(who)
+        firsts.append(next(m.value for m in at.markdown if m.value.startswith("**Answer to judge**")))
+    assert firsts[0] == firsts[1]
+
+
+def test_answer_task_without_a_name_shows_no_item(app_db):
+    at = _answer_page()
+    assert "answers are waiting. Enter your name to start." in texts(at)
+    assert not any(m.value.startswith("**Answer to judge**") for m in at.markdown)
+
+
 def _evidence_height(at) -> int:
     """The pixel height of the evidence block (0: as tall as its content)."""
     def walk(node):

@@ -5,7 +5,7 @@ import time
 
 from conftest import app_test, texts
 
-from bfr_core.evaluation.evaluate import list_runs
+from bfr_core.runs import list_runs
 from bfr_core.store import Store
 from ui import evaluating as E
 

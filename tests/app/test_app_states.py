@@ -64,7 +64,7 @@ def every_page(at) -> dict[str, str]:
 
 
 def test_empty_store(open_as, monkeypatch):
-    monkeypatch.delenv("BFR_DATA", raising=False)  # the commands name ../shared/data, the default copy
+    monkeypatch.delenv("BFR_DATA", raising=False)  # the command names the copy beside the project
     path = open_as(None)
     Store(path).close()
     seen = every_page(app_test().run())

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from bfr_core.fusion import rank_order
 from bfr_core.progress import StepMeter
 from bfr_core.records import Hit, Turn
-from bfr_core.retrieval.views.common import rank_order
 from bfr_core.store import text_hash
 from bfr_core.text import STOP_WORDS, WORD, fold
 
@@ -164,7 +164,7 @@ def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
 def ensure_entities(store: Store, dataset_id: str, processes: int | None = None, meter: StepMeter | None = None) -> int:
     """Parse and cache every distinct turn text of ``dataset_id`` not cached yet (what the entity view
     of each scope would parse on its first search); returns how many texts were parsed. ``processes``
-    defaults to the machine's cores, capped at 2 (spaCy's start-up per worker costs ~2 s). ``meter``
+    defaults to the machine's cores, capped at 2 (each worker pays spaCy's start-up). ``meter``
     (a progress meter) gets the number of texts to parse as its total and advances as they are
     parsed; stopped, it ends the parse with nothing cached."""
     import os
