@@ -6,7 +6,8 @@ bench/out/stream_jsonl.json.
 Files (generated here, deterministic): a conversation file of ``SIZES_MB`` megabytes (sessions of 10
 turns of ~300 characters, one question per 10 sessions) ingested with ``--no-embed``; and a run file
 of ``RUN_MB`` megabytes holding ``SYSTEMS`` systems' rankings of a small dataset's questions, imported
-with ``--tag`` (one system kept). Each command is its own process; its peak resident memory is the
+with ``--tag`` (one system kept), and, with this code, a file of that system's lines alone (the peak
+that the kept rankings, not the file, account for). Each command is its own process; its peak resident memory is the
 ``ru_maxrss`` of a wrapper's only child. Reported per size: peak MB of each code, and the slope (MB of
 peak per MB of file) between the two sizes, which is what decides a 1 GB file. A 1 GB file itself is
 not run here (the machine's 2 cores are shared); the slope and the intercept say where it lands.
@@ -143,6 +144,16 @@ def main() -> None:
             result["import_run"][name] = dict(zip(("peak_mb", "seconds"), peak_mb(
                 code, "import-run", str(rf), "--db", str(db), "--dataset", "small", "--name", "theirs",
                 "--tag", "sys3"), strict=True))
+        one = tmp / "run_one_system.jsonl"  # the kept system's lines alone: what the import holds whatever the file
+        with open(rf, encoding="utf-8") as src, open(one, "w", encoding="utf-8") as dst:
+            dst.writelines(line for line in src if json.loads(line)["system"] == "sys3")
+        db = tmp / "imp-one.duckdb"
+        subprocess.run([sys.executable, "-m", "bfr_core.cli", "ingest", "jsonl", str(data), "--db", str(db), "--name",
+                        "small", "--no-embed", "--quiet"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       check=True, capture_output=True)
+        result["import_run"]["this_one_system_file"] = {"file_mb": round(one.stat().st_size / 1e6, 1), **dict(zip(
+            ("peak_mb", "seconds"), peak_mb(ROOT, "import-run", str(one), "--db", str(db), "--dataset", "small",
+                                            "--name", "theirs", "--tag", "sys3"), strict=True))}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))
