@@ -159,7 +159,7 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
     for q in questions:
         by_scope.setdefault(q.scope_id, []).append(q)
 
-    def z(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    def group_z(x: np.ndarray, m: np.ndarray) -> np.ndarray:
         out = x.copy()
         out[m] = zscore(x[m], eps=Z_EPS)  # the dense view's merge of two models' cosines
         return out
@@ -173,8 +173,8 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
         short_tokens.update({t: int(n) for t, n, s in zip(texts, lens, short, strict=True) if s})
         rv, sv = vectors_for_texts(store, ref, texts), vectors_for_texts(store, static, texts)
         for q in qs:
-            merged = np.where(short, z(rv @ ref.encode([q.text])[0], short),
-                              z(sv @ static.encode([q.text])[0], ~short))
+            merged = np.where(short, group_z(rv @ ref.encode([q.text])[0], short),
+                              group_z(sv @ static.encode([q.text])[0], ~short))
             order = ranked(merged, ids)
             gold = set(q.gold)
             for k in hit:

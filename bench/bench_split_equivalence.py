@@ -4,7 +4,9 @@
 This bench runs ``decompose_rules`` on every question of LoCoMo, LongMemEval S dev50 and dev200,
 LoCoMo-Plus dev and BEAM (every tier present) twice: once with ``running_sentences`` and once with
 the reference split given here (``re.split(r"(?<=[.?!])\\s+", q)``, blank pieces dropped, pieces not
-stripped), and counts the questions whose requirements differ (texts, kinds, terms, dates).
+stripped), and counts the questions whose requirements differ (texts, kinds, terms, dates). It also
+counts the turn texts that the offline answerer's own split (``llm.rules.sentences``: only before a
+capital or a quote) cuts otherwise than ``running_sentences``: what folding that one too would change.
 Offline, no model, no store; reads the benchmark files from ``$BFR_DATA`` (``../shared/data``).
 
     PYTHONPATH=. .venv/bin/python bench/bench_split_equivalence.py   # -> bench/out/split_equivalence.json
@@ -20,7 +22,9 @@ from pathlib import Path
 
 from bfr_core.ingest import load
 from bfr_core.ingest.sources import data_dir
+from bfr_core.llm import rules
 from bfr_core.method import requirements
+from bfr_core.sentences import running_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "split_equivalence.json"
@@ -31,8 +35,8 @@ def reference_split(text: str) -> list[str]:
     return [s for s in _REFERENCE.split(text) if s.strip()]
 
 
-def datasets() -> dict[str, list[str]]:
-    """Question texts per dataset file found under the data folder."""
+def datasets() -> dict[str, tuple[list[str], list[str]]]:
+    """(question texts, turn texts) per dataset file found under the data folder."""
     d = Path(data_dir())
     files = {"locomo": ("locomo", d / "locomo10.json", {}),
              "longmemeval_s_dev50": ("longmemeval", d / "longmemeval_s_dev50.json.gz", {}),
@@ -43,7 +47,8 @@ def datasets() -> dict[str, list[str]]:
     out = {}
     for name, (kind, path, options) in files.items():
         if path.exists():
-            out[name] = [q.text for q in load(kind, path, **options).questions]
+            bundle = load(kind, path, **options)
+            out[name] = ([q.text for q in bundle.questions], list(dict.fromkeys(t.text for t in bundle.turns)))
     return out
 
 
@@ -54,7 +59,7 @@ def rows(texts: list[str]) -> list[list]:
 def main() -> int:
     result: dict = {"benchmark": "split_equivalence", "datasets": {}}
     shared = requirements.running_sentences
-    for name, texts in datasets().items():
+    for name, (texts, turns) in datasets().items():
         new = rows(texts)
         requirements.running_sentences = reference_split
         try:
@@ -62,8 +67,10 @@ def main() -> int:
         finally:
             requirements.running_sentences = shared
         differ = [t for t, a, b in zip(texts, old, new, strict=True) if a != b]
-        result["datasets"][name] = {"questions": len(texts), "differing": len(differ), "examples": differ[:5]}
-        print(name, len(texts), "questions,", len(differ), "differ")
+        other = sum(rules.sentences(t) != running_sentences(t) for t in turns)
+        result["datasets"][name] = {"questions": len(texts), "differing": len(differ), "examples": differ[:5],
+                                    "distinct_turn_texts": len(turns), "turn_texts_split_otherwise_by_rules": other}
+        print(name, len(texts), "questions,", len(differ), "differ;", other, "of", len(turns), "turn texts split otherwise")
     OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
 
