@@ -152,41 +152,52 @@ def sample_figures(store: Store, runs: dict[str, str], judge: str) -> dict[str, 
 
 
 def local_pass(n: int, seed: int, until: str | None, db: Path = LOCAL_DB, out_path: Path = LOCAL_OUT,
-               chunk: int = 10) -> dict[str, Any]:
+               chunk: int = 5, threads: int = 1) -> dict[str, Any]:
     """The local model's judge (strict prompt) on ``n`` sampled answers per file, ``chunk`` questions
-    of every file in turn (so the files stay level when the pass stops), writing the figures after
-    each round; stops at ``until`` (HH:MM UTC) and resumes where it stopped when run again."""
+    of every file in turn (so the files stay within one round of each other when the pass stops),
+    writing the figures after each file's share of a round; starts nothing after ``until`` (HH:MM
+    UTC) and resumes where it stopped when run again."""
     import datetime as dt
 
     from bfr_core.config import LLMConfig
-    from bfr_core.llm.factory import make_llm, make_provider
+    from bfr_core.llm.factory import make_llm
+    from bfr_core.llm.local_provider import LocalLLM
 
     store, runs = local_store(db)
     rules = parse_judge(RULES)
     for run_id in runs.values():
         judge_run(store, run_id, rules, golds_under(store, run_id))
     spec = parse_judge("local", "strict")
-    inner = make_provider(LLMConfig(provider="local"))
+    # one llama.cpp thread: on cores other jobs share, two threads mostly wait on each other
+    inner = LocalLLM(n_threads=threads)
     llms = {name: make_llm(LLMConfig(provider="local"), store, run_id=run_id, provider=inner) for name, run_id in runs.items()}
     golds = {name: golds_under(store, run_id) for name, run_id in runs.items()}
     order = local_order(store, next(iter(runs.values())), n, seed)
     stop = dt.datetime.combine(dt.datetime.now(dt.UTC).date(), dt.time.fromisoformat(until), dt.UTC) if until else None
     t0, status = time.perf_counter(), "complete"
+
+    def write(state: str) -> dict[str, Any]:
+        figures = {"status": state, "n_target_per_file": n, "seed": seed, "prompt": "strict", "judge": spec.name,
+                   "model": inner.label, "llama_threads": threads,
+                   "sample": "stratified by question type, same questions in every file, judged in rounds of "
+                             f"{chunk} per file", "this_pass_wall_s": round(time.perf_counter() - t0, 1),
+                   "per_file": sample_figures(store, runs, spec.name)}
+        out_path.write_text(json.dumps(figures, indent=2) + "\n")
+        return figures
+
     for i in range(0, len(order), chunk):
-        if stop and dt.datetime.now(dt.UTC) >= stop:
-            status = f"stopped at {until} UTC"
-            break
         qs = order[i:i + chunk]
         for name, run_id in runs.items():
-            judge_run(store, run_id, spec, {q: golds[name][q] for q in qs if q in golds[name]}, llm=llms[name], workers=1)
-        figures = {"status": "running", "n_target_per_file": n, "seed": seed, "prompt": "strict", "judge": spec.name,
-                   "model": inner.label, "sample": "stratified by question type, same questions in every file",
-                   "this_pass_wall_s": round(time.perf_counter() - t0, 1), "per_file": sample_figures(store, runs, spec.name)}
-        out_path.write_text(json.dumps(figures, indent=2) + "\n")
-    figures = {"status": status, "n_target_per_file": n, "seed": seed, "prompt": "strict", "judge": spec.name,
-               "model": inner.label, "sample": "stratified by question type, same questions in every file",
-               "this_pass_wall_s": round(time.perf_counter() - t0, 1), "per_file": sample_figures(store, runs, spec.name)}
-    out_path.write_text(json.dumps(figures, indent=2) + "\n")
+            if stop and dt.datetime.now(dt.UTC) >= stop:
+                status = f"stopped at {until} UTC"
+                break
+            rep = judge_run(store, run_id, spec, {q: golds[name][q] for q in qs if q in golds[name]},
+                            llm=llms[name], workers=1)
+            if rep.judged:
+                write("running")
+        if status != "complete":
+            break
+    figures = write(status)
     store.close()
     return figures
 
@@ -238,14 +249,17 @@ def retrieval_both_keys(db: Path, run_id: str, tmp: Path) -> dict[str, Any]:
     """Gold Hit / CER per arm of ``run_id`` under the original key and the audit, on a copy of ``db``."""
     import shutil
 
-    from bfr_core.evaluation.overlay import retrieval_under
+    from bfr_core.evaluation.overlay import covered_ceiling, retrieval_under
 
     copy = tmp / "retrieval.duckdb"
     shutil.copy(db, copy)
     store = Store(copy)
     try:
         ingest_overlay(store, AUDIT / "errors.json", dataset_id="locomo", name="audit", replace=True)
-        return {"run": run_id, **{key: retrieval_under(store, run_id, key) for key in ("original", "audit")}}
+        qids = sorted({r["question_id"] for r in load_results(store, run_id)})
+        return {"run": run_id, "questions": len(qids),
+                **{key: retrieval_under(store, run_id, key) for key in ("original", "audit")},
+                "ceiling_under_original_key": covered_ceiling(store, "locomo", "audit", qids)}
     finally:
         store.close()
 

@@ -44,13 +44,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bfr_core.fusion import rank_order  # noqa: E402
+from bfr_core.fusion import rank_order, zscore  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.embed import vectors_for_texts  # noqa: E402
 from bfr_core.retrieval.encoders import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model  # noqa: E402
 from bfr_core.retrieval.views.common import index_text  # noqa: E402
-from bfr_core.retrieval.views.dense import DenseView  # noqa: E402
+from bfr_core.retrieval.views.dense import Z_EPS, DenseView  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = data_dir()
@@ -160,7 +160,9 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
         by_scope.setdefault(q.scope_id, []).append(q)
 
     def z(x: np.ndarray, m: np.ndarray) -> np.ndarray:
-        return (x - x[m].mean()) / (x[m].std() + 1e-9) if m.any() else x
+        out = x.copy()
+        out[m] = zscore(x[m], eps=Z_EPS)  # the dense view's merge of two models' cosines
+        return out
 
     for scope_id, qs in by_scope.items():
         turns = store.scope_turns(dataset, scope_id)

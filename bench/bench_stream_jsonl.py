@@ -1,5 +1,7 @@
 """Peak memory of reading JSON Lines: ``bfr ingest jsonl`` and ``bfr import-run``, this code against the
-landed code (``BFR_BASELINE``, default /work/main), on generated files; writes bench/out/stream_jsonl.json.
+landed code (``BFR_BASELINE``: a folder holding bfr_core, default /work/main, or a git commit of this
+repository, whose tree is exported to a temporary folder), on generated files; writes
+bench/out/stream_jsonl.json.
 
 Files (generated here, deterministic): a conversation file of ``SIZES_MB`` megabytes (sessions of 10
 turns of ~300 characters, one question per 10 sessions) ingested with ``--no-embed``; and a run file
@@ -25,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "stream_jsonl.json"
-BASELINE = Path(os.environ.get("BFR_BASELINE", "/work/main"))
+BASELINE = os.environ.get("BFR_BASELINE", "/work/main")
 SIZES_MB = (16, 64)
 RUN_MB = 64
 SYSTEMS = 8
@@ -93,11 +95,26 @@ def slope(points: list[tuple[float, float]]) -> float:
     return round((y1 - y0) / (x1 - x0), 2)
 
 
+def baseline_code(tmp: Path) -> tuple[Path, str]:
+    """(folder, commit) of ``BFR_BASELINE``: a folder as given, or a commit's tree exported under ``tmp``."""
+    if Path(BASELINE).is_dir():
+        done = subprocess.run(["git", "-C", BASELINE, "rev-parse", "HEAD"], capture_output=True, text=True)
+        return Path(BASELINE), done.stdout.strip()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", BASELINE], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    folder = tmp / "baseline"
+    folder.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder, commit
+
+
 def main() -> None:
-    codes = {"this": ROOT, "baseline": BASELINE}
-    result: dict = {"baseline_code": str(BASELINE), "ingest_jsonl": {}, "import_run": {}}
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as d:
         tmp = Path(d)
+        base, commit = baseline_code(tmp)
+        codes = {"this": ROOT, "baseline": base}
+        result: dict = {"baseline_code": BASELINE, "baseline_commit": commit, "ingest_jsonl": {}, "import_run": {}}
         for mb in SIZES_MB:
             f = conversations(tmp / f"conv{mb}.jsonl", mb)
             row = {"file_mb": round(f.stat().st_size / 1e6, 1)}
@@ -107,8 +124,9 @@ def main() -> None:
                                                                       "--no-embed", "--quiet"), strict=True))
                 db.unlink()
             result["ingest_jsonl"][f"{mb}MB"] = row
+        sizes = list(result["ingest_jsonl"].values())  # the rows per size, before the slopes join them
         for name in codes:
-            pts = [(r["file_mb"], r[name]["peak_mb"]) for r in result["ingest_jsonl"].values()]
+            pts = [(r["file_mb"], r[name]["peak_mb"]) for r in sizes]
             result["ingest_jsonl"][f"{name}_peak_mb_per_file_mb"] = slope(pts)
             result["ingest_jsonl"][f"{name}_projected_1GB_peak_mb"] = round(
                 pts[-1][1] + slope(pts) * (1000 - pts[-1][0]))

@@ -44,7 +44,15 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from bfr_core.duck import StoreError, StoreLocked, check_shape, connect, insert_columns, lock_wait_default
+from bfr_core.duck import (
+    INSERT_CHUNK_ROWS,
+    StoreError,
+    StoreLocked,
+    check_shape,
+    connect,
+    insert_columns,
+    lock_wait_default,
+)
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 
 SCHEMA = """
@@ -329,7 +337,7 @@ class Store:
                 "text": [t.text for t in bundle.turns],
                 "text_hash": [text_hash(t.text) for t in bundle.turns],
                 "local_id": [t.local_id for t in bundle.turns],
-            })
+            }, chunk_rows=INSERT_CHUNK_ROWS)  # the texts: one chunk's Arrow copy at a time
             insert_columns(cur, "scopes", {
                 "dataset_id": [d] * len(bundle.scopes),
                 "scope_id": [s.scope_id for s in bundle.scopes],

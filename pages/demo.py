@@ -171,8 +171,14 @@ st.header("4 · Real cases from this store's runs", anchor=False)
 found = D.gallery(path)
 if not found:
     sets = R.datasets(path)
-    st.info("No finished run in this store shows the gap yet (a top-k arm holding some gold turns but not all, "
-            "and a BFR arm holding them all). Run an evaluation with a top-k and a BFR arm, then press Refresh:")
+    gap = "a top-k arm holding some gold turns but not all, and a BFR arm holding them all"
+    if any(r.get("finished") for r in R.runs(path)):  # runs there are: none shows the gap at one set size
+        st.info(f"No question of this store's finished runs shows the gap at one set size ({gap}, both sets cut "
+                "to the run's smallest arm's largest set). Other questions may: run more of them, or another "
+                "dataset, with a top-k and a BFR arm, then press Refresh:")
+    else:
+        st.info(f"No finished run in this store shows the gap yet ({gap}). Run an evaluation with a top-k and "
+                "a BFR arm, then press Refresh:")
     st.code("\n".join(C.eval_cmds(path, sets)) or C.eval_cmd(path, "demo"), language="bash")
     st.stop()
 st.caption(f"{len(found)} cases (CER 0 → 1) at one set size (each run's sets cut to its smallest arm's largest "

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.judge_report import keys_markdown
 from bfr_core.evaluation.report import report
 from bfr_core.outfile import check_output, output_argument, write_output
 from bfr_core.store import Store
@@ -34,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
         raise BfrError("--k and --own-budgets exclude each other: one cuts every set to K, the other cuts none")
     if args.out:
         check_output(args.out, option="--out", store=args.db, force=args.force)  # before any work
-    text = report(Store(args.db, read_only=True), args.run, args.ref, args.k, own_budgets=args.own_budgets)
+    store = Store(args.db, read_only=True)
+    text = report(store, args.run, args.ref, args.k, own_budgets=args.own_budgets)
+    text += keys_markdown(store, args.run)  # every arm under each answer key, where an overlay exists
     if args.out:
         write_output(args.out, text, option="--out", store=args.db, force=args.force)
     else:

@@ -11,8 +11,8 @@ The (question, arm) pairs run on an :class:`~bfr_core.evaluation.executors.Execu
 default, or a Ray cluster); the calling thread alone writes the store, one scope per batch, in the
 same order whatever the number of workers, so the rows do not depend on it. A thread worker gets the
 scope's views and the run's client (:class:`LocalScope`); a remote one gets what rebuilds them
-without the store (:class:`ShippedScope`: the scope's turns, their and the questions' cached vectors
-and entities, the LLM settings) and sends back its calls for the driver to log
+without the store (:class:`RemoteScope`: the scope's ``retrieval.payload.ScopePayload`` and the LLM
+settings) and sends back its calls for the driver to log
 (``llm.cache.RecordingLLM``). The table SQL lives in ``bfr_core.runs``.
 
 Model failures: an arm whose every model call for a question failed for good (``LLMCallFailed``, each
@@ -34,10 +34,8 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
-
-import numpy as np
 
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
@@ -47,8 +45,10 @@ from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
 from bfr_core.progress import Progress, RunStatus
-from bfr_core.records import Question, Scope, Trace, Turn
+from bfr_core.records import Question, Trace
 from bfr_core.retrieval.encoders import default_spec
+from bfr_core.retrieval.payload import ScopePayload, payload_views, scope_payload
+from bfr_core.retrieval.scope import scope_views
 from bfr_core.runs import (
     done_pairs,
     ensure_schema,
@@ -58,7 +58,6 @@ from bfr_core.runs import (
     stale_runs,
     write_batch,
 )
-from bfr_core.sentences import search_texts
 from bfr_core.store import Store
 
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
@@ -161,32 +160,17 @@ class LocalScope:
 
 
 @dataclass(frozen=True, eq=False)
-class ShippedScope:
-    """A remote worker's context: everything that rebuilds the scope's views without the store.
-
-    The vectors and entities are the store's cached ones, so the worker ranks exactly as the driver
-    would; ``llm`` are the settings a worker builds its own client from (API keys come from the
-    worker's environment, never from here)."""
+class RemoteScope:
+    """A remote worker's context: the scope's payload (``retrieval.payload``: what rebuilds its views
+    without the store, so the worker ranks exactly as the driver would) and the LLM settings a worker
+    builds its own client from (API keys come from the worker's environment, never from here)."""
 
     params: RunParams
-    scope: Scope
-    turns: tuple[Turn, ...]
-    vectors: np.ndarray
-    short_vectors: np.ndarray | None
-    model_id: str
-    short_model_id: str
-    query_texts: tuple[str, ...]
-    query_vectors: np.ndarray  # rows aligned with query_texts (base model)
-    short_query_vectors: np.ndarray | None
-    entities: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # text hash -> NER, cached
+    payload: ScopePayload
     llm: LLMConfig | None = None
 
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.params.run_id, self.params.dataset_id, self.scope.scope_id)
-
     def open(self) -> tuple[Any, Any]:
-        return _worker_views(self), (worker_llm(self.llm) if self.llm is not None else None)
+        return payload_views(self.payload)[0], (worker_llm(self.llm) if self.llm is not None else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,45 +214,8 @@ class _CallTally:
         return resp
 
 
-_WORKER_VIEWS: dict[tuple[str, str, str], Any] = {}
 _WORKER_LLMS: dict[LLMConfig, Any] = {}
 _WORKER_LOCK = threading.Lock()
-
-
-def _worker_views(ship: ShippedScope) -> Any:
-    """The views of a shipped scope, built once per worker process."""
-    from functools import partial
-
-    from bfr_core.retrieval.encoders import get_model
-    from bfr_core.retrieval.scope import build_views
-    from bfr_core.retrieval.views.dense import remember_query_vector
-
-    with _WORKER_LOCK:
-        hit = _WORKER_VIEWS.get(ship.key)
-        if hit is not None:
-            return hit
-        model = get_model(ship.model_id)
-        short = get_model(ship.short_model_id) if ship.short_model_id else None
-        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,  # the driver's cached NER first
-                            short_vectors=ship.short_vectors, short_model=short,
-                            ner=partial(_shipped_ner, ship.entities))
-        for i, text in enumerate(ship.query_texts):
-            remember_query_vector((model.model_id, text), ship.query_vectors[i].copy())
-            if short is not None and ship.short_query_vectors is not None:
-                remember_query_vector((short.model_id, text), ship.short_query_vectors[i].copy())
-        _WORKER_VIEWS.clear()  # one scope at a time per worker: a run goes scope by scope
-        _WORKER_VIEWS[ship.key] = views
-        return views
-
-
-def _shipped_ner(cached: dict[str, list[tuple[str, str]]], texts: Sequence[str]) -> list[Any]:
-    from bfr_core.retrieval.views.entity import run_ner
-    from bfr_core.store import text_hash
-
-    hashes = [text_hash(t) for t in texts]
-    todo = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in cached))
-    fresh = dict(zip(todo, run_ner(todo), strict=True))
-    return [list(cached[h]) if h in cached else fresh[t] for t, h in zip(texts, hashes, strict=True)]
 
 
 def worker_llm(config: LLMConfig) -> Any:
@@ -288,7 +235,7 @@ def worker_llm(config: LLMConfig) -> Any:
         return _WORKER_LLMS[config]
 
 
-def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> Retrieved:
+def retrieve_one(ctx: LocalScope | RemoteScope, item: tuple[Question, str]) -> Retrieved:
     """Run ``arm`` on ``question`` in ``ctx``'s scope: its row and trace (a failure is a failed row)."""
     from bfr_core.pipeline import run_query
 
@@ -319,34 +266,6 @@ def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> 
                                f"llm: all {llm.failed} model call(s) failed ({llm.reason})"), None)
     row = result_row(p.run_id, q, trace, spent_ms(client) - llm_start if client is not None else None)
     return done(row, trace_json)
-
-
-def ship_scope(store: Store, params: RunParams, views: Any, questions: Sequence[Question],
-               llm_config: LLMConfig | None) -> ShippedScope:
-    """What a remote worker needs for ``views``' scope, read from the store's caches."""
-    from bfr_core.retrieval.embed import query_vectors
-    from bfr_core.retrieval.views.entity import NER_MODEL, Q_ENTITIES
-    from bfr_core.store import text_hash
-
-    texts = tuple(search_texts(q.text for q in questions))
-    short_model = views.dense.short_model
-
-    def vecs(model: Any) -> np.ndarray:
-        found, _ = query_vectors(store, model, texts)
-        return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
-
-    entities: dict[str, list[tuple[str, str]]] = {}
-    hashes = list(dict.fromkeys(text_hash(t.text) for t in views.turns))
-    try:
-        for h, labels, spans in store.cursor().execute(Q_ENTITIES, [hashes, NER_MODEL]).fetchall():
-            entities[h] = list(zip(labels, spans, strict=True))
-    except Exception:  # noqa: BLE001 - no entities table yet: the worker runs NER itself
-        entities = {}
-    return ShippedScope(
-        params, views.scope, tuple(views.turns), views.turn_vectors, views.dense.short_vectors,
-        views.model.model_id, short_model.model_id if short_model is not None else "", texts,
-        vecs(views.model), vecs(short_model) if short_model is not None else None, entities, llm_config,
-    )
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -387,8 +306,6 @@ def evaluate(
     executor needs ``llm_config`` when ``llm`` is set (its workers build their own clients). The
     progress label is the run's :class:`~bfr_core.progress.RunStatus` line. ``processes`` > 1 on a run
     without an LLM: scopes run in worker processes (``procpool``), the same rows in the same order."""
-    from bfr_core.retrieval.scope import scope_views
-
     executor = executor or ThreadExecutor(1)
     remote = bool(getattr(executor, "remote", False))
     if remote and llm is not None and llm_config is None:
@@ -429,16 +346,14 @@ def evaluate(
     todo_by_scope = {k: v for k, v in todo_by_scope.items() if v}
     order = [(scope_id, item) for scope_id, todo in todo_by_scope.items() for item in todo]
 
-    def jobs() -> Iterator[tuple[LocalScope | ShippedScope, tuple[Question, str]]]:
-        """Scope by scope; a scope's views are built when its first job is taken (in this thread)."""
+    def jobs() -> Iterator[tuple[LocalScope | RemoteScope, tuple[Question, str]]]:
+        """Scope by scope; a scope's views (or its payload) are made when its first job is taken (in this thread)."""
         for scope_id, todo in todo_by_scope.items():
-            views = scope_views(store, spec.dataset_id, scope_id)
-            prime = getattr(getattr(views, "dense", None), "prime", None)
-            if prime is not None:  # cached question vectors, else batched encoding instead of one call per question
-                prime(search_texts(q.text for q, _ in todo), store)
-            ctx: LocalScope | ShippedScope = (
-                ship_scope(store, params, views, [q for q, _ in todo], llm_config if llm is not None else None)
-                if remote else LocalScope(params, views, llm))
+            asked = [q.text for q, _ in todo]
+            ctx: LocalScope | RemoteScope = (
+                RemoteScope(params, scope_payload(store, spec.dataset_id, scope_id, asked),
+                            llm_config if llm is not None else None)
+                if remote else LocalScope(params, scope_views(store, spec.dataset_id, scope_id, asking=asked), llm))
             for item in todo:
                 yield ctx, item
 

@@ -9,7 +9,8 @@ question is judged against: the dataset's under ``original``, the corrected one 
 a question the overlay calls unanswerable is left out), :func:`evidence_under` (the gold turns Gold
 Hit / CER score against), :func:`retrieval_under` (each arm's Gold Hit / CER under a key), :func:`disputed` (question -> the finding, for the pages) and
 :func:`ceiling` (the best score the original key allows: the share of questions whose key the
-overlay leaves standing).
+overlay leaves standing), :func:`overlay_scopes` and :func:`covered_ceiling` (that ceiling on the part of
+the dataset the overlay audited).
 
 Unanswerable: a corrected answer that opens by declining ("Cannot be determined", "Uncertain",
 "Unanswerable", "Unknown", "Not stated"), or a record with ``"unanswerable": true``.
@@ -247,3 +248,19 @@ def ceiling(findings: dict[str, Finding], question_ids: Sequence[str]) -> dict[s
     return {"questions": n, "answer_key_wrong": len(wrong),
             "unanswerable": sum(f.unanswerable for f in wrong),
             "ceiling_pct": round(100.0 * (n - len(wrong)) / n, 2) if n else None}
+
+
+def overlay_scopes(store: Store, dataset_id: str, name: str) -> list[str]:
+    """The scopes (LoCoMo: conversations) the overlay has a finding in: the part of the dataset it audited."""
+    scope_of = {q.question_id: q.scope_id for q in store.questions(dataset_id)}
+    return sorted({scope_of[q] for q in load_overlay(store, dataset_id, name) if q in scope_of})
+
+
+def covered_ceiling(store: Store, dataset_id: str, name: str, question_ids: Sequence[str]) -> dict[str, Any]:
+    """:func:`ceiling` on the ``question_ids`` inside the scopes the overlay audited (an audit of part
+    of a dataset says nothing of the rest), naming those scopes and how many questions were outside."""
+    scopes = overlay_scopes(store, dataset_id, name)
+    scope_of = {q.question_id: q.scope_id for q in store.questions(dataset_id)}
+    inside = [q for q in question_ids if scope_of.get(q) in set(scopes)]
+    return {"overlay": name, "scopes": scopes, "outside_questions": len(question_ids) - len(inside),
+            **ceiling(load_overlay(store, dataset_id, name), inside)}

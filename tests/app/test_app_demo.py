@@ -137,3 +137,16 @@ def test_the_first_visit_says_the_scopes_vectors_are_computed(app_db, monkeypatc
     assert "were computed on this first visit" in texts(at) and "is computed now" not in texts(at)
     at = _demo(app_db)
     assert "were computed on this first visit" not in texts(at) and "is computed now" not in texts(at)
+
+
+def test_a_run_without_a_case_at_one_set_size_is_said_so(app_db):
+    """A finished run none of whose questions shows the gap at one set size: the page says that, not that
+    no run exists."""
+    from bfr_core.store import Store
+
+    s = Store(app_db)
+    s.cursor().execute("UPDATE results SET evidence = [] WHERE arm = 'mem0'")  # top-k holds no gold turn at all
+    s.close()
+    body = texts(_demo(app_db))
+    assert "No question of this store's finished runs shows the gap at one set size" in body
+    assert "No finished run in this store" not in body
