@@ -13,9 +13,13 @@ job's parts that tracks time: rates measured online), :class:`Recorder` (a callb
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
+
+from tqdm import tqdm
 
 T = TypeVar("T")
 Progress = Callable[[int, int, str], None]
@@ -63,8 +67,6 @@ def _duration(s: float) -> str:
 
 def tqdm_progress(desc: str) -> Progress:
     """A Progress callback drawing one tqdm bar on stderr."""
-    from tqdm import tqdm
-
     bar: dict[str, tqdm] = {}
 
     def update(done: int, total: int, label: str) -> None:
@@ -136,8 +138,6 @@ class Pace:
 
     def __init__(self, sizes: dict[str, float], priors: dict[str, float],
                  clock: Callable[[], float] | None = None, calibrated: Iterable[str] = ()) -> None:
-        import time
-
         self.sizes = {k: float(v) for k, v in sizes.items() if v > 0}
         self.priors = dict(priors)
         self.calibrated = set(calibrated)  # parts whose prior is this machine's (not scaled by the speed)
@@ -208,8 +208,6 @@ class Recorder:
     optionally passing each on to ``inner`` (a bench records what the app's bar would show)."""
 
     def __init__(self, inner: Progress | None = None, clock: Callable[[], float] | None = None) -> None:
-        import time
-
         self.clock = clock or time.perf_counter
         self.start = self.clock()
         self.inner = inner
@@ -256,7 +254,6 @@ def ticking(fn: Callable[[], T], progress: Progress | None, label: str, *, every
     half) and the exception re-raised. ``fn``'s own exception is re-raised in the caller."""
     if progress is None:
         return fn()
-    import threading
 
     box: dict[str, object] = {}
 

@@ -214,8 +214,6 @@ def update_lme_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *
 def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
     """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None (also when no run was
     ever written: a read-only open has no runs table to create)."""
-    import duckdb
-
     ensure_schema(store)  # a runs table of another shape is refused here, not half way through a report
     try:
         return store.cursor().execute(
@@ -249,8 +247,6 @@ def list_runs(store: Store) -> list[dict[str, Any]]:
 
 
 def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> dict[str, Any] | None:
-    import duckdb
-
     ensure_schema(store)
     try:
         row = store.cursor().execute(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -36,6 +37,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -314,7 +316,6 @@ class Store:
                 f"dataset '{bundle.dataset_id}' is already in {self.path} ({why}); store unchanged. "
                 "Pass --replace to overwrite it or --name to keep both."
             )
-        import json
 
         with self.transaction() as cur:
             if existing:
@@ -395,8 +396,6 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------
     def datasets(self) -> list[dict[str, Any]]:
-        import json
-
         rows = self.cursor().execute(Q_DATASETS).fetchall()
         keys = ("dataset_id", "kind", "source", "source_sha256", "ingested_at", "report")
         out = [dict(zip(keys, r, strict=True)) for r in rows]
@@ -583,8 +582,6 @@ def _question(dataset_id: str, r: Sequence[Any]) -> Question:
 
 
 def _report_dict(report: IngestReport) -> dict[str, Any]:
-    from dataclasses import asdict
-
     out = asdict(report)
     out["notes"] = list(report.notes)
     out["by_type"] = dict(report.by_type)

@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation import labels
+from bfr_core.evaluation.agreement import judge_labels
+from bfr_core.evaluation.answer_labels import is_answer_item, judge_verdicts
+from bfr_core.outfile import output_argument
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("--db", required=True, help="DuckDB store file holding the labels")
     output_argument(p, "--out", required=True, help="output file; .csv or .jsonl chooses the format")
     p.add_argument("--force", action="store_true", help="replace --out if it exists (never a DuckDB file)")
@@ -26,11 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation import labels
-    from bfr_core.evaluation.agreement import judge_labels
-    from bfr_core.evaluation.answer_labels import is_answer_item, judge_verdicts
-    from bfr_core.store import Store
-
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
     who = None if args.annotator is None else args.annotator.strip()

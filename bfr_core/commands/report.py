@@ -7,11 +7,13 @@ import argparse
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.judge_report import keys_markdown
+from bfr_core.evaluation.report import report
+from bfr_core.outfile import check_output, output_argument, write_output
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("run", help="run id (printed by bfr eval; see the runs table)")
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--ref", default=None, help="reference arm for the paired tests (default mem0)")
@@ -25,11 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation.judge_report import keys_markdown
-    from bfr_core.evaluation.report import report
-    from bfr_core.outfile import check_output, write_output
-    from bfr_core.store import Store
-
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
     if args.k is not None and args.k < 1:

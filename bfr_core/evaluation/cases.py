@@ -27,7 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from bfr_core.fusion import rank_order
-from bfr_core.store import Store
+from bfr_core.retrieval.embed import cached_vectors
+from bfr_core.retrieval.encoders import default_spec
+from bfr_core.retrieval.scope import scope_views
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.common import index_text
+from bfr_core.store import Store, text_hash
 
 TOPK_ARMS: tuple[str, ...] = ("mem0", "amem")  # one-shot relevance top-k
 BFR_ARMS: tuple[str, ...] = ("bfr-text", "bfr-mv", "bfr")
@@ -112,11 +117,6 @@ def gold_ranks(scores: np.ndarray, turn_ids: Sequence[str], gold: Sequence[str])
 
 def dense_ready(store: Store, dataset_id: str, scope_id: str) -> bool:
     """True when every turn text of the scope is cached for every default dense model (no encoding needed)."""
-    from bfr_core.retrieval.embed import cached_vectors
-    from bfr_core.retrieval.encoders import default_spec
-    from bfr_core.retrieval.views.common import index_text
-    from bfr_core.store import text_hash
-
     hashes = list(dict.fromkeys(text_hash(index_text(t)) for t in store.scope_turns(dataset_id, scope_id)))
     spec = default_spec()
     return all(len(cached_vectors(store, m, hashes)) == len(hashes) for m in [spec.base, spec.short] if m)
@@ -125,8 +125,6 @@ def dense_ready(store: Store, dataset_id: str, scope_id: str) -> bool:
 def view_ranks(store: Store, dataset_id: str, question_id: str, *, dense: bool | None = None) -> dict[str, dict[str, int]]:
     """view -> {gold turn -> rank} for the question's own text over its scope. BM25 always; dense
     and hybrid when ``dense`` (default: when :func:`dense_ready`, so nothing is encoded)."""
-    from bfr_core.retrieval.views.bm25 import BM25View
-
     q = store.question(dataset_id, question_id)
     turns = store.scope_turns(dataset_id, q.scope_id)
     ids = [t.turn_id for t in turns]
@@ -134,8 +132,6 @@ def view_ranks(store: Store, dataset_id: str, question_id: str, *, dense: bool |
     if dense is None:
         dense = dense_ready(store, dataset_id, q.scope_id)
     if dense:
-        from bfr_core.retrieval.scope import scope_views
-
         v = scope_views(store, dataset_id, q.scope_id)
         ids = [t.turn_id for t in v.turns]
         out["dense"] = gold_ranks(v.dense.scores(q.text), ids, q.gold)

@@ -40,10 +40,16 @@ from typing import Any
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
+from bfr_core.evaluation.procpool import scopes_in_processes
 from bfr_core.evaluation.rows import failed_row, result_row
 from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
-from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
+from bfr_core.llm.cache import CallRecord, LLMCache, Meter, RecordingLLM, call_arm, meters, spent_ms
+from bfr_core.llm.factory import make_provider
+from bfr_core.llm.limits import Limits, limiter_for
+from bfr_core.llm.retry import RetryingLLM, RetryPolicy
+from bfr_core.method import turn_scores
+from bfr_core.pipeline import run_query
 from bfr_core.progress import Progress, RunStatus
 from bfr_core.records import Question, Trace
 from bfr_core.retrieval.encoders import default_spec
@@ -92,9 +98,7 @@ def settings_key() -> str:
     """A short hash of our arm's shipped weights (``turn_scores.DEFAULT``): in the id of every run with
     ``bfr``, so re-running after the weights change starts a new run instead of resuming into rows
     scored at the old ones."""
-    from bfr_core.method.turn_scores import DEFAULT
-
-    return hashlib.sha1(json.dumps(asdict(DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
+    return hashlib.sha1(json.dumps(asdict(turn_scores.DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
 
 
 def bind_data(store: Store, spec: RunSpec) -> RunSpec:
@@ -220,11 +224,6 @@ _WORKER_LOCK = threading.Lock()
 
 def worker_llm(config: LLMConfig) -> Any:
     """A remote worker's client (one per settings per process) for ``config``: the provider, retried under its limits, recording calls."""
-    from bfr_core.llm.cache import RecordingLLM
-    from bfr_core.llm.factory import make_provider
-    from bfr_core.llm.limits import Limits, limiter_for
-    from bfr_core.llm.retry import RetryingLLM, RetryPolicy
-
     with _WORKER_LOCK:
         if config not in _WORKER_LLMS:
             inner = make_provider(config)
@@ -237,8 +236,6 @@ def worker_llm(config: LLMConfig) -> Any:
 
 def retrieve_one(ctx: LocalScope | RemoteScope, item: tuple[Question, str]) -> Retrieved:
     """Run ``arm`` on ``question`` in ``ctx``'s scope: its row and trace (a failure is a failed row)."""
-    from bfr_core.pipeline import run_query
-
     q, arm = item
     p = ctx.params
     views, client = ctx.open()
@@ -322,8 +319,6 @@ def evaluate(
     for q in questions:
         by_scope[q.scope_id].append(q)
     if processes > 1 and llm is None and on_question is None:  # -- worker processes (procpool) --
-        from bfr_core.evaluation.procpool import scopes_in_processes
-
         total, finished = len(questions) * len(spec.arms), len(done)
         todo_scopes = [(s, [(q, a) for q in by_scope[s] for a in spec.arms if (q.question_id, a) not in done])
                        for s in sorted(by_scope)]

@@ -55,6 +55,7 @@ import duckdb
 
 from bfr_core.errors import BfrError
 from bfr_core.jsonl import dumps_line, split_lines
+from bfr_core.outfile import check_output, write_output
 from bfr_core.runs import ensure_schema as ensure_runs_schema
 from bfr_core.runs import run_versions
 from bfr_core.store import Store
@@ -668,8 +669,6 @@ def export(store: Store, path: str | Path, *, force: bool = False, annotator: st
            tasks: Sequence[Task] = tuple(TASKS.values())) -> int:
     """Write :func:`export_rows` to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
     store or another DuckDB file, an existing file only with ``force``); returns the number of rows."""
-    from bfr_core.outfile import check_output, write_output
-
     p = Path(path)
     check_output(p, option="--out", store=store.path, force=force)  # before the rows are read
     if p.suffix.lower() not in (".csv", ".jsonl"):

@@ -29,9 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_files import question_resolver, same_question
-from bfr_core.runs import run_row
+from bfr_core.evaluation.metrics import score_question
+from bfr_core.runs import load_results, run_row
 from bfr_core.store import Store
 from bfr_core.verdicts import ORIGINAL
 
@@ -149,8 +152,6 @@ def ingest_overlay(store: Store, path: str | Path, *, dataset_id: str, name: str
 
 
 def overlay_names(store: Store, dataset_id: str) -> list[str]:
-    import duckdb
-
     try:
         return [r[0] for r in store.cursor().execute(
             "SELECT DISTINCT overlay FROM key_overlays WHERE dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()]
@@ -208,9 +209,6 @@ def retrieval_under(store: Store, run_id: str, key: str = ORIGINAL) -> dict[str,
     """Arm -> mean Gold Hit and CER (0-100) of its stored evidence scored against the gold turns under
     ``key``; arms without evidence (answers only) are not listed; questions an overlay calls
     unanswerable are left out and counted."""
-    from bfr_core.evaluation.metrics import score_question
-    from bfr_core.runs import load_results
-
     gold = evidence_under(store, _dataset(store, run_id), key)
     acc: dict[str, dict[str, Any]] = {}
     for r in load_results(store, run_id):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import multiprocessing
 import os
 import signal
@@ -33,6 +34,9 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from bfr_core.config import Budget, Config
+from bfr_core.errors import BfrError
+from bfr_core.evaluation.rows import failed_row, result_row
+from bfr_core.pipeline import run_query
 from bfr_core.records import Question
 from bfr_core.retrieval.payload import ScopePayload, payload_views, scope_payload
 from bfr_core.retrieval.views.entity import store_entities
@@ -65,12 +69,6 @@ def run_scope(payload: ScopePayload, jobs: Sequence[tuple[Question, str]], run_i
               spec_budget: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], dict[str, Any]]:
     """A worker: the scope's views from ``payload``, then every (question, arm) of ``jobs`` in order;
     (result rows, trace rows, NER the worker parsed: text -> spans, for the parent to cache)."""
-    import json
-
-    from bfr_core.errors import BfrError
-    from bfr_core.evaluation.rows import failed_row, result_row
-    from bfr_core.pipeline import run_query
-
     views, ner = payload_views(payload)
     dataset_id = payload.key[0]
     rows, traces = [], []

@@ -27,7 +27,7 @@ class AnthropicLLM:
     provider = "anthropic"
 
     def __init__(self, model: str = "", *, api_key: Secret, base_url: str = "", timeout_s: float = 60.0):
-        import anthropic
+        import anthropic  # optional dependency: anthropic
 
         self.model = model or DEFAULT_MODEL
         self._key = api_key

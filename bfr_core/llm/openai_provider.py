@@ -27,7 +27,7 @@ class OpenAILLM:
     provider = "openai"
 
     def __init__(self, model: str = "", *, api_key: Secret | None, base_url: str = "", timeout_s: float = 60.0):
-        import openai
+        import openai  # optional dependency: openai
 
         self.model = model or DEFAULT_MODEL
         self.base_url = base_url

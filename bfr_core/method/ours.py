@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bfr_core.fusion import zscore
+from bfr_core.llm.base import LLMCallFailed
 from bfr_core.method.budget_set import WINDOW, set_order
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
@@ -82,6 +83,7 @@ from bfr_core.method.turn_scores import (
     top_unseen,
 )
 from bfr_core.records import Query, Step
+from bfr_core.roles import antecedent
 
 if TYPE_CHECKING:
     from bfr_core.method.arms import ArmContext
@@ -219,8 +221,6 @@ def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSe
     failed call - leaves ``sc`` as it is (a failure or "undecided" is recorded in it for the trace)."""
     if sc.regime != "remark" or ctx.llm is None:
         return sc
-    from bfr_core.llm.base import LLMCallFailed
-    from bfr_core.roles import antecedent  # lazy: the roles pull in the LLM stack
 
     source = str(getattr(ctx.llm, "label", "llm"))
     try:

