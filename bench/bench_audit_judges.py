@@ -15,7 +15,9 @@ What it measures, in a fresh store (LoCoMo ingested without vectors):
   judge (strict prompt) on N answers per file (the same questions in every file, stratified by
   question type, seeded), in its own store under ``bench/out/cache`` so a stopped pass resumes;
   per file the undecided rate, accept rate (false accepts on the adversarial files), agreement with
-  the imported verdicts, the rules' figures on the same answers, and seconds per answer; written to
+  the imported verdicts, the rules' figures on the same answers, and seconds per answer (the
+  verdicts' own timings, which count a call the cache answers on a resume as its replay, and this
+  pass's new verdicts over the time they took); written to
   ``audit_judges_local.json`` after every round and merged into this report by a plain run;
 * ``overlay``: the audit's ``errors.json`` as overlay ``audit``; every figure under both keys (the
   report's ``keys``), questions left out as unanswerable, and the answer ceiling of the original key;
@@ -175,12 +177,15 @@ def local_pass(n: int, seed: int, until: str | None, db: Path = LOCAL_DB, out_pa
     order = local_order(store, next(iter(runs.values())), n, seed)
     stop = dt.datetime.combine(dt.datetime.now(dt.UTC).date(), dt.time.fromisoformat(until), dt.UTC) if until else None
     t0, status = time.perf_counter(), "complete"
+    done = {"judged": 0, "judge_s": 0.0}  # this pass's new verdicts and the time they took
 
     def write(state: str) -> dict[str, Any]:
         figures = {"status": state, "n_target_per_file": n, "seed": seed, "prompt": "strict", "judge": spec.name,
                    "model": inner.label, "llama_threads": threads,
                    "sample": "stratified by question type, same questions in every file, judged in rounds of "
                              f"{chunk} per file", "this_pass_wall_s": round(time.perf_counter() - t0, 1),
+                   "this_pass_judged": done["judged"],
+                   "this_pass_s_per_answer": round(done["judge_s"] / done["judged"], 1) if done["judged"] else None,
                    "per_file": sample_figures(store, runs, spec.name)}
         out_path.write_text(json.dumps(figures, indent=2) + "\n")
         return figures
@@ -194,6 +199,8 @@ def local_pass(n: int, seed: int, until: str | None, db: Path = LOCAL_DB, out_pa
             rep = judge_run(store, run_id, spec, {q: golds[name][q] for q in qs if q in golds[name]},
                             llm=llms[name], workers=1)
             if rep.judged:
+                done["judged"] += rep.judged
+                done["judge_s"] += rep.wall_s
                 write("running")
         if status != "complete":
             break

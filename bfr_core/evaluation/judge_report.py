@@ -191,8 +191,9 @@ def keys_markdown(store: Store, run_id: str) -> str:
     arms = sorted({arm for figures in per.values() for arm in figures})
     lines = ["", "## Under each answer key", ""]
     if arms:
-        lines += ["Gold Hit / CER (%) of each arm against the dataset's gold turns (original) and each overlay's "
-                  "corrected evidence; n = questions scored (an overlay's unanswerable ones left out).", "",
+        lines += ["Gold Hit / CER (%) of each arm's whole evidence set (its own set size, uncut) against the "
+                  "dataset's gold turns (original) and each overlay's corrected evidence; n = questions scored "
+                  "(an overlay's unanswerable ones left out).", "",
                   "| arm | " + " | ".join(f"{k} Gold Hit | {k} CER | {k} n" for k in keys) + " |",
                   "|---|" + "---:|" * (3 * len(keys))]
         for arm in arms:
