@@ -53,7 +53,7 @@ def measure(db: Path, dataset: str, arms: str, sample: int, seed: int) -> dict:
         rows = con.execute("SELECT arm, suff, gold_n, turn_hit, recall_all FROM results WHERE status = 'ok'").fetchall()
         con.close()
     table: dict[str, Counter] = {}
-    for arm, suff, *rest in rows:
+    for _arm, suff, *rest in rows:
         table.setdefault(held(tuple(rest)), Counter())[suff or "none"] += 1
     counts = {k: dict(sorted(v.items())) for k, v in sorted(table.items())}
     none = table.get("no gold", Counter())
