@@ -462,7 +462,7 @@ def _said(unit: Unit) -> tuple[str, str]:
 
 
 # -- suff --------------------------------------------------------------------------------------
-LONG_REFERENCE = 8  # informative words past which overlap no longer tells a stated answer from a topical set
+LONG_REFERENCE = 8  # informative words past which overlap cannot tell a stated answer from a topical set
 
 
 def answer_supported(question: str, reference: str, evidence: Sequence[str]) -> bool | None:
