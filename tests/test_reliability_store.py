@@ -108,6 +108,7 @@ def _label_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "set_aside": lambda s: labels.set_aside(s.path),
         "flush_pending": labels.flush_pending,
         "current_label": lambda s: labels.current_label(s, item, "ann"),
+        "current_labels": lambda s: labels.current_labels(s),
         "history": lambda s: labels.history(s, item),
         "annotators": labels.annotators,
         "export_rows": labels.export_rows,
