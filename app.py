@@ -4,7 +4,7 @@ The sidebar picks the store (default: the embedded demo store, built on first st
 provider ("offline rules" unless a model is configured), and holds the Refresh button that clears
 cached frames. Each page lives in pages/ and only reads widgets, calls bfr_core and renders.
 
-The store is held only while a page runs (``Store.session``): an idle app holds no lock, so
+The store is held only while a page runs (``Store.held``): an idle app holds no lock, so
 ``bfr eval`` can run beside it; while another process holds the file the page reads a snapshot and
 labels are queued, then written on the first request after it lets go. In team mode (``BFR_TEAM=1``, or an ``[auth]``
 section in .streamlit/secrets.toml) every page needs a login first (``ui.access``).
@@ -71,7 +71,7 @@ if _problem:
 with ExitStack() as held:
     try:
         store = R.store()
-        held.enter_context(store.session())  # let go when this run ends: idle, the app holds no lock
+        held.enter_context(store.held())  # let go when this run ends: idle, the app holds no lock
         queued = R.flush_queued_labels(store)
     except BfrError as exc:
         st.error(markup.text(exc))

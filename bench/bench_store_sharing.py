@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = Store(db, shared=True)
 
     def request() -> None:
-        with shared.session():
+        with shared.held():
             shared.datasets()
 
     request()  # first open: schema checks
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     assert holder.stdout.readline().strip() == "ready"
 
     def held_request() -> None:
-        with shared.session(wait_s=0.0):
+        with shared.held(wait_s=0.0):
             assert shared.snapshot_of
             shared.datasets()
 
@@ -85,11 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
-    with shared.session():
+    with shared.held():
         labels.ensure_schema(shared)
         shared.cursor().execute("INSERT INTO label_items (item_id, dataset_id, question_id, evidence) "
                                 "SELECT 'item-' || i, 'd', 'q', ['t'] FROM range(100) t(i)")
-    with shared.session():
+    with shared.held():
         flush = _ms(lambda: labels.flush_pending(shared))
         stored = shared.cursor().execute("SELECT count(*) FROM labels WHERE annotator = 'bench'").fetchone()[0]
     shared.close()

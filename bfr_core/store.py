@@ -11,9 +11,9 @@ read-only) keeps every other process from writing; a writer keeps others from ev
 * ``Store(path)`` (the ``bfr`` commands): read-write, held until closed. A lock held by another
   process is retried for ``lock_wait_s`` (default ``BFR_LOCK_WAIT_S`` or ``duck.LOCK_WAIT_S``), then a
   :class:`StoreLocked` error names the holder and what to do.
-* ``Store(path, shared=True)`` (the app): holds nothing while idle. :meth:`Store.session` opens the
-  file read-write for one request and closes it when the last session ends; when another process
-  (a running ``bfr eval``) holds it, the session reads a copy instead (``snapshot_of`` names the
+* ``Store(path, shared=True)`` (the app): holds nothing while idle. :meth:`Store.held` opens the
+  file read-write for one request and closes it when the last such window ends; when another process
+  (a running ``bfr eval``) holds it, the window reads a copy instead (``snapshot_of`` names the
   original; the copy is as of the holder's last checkpoint and is reused for ``snapshot_ttl_s``).
   Copies are removed by ``close()``, at the process's exit, and (``remove_stale_snapshots``, the app's
   start) when the process that made them died.
@@ -195,8 +195,8 @@ class Store:
 
     # -- shared mode ------------------------------------------------------------------------
     @contextmanager
-    def session(self, *, wait_s: float = 1.0) -> Iterator[Store]:
-        """Hold the file for one request (shared mode; a no-op otherwise). The first session opens it
+    def held(self, *, wait_s: float = 1.0) -> Iterator[Store]:
+        """Hold the file for one request (shared mode; a no-op otherwise). The first window opens it
         read-write (waiting up to ``wait_s`` for a short holder), or a copy when another process keeps
         it; the last one to end closes it, so an idle app holds no lock."""
         if not self.shared:
@@ -254,7 +254,7 @@ class Store:
             self._snap = None
 
     def holds_lock(self) -> bool:
-        """Whether this object has the file open right now (shared mode: only inside a session)."""
+        """Whether this object has the file open right now (shared mode: only inside :meth:`held`)."""
         return self._con is not None
 
     # -- plumbing -------------------------------------------------------------------------
@@ -277,7 +277,7 @@ class Store:
             self._checked.add(ddl)
         if self.read_only:
             return
-        with self._conlock:  # lock order: _conlock, then _ddl_lock (as in session -> _open)
+        with self._conlock:  # lock order: _conlock, then _ddl_lock (as in held -> _open)
             if self.shared and self._con is None:  # run by the next writable open (_open)
                 return
             cur = self.con.cursor()

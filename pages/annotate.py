@@ -29,7 +29,7 @@ def save(item_id: str, name: str, label: str) -> None:
     what for the success line, or the error."""
     state, store = st.session_state, R.store()
     try:
-        with store.session():
+        with store.held():
             saved = L.save_label(store, item_id, name, label, state.get(f"annot_note_{item_id}", ""))
     except BfrError as exc:
         state["annot_error"] = str(exc)
@@ -39,9 +39,9 @@ def save(item_id: str, name: str, label: str) -> None:
 
 def export(fmt, annotator: str | None) -> str:
     """``annotator``'s label versions (every annotator's for ``None``) with the LLM judges' labels beside
-    them, as ``fmt`` renders them, read in a session of its own (a download runs apart from the page)."""
+    them, as ``fmt`` renders them, read inside a ``Store.held`` window of its own (a download runs apart from the page)."""
     store = R.store()
-    with store.session():
+    with store.held():
         return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i), tasks=(L.SUFFICIENCY,)))
 
 

@@ -226,13 +226,13 @@ def test_an_answer_label_saved_while_another_process_holds_the_store_is_queued_t
     holder = Holder(db)
     shared = Store(db, shared=True)
     try:
-        with shared.session(wait_s=0.2):
+        with shared.held(wait_s=0.2):
             assert shared.snapshot_of == str(db)
             assert labels.save_label(shared, item, "ann", "wrong", "held", task=A) == labels.QUEUED
             assert labels.queue(shared, "ann", A) == [i for i in labels.items(shared, A) if i != item]
     finally:
         holder.close()
-    with shared.session():
+    with shared.held():
         assert labels.flush_pending(shared) == 1
         assert labels.current_label(shared, item, "ann", A)["note"] == "held"
         assert labels.annotators(shared) == [] and labels.annotators(shared, A) == ["ann"]

@@ -1,7 +1,7 @@
 """The store never hangs, labels are never lost, and nothing is left behind.
 
 * No hang: every public ``Store`` method and every ``labels`` function that takes a store (or its
-  path) is called first on a fresh ``Store(path, shared=True)``, outside and inside a session, and
+  path) is called first on a fresh ``Store(path, shared=True)``, outside and inside ``held()``, and
   must return or raise within 5 s (a thread, so a hang fails the test instead of the run; the
   stuck stack is printed). The list of entry points is read from the code, so a new one without a
   call here fails. ``Store(p, shared=True)`` then ``labels.sync_queue`` deadlocked before.
@@ -63,7 +63,7 @@ def _store_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "snapshot": lambda s: Store.snapshot(path).close(),
         "read_only": lambda s: s.read_only,
         "con": lambda s: s.con.execute("SELECT 1").fetchall(),
-        "session": lambda s: s.session().__enter__(),
+        "held": lambda s: s.held().__enter__(),
         "holds_lock": lambda s: s.holds_lock(),
         "cursor": lambda s: s.cursor().execute("SELECT count(*) FROM turns").fetchall(),
         "ensure": lambda s: s.ensure("CREATE TABLE IF NOT EXISTS probe_t (a INTEGER)"),
@@ -108,6 +108,7 @@ def _label_calls(path: Path, item: str, tmp: Path) -> dict[str, Callable[[Store]
         "set_aside": lambda s: labels.set_aside(s.path),
         "flush_pending": labels.flush_pending,
         "current_label": lambda s: labels.current_label(s, item, "ann"),
+        "current_labels": lambda s: labels.current_labels(s),
         "history": lambda s: labels.history(s, item),
         "annotators": labels.annotators,
         "export_rows": labels.export_rows,
@@ -152,10 +153,10 @@ def test_every_entry_point_is_driven():
     assert set(_label_calls(Path("x"), "", Path("x"))) == _label_api()
 
 
-@pytest.mark.parametrize("in_session", [False, True], ids=["outside a session", "in a session"])
+@pytest.mark.parametrize("in_window", [False, True], ids=["outside held()", "inside held()"])
 @pytest.mark.parametrize(("api", "name"), [("store", n) for n in sorted(_public_store_api())]
                          + [("labels", n) for n in sorted(_label_api())])
-def test_no_entry_point_hangs_on_a_fresh_shared_store(template, tmp_path, api, name, in_session):
+def test_no_entry_point_hangs_on_a_fresh_shared_store(template, tmp_path, api, name, in_window):
     path = tmp_path / "s.duckdb"
     shutil.copyfile(template, path)
     ro = Store(template, read_only=True)
@@ -165,8 +166,8 @@ def test_no_entry_point_hangs_on_a_fresh_shared_store(template, tmp_path, api, n
     s = Store(path, shared=True)
 
     def first_call() -> None:
-        if in_session:
-            with s.session():
+        if in_window:
+            with s.held():
                 calls[name](s)
         else:
             calls[name](s)

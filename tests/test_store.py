@@ -142,9 +142,9 @@ def db(tmp_path) -> Path:
     return tmp_path / "s.duckdb"
 
 
-def test_a_shared_store_holds_no_lock_between_sessions(db):
+def test_a_shared_store_holds_no_lock_between_held_windows(db):
     shared = Store(db, shared=True)
-    with shared.session():
+    with shared.held():
         assert shared.holds_lock() and not shared.read_only and shared.datasets()[0]["dataset_id"] == "toy"
     assert not shared.holds_lock()
     # another process (a `bfr eval`) opens it read-write while the shared store object lives on
@@ -153,9 +153,9 @@ def test_a_shared_store_holds_no_lock_between_sessions(db):
     assert got.returncode == 0 and got.stdout.strip() == "1", got.stderr
 
 
-def test_a_writer_waits_for_a_short_session_then_opens(db):
+def test_a_writer_waits_for_a_short_held_window_then_opens(db):
     shared = Store(db, shared=True)
-    with shared.session():
+    with shared.held():
         proc = subprocess.Popen([sys.executable, "-c", OPEN, str(db)], env=_env(30), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)  # the other process retries the held lock meanwhile
@@ -164,19 +164,19 @@ def test_a_writer_waits_for_a_short_session_then_opens(db):
     assert proc.returncode == 0 and out.strip() == "1", err
 
 
-def test_a_held_store_gives_a_snapshot_session_then_the_store_again(db):
+def test_a_store_held_elsewhere_gives_a_snapshot_window_then_the_store_again(db):
     holder = Holder(db)
     shared = Store(db, shared=True)
     try:
-        with shared.session(wait_s=0.2):
+        with shared.held(wait_s=0.2):
             assert shared.snapshot_of == str(db) and shared.read_only
             assert [d["dataset_id"] for d in shared.datasets()] == ["toy"]
             copy = Path(shared._snap[0])
-        with shared.session(wait_s=0.2):  # a second request reuses the same copy (within its ttl)
+        with shared.held(wait_s=0.2):  # a second request reuses the same copy (within its ttl)
             assert Path(shared._snap[0]) == copy
     finally:
         holder.close()
-    with shared.session():
+    with shared.held():
         assert not shared.snapshot_of and not shared.read_only and not copy.exists()
         shared.ensure("CREATE TABLE IF NOT EXISTS t_after (x INTEGER)")
         shared.cursor().execute("INSERT INTO t_after VALUES (1)")
@@ -187,11 +187,11 @@ def test_ddl_ensured_during_a_snapshot_runs_on_the_next_writable_open(db):
     holder = Holder(db)
     shared = Store(db, shared=True)
     try:
-        with shared.session(wait_s=0.2):
+        with shared.held(wait_s=0.2):
             shared.ensure("CREATE TABLE IF NOT EXISTS later_tbl (x INTEGER)")  # read-only now: recorded
     finally:
         holder.close()
-    with shared.session():
+    with shared.held():
         assert shared.cursor().execute("SELECT count(*) FROM later_tbl").fetchone()[0] == 0
 
 

@@ -45,7 +45,7 @@ def save(item_id: str, name: str, label: str) -> None:
     """A label button's callback (it runs before the page, with the note as typed)."""
     state, store = st.session_state, R.store()
     try:
-        with store.session():
+        with store.held():
             saved = L.save_label(store, item_id, name, label, state.get(f"ans_note_{item_id}", ""), task=L.ANSWER)
     except BfrError as exc:
         state["ans_error"] = str(exc)
@@ -56,7 +56,7 @@ def save(item_id: str, name: str, label: str) -> None:
 def export(fmt: Any, annotator: str | None) -> str:
     """``annotator``'s answer labels (everyone's for ``None``) with the judges' verdicts beside them."""
     store = R.store()
-    with store.session():
+    with store.held():
         return fmt(L.export_rows(store, annotator, judges=lambda i: AL.judge_verdicts(store, i), tasks=(L.ANSWER,)))
 
 

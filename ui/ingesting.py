@@ -9,7 +9,7 @@ stopped ingest left (:func:`stopped_message`, from the dataset's row before and 
 dataset written before its vectors (``--no-embed``, or the page's "write now" option) still
 computes on first use (:func:`vectors_line`, :func:`names_line`, :func:`rest_line`,
 :func:`trace_note`, :func:`stopped_vectors_message`; counts from ``bfr_core.retrieval.readiness``); the
-export it offers (:func:`export_name`, :func:`corpus_file`: ``bfr_core.ingest.corpus`` in a store session).
+export it offers (:func:`export_name`, :func:`corpus_file`: ``bfr_core.ingest.corpus`` inside ``Store.held``).
 Does not cover: the ingest itself (``bfr_core.ingest.ingest``), drawing the bar (``ui.widgets``).
 """
 
@@ -159,8 +159,8 @@ def export_name(dataset_id: str, blind: bool) -> str:
 
 def corpus_file(store: Any, dataset_id: str, blind: bool) -> Callable[[], str]:
     """The export's text, made when the download is asked for (Streamlit calls it after the page's run has
-    ended, so it holds a store session of its own: in team mode the store is open only inside one)."""
+    ended, so it holds the store (``Store.held``) itself: in team mode the store is open only inside such a window)."""
     def make() -> str:
-        with store.session():
+        with store.held():
             return "".join(corpus_lines(store, dataset_id, blind))
     return make

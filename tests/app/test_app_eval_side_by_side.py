@@ -1,6 +1,6 @@
 """``bfr eval`` and the app on one store at the same time (issue 18).
 
-The app holds the store only while a page runs (``Store.session``), so a ``bfr eval`` started while
+The app holds the store only while a page runs (``Store.held``), so a ``bfr eval`` started while
 the app is open gets the write lock; while the eval holds it, every page reads a snapshot and a label
 saved in Annotate is queued in the side file, then written by ``bfr eval`` at its end or by the app's
 first request after the lock frees. Nothing is lost and nothing is written twice.

@@ -112,7 +112,7 @@ def test_store_held_by_another_process(open_as, template_db):
         assert holder.stdout.readline().strip() == "held"
         from ui import resources as R
 
-        with R.open_store(str(path)).session() as s:  # the app's public way in: a read-only view, no crash
+        with R.open_store(str(path)).held() as s:  # the app's public way in: a read-only view, no crash
             assert s.read_only and s.snapshot_of
         at = app_test().run()
         seen = every_page(at)
