@@ -69,6 +69,7 @@ BENCHES = (
     ("bench/bench_stream_jsonl.py", "stream_jsonl.json", "peak memory of `ingest jsonl` and `import-run` against file size"),
     ("bench/bench_answer_labels.py", "answer_labels.json", "the answer-correctness task on the LoCoMo audit's answers: blinding, order, page times"),
     ("bench/bench_demo_case.py --offline", "demo_case_offline.json", "the Demo's case under the recorded decomposition: requirements, concepts, cover"),
+    ("bench/bench_rules_suff.py", "rules_suff.json", "the offline Suff@Set stand-in's verdicts by the gold turns a set holds (LoCoMo, BEAM 100K)"),
     ("bench/bench_suite.py", "suite_times.json", "`.ci/run` from a fresh clone: wall time and seconds per test file"),
 )
 
