@@ -16,7 +16,8 @@ than 127.0.0.1; not measured, and so not passed, without /usr/bin/chromium). ``r
 Targets: 0 failures, 0 records lost, 0 tracebacks, 0 key fragments, 0 changed stores (by any probe
 or output option), 0 orphans, 0 requests off 127.0.0.1. The machine load is recorded beside.
 
-Usage: ``.venv/bin/python bench/bench_reliability.py`` (about ten minutes on 2 cores).
+Usage: ``.venv/bin/python bench/bench_reliability.py`` (ten to thirty minutes on 2 shared cores);
+``--only plugins,cli`` reruns those files and keeps the rest of the last run's results.
 """
 
 from __future__ import annotations
@@ -84,10 +85,18 @@ def offline_browser(result: dict) -> dict:
             "test": FILES["browser_offline"], "passed": result.get("passed", False)}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """``--only a,b`` reruns those files and keeps the others' results from the last reliability.json
+    (``rerun_only`` names them, so a figure's run can be told)."""
+    args = argv if argv is not None else sys.argv[1:]
+    only = args[1].split(",") if args[:1] == ["--only"] and len(args) == 2 else None
+    if only is not None and (not OUT.exists() or set(only) - set(FILES)):
+        raise SystemExit(f"--only takes names among {', '.join(FILES)}, and needs an earlier {OUT.name}")
     load_before = os.getloadavg()
+    earlier = json.loads(OUT.read_text(encoding="utf-8"))["by_file"] if only is not None else {}
     with tempfile.TemporaryDirectory() as tmp:
-        results = {name: run_one(name, path, Path(tmp)) for name, path in FILES.items()}
+        results = {name: run_one(name, path, Path(tmp)) if only is None or name in only else earlier[name]
+                   for name, path in FILES.items()}
     fuzz = results["ingest_fuzz"]
     inputs = {k: fuzz.get(k, 0) for k in ("locomo", "longmemeval", "jsonl")}
     faults = results["model_faults"].get("faults_injected", 0) + results["model_faults"].get("unusable_replies", 0)
@@ -116,6 +125,7 @@ def main() -> int:
         "offline_browser": (browser := offline_browser(results["browser_offline"])),
         "failures": sum(r["failed_tests"] for r in results.values()),
         "all_passed": all(r["passed"] for r in results.values()),
+        "rerun_only": only,
         "load_avg_1_5_15": {"before": [round(x, 2) for x in load_before],
                             "after": [round(x, 2) for x in os.getloadavg()]},
         "by_file": results,

@@ -149,9 +149,12 @@ def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_pat
     root = Path(__file__).resolve().parents[1]
     db, marker = tmp_path / "s.duckdb", tmp_path / "marker"
     shutil.copyfile(demo, db)
+    # a shell's background job inherits SIGINT ignored, and Python then leaves it ignored: the child
+    # gets the default handler back, so Ctrl-C reaches the run whatever started this test
     proc = subprocess.Popen([sys.executable, "-c", HANGING, str(db), str(marker)], cwd=root,
                             env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 300
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
