@@ -76,6 +76,19 @@ def test_the_protocol_runs_end_to_end_on_fake_conversations():
     assert row.dtype == np.int8 and row[0] == 1
 
 
+def test_a_search_restricted_to_some_coordinates_moves_only_those_from_its_start():
+    locomo, lme = _cases([f"c{i}" for i in range(5)]), _cases([f"h{i}" for i in range(5)])
+    coords = ("set_spread", "set_cover")
+    out = S.protocol({"locomo": locomo, "longmemeval": lme, S.OFFICIAL: lme}, start=S.PREVIOUS, coords=coords)
+    assert out["every search moves (the other coordinates stay at its start)"] == list(coords)
+    knobs = [f["knobs"] for f in out["cross_validation"]["per_fold"]] + [out["chosen on all folds (shipped)"]["knobs"]]
+    start = S._json_knobs(S.PREVIOUS)
+    assert all({k: v for k, v in kn.items() if k not in coords} == {k: v for k, v in start.items() if k not in coords}
+               for kn in knobs)
+    paths = [f["search path"] for f in out["cross_validation"]["per_fold"]]
+    assert all(step[0] in ("start", "end", "grid", *coords) for path in paths for step in path)
+
+
 def test_official_rows_count_only_gold_user_turns_as_run_retrieval_does():
     """Under LongMemEval's convention a non-gold turn of an answer session is ``noans``: ranking it first finds
     no answer session; a question whose gold lies outside the user-turn corpus is left out (an empty row)."""
