@@ -142,6 +142,8 @@ def main() -> None:
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
     ap.add_argument("--datasets", default="locomo,longmemeval")
     ap.add_argument("--limit", type=int, default=0, help="the first N questions of each dataset (a smoke run)")
+    ap.add_argument("--latency-only", action="store_true", help="only the latency pair (shipped against set weights "
+                    "0), no curves and no plot (write it to another --out)")
     ap.add_argument("--out", default=str(OUT / "ours_sufficiency.json"))
     args = ap.parse_args()
     t0 = time.time()
@@ -152,12 +154,13 @@ def main() -> None:
         "size_plan": {str(s): {"ground": SIZE_PLAN[s][0], "budget": str(SIZE_PLAN[s][1])} for s in SIZES},
         "development": "bfr rows are development figures (its setting was chosen on these questions); the paper's "
                        "arms and the top-k rankings choose no weight on them",
-        "limit": args.limit}
+        "limit": args.limit, "latency_only": args.latency_only}
     for dataset in [d for d in args.datasets.split(",") if d]:
         print(f"{dataset} ...", file=sys.stderr, flush=True)
-        data = curves(store, dataset, args.limit)
-        result[dataset] = data
-        result[f"figure_{dataset}"] = figure(data, dataset)
+        if not args.latency_only:
+            data = curves(store, dataset, args.limit)
+            result[dataset] = data
+            result[f"figure_{dataset}"] = figure(data, dataset)
         result[f"latency_{dataset}"] = latency(store, dataset, args.limit)
     store.close()
     result["load_at_end"] = list(os.getloadavg())
