@@ -123,9 +123,31 @@ def pooled(rows: list[dict]) -> dict:
     return {"n": n, **{k: round(sum(r[k] * r["n"] for r in rows) / n, 2) for k in FIGURES if k != "n" and k in rows[0]}}
 
 
-def figure(data: dict, dataset: str) -> dict:
+# The rankings bench_ours_selection.py scores top-k beside bfr (its JSON's keys, by prefix) -> the plot's names
+SELECTION_RANKINGS = {"z-fusion baseline": "z-fusion top-k", "dense top-k": "dense top-k (amem)",
+                      "bm25 top-k": "bm25 top-k (mem0)", "rrf top-k": "rrf top-k (stemmed BM25 + dense)"}
+
+
+def from_selection(sel: dict) -> dict[str, dict[str, dict[str, dict]]]:
+    """Benchmark -> system -> budget -> {turn_hit, recall_all} from a bench_ours_selection.py JSON: ``bfr``'s
+    held-out rows (cross-validated, ranking-only: no Stage I cover) and the top-k rankings it scores; no paper arm."""
+    held = sel["cross_validation"]["held out (cross-validated, held-out folds pooled)"]
+    sizes = [k for k in SIZES if all(f"hit@{k}" in r for r in held.values())]
+    out: dict[str, dict[str, dict[str, dict]]] = {}
+    for bench, rows in held.items():
+        systems = {"bfr (held out, CV)": rows}
+        for prefix, name in SELECTION_RANKINGS.items():
+            key = next((k for k in sel if k.startswith(prefix)), None)
+            if key is not None and bench in sel[key]:
+                systems[name] = sel[key][bench]
+        out[bench] = {name: {str(k): {"turn_hit": r[f"hit@{k}"], "recall_all": r[f"cer@{k}"]} for k in sizes}
+                      for name, r in systems.items()}
+    return out
+
+
+def figure(data: dict, dataset: str, note: str = "") -> dict:
     """The plot as HTML under bench/out and PNG under docs/screenshots (the PNG export may fail: recorded)."""
-    fig = plots.sufficiency_gap(data, title=f"Any gold against all gold by budget: {dataset}")
+    fig = plots.sufficiency_gap(data, title=f"Any gold against all gold by budget: {dataset}{note}")
     html = OUT / f"ours_sufficiency_{dataset}.html"
     fig.write_html(html, include_plotlyjs="cdn")
     png = ROOT / "docs" / "screenshots" / f"sufficiency_{dataset}.png"
@@ -144,8 +166,21 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="the first N questions of each dataset (a smoke run)")
     ap.add_argument("--latency-only", action="store_true", help="only the latency pair (shipped against set weights "
                     "0), no curves and no plot (write it to another --out)")
+    ap.add_argument("--from-selection", default="", help="plot a bench_ours_selection.py JSON's ranking-only rows "
+                    "(bfr held out, the top-k rankings; no paper arm) instead of running the arms")
     ap.add_argument("--out", default=str(OUT / "ours_sufficiency.json"))
     args = ap.parse_args()
+    if args.from_selection:
+        sel = json.loads(Path(args.from_selection).read_text(encoding="utf-8"))
+        data = from_selection(sel)
+        result = {"benchmark": "ours_sufficiency (ranking-only, from the selection)", "source": args.from_selection,
+                  "note": "bfr's rows are held out (5-fold CV of the selection), ranking-only top-k without Stage I's "
+                          "cover; the paper's arms are not in it (they need the full run of this bench)", **data}
+        for dataset in data:
+            result[f"figure_{dataset}"] = figure(data[dataset], dataset, " (ranking-only, bfr held out)")
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+        return
     t0 = time.time()
     store = open_all(Path(args.db))
     result: dict[str, object] = {
