@@ -19,7 +19,7 @@ from ui import access, markup, storepath
 from ui import resources as R
 
 # The page icon is a file of this repository, sent inline: a ":material/..." or emoji icon makes every
-# browser fetch an image from a third-party font or emoji server (issue 30).
+# browser fetch an image from a third-party font or emoji server.
 st.set_page_config(page_title="BFR Workbench", page_icon=R.ICON, layout="wide")
 access.require_login()
 

@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 from bfr_core.duck import insert_columns  # noqa: E402
 from bfr_core.evaluation import agreement as AG  # noqa: E402
 from bfr_core.evaluation import labels as L  # noqa: E402
-from bfr_core.evaluation.evaluate import ensure_schema  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file  # noqa: E402
+from bfr_core.runs import ensure_schema  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 ARMS = ("mem0", "amem", "fca-ms", "bfr-text", "bfr-mv", "bfr")

@@ -168,9 +168,9 @@ def synthetic_store(path: Path) -> str:
     """1,536 questions x 8 arms of finished results (random but plausible metrics)."""
     rng = random.Random(7)
     s = Store(path)
-    from bfr_core.evaluation import evaluate
+    from bfr_core import runs
 
-    evaluate.ensure_schema(s)
+    runs.ensure_schema(s)
     cur = s.cursor()
     cur.execute("INSERT INTO datasets VALUES ('locomo', 'locomo', 'synthetic', 'x', current_timestamp, '{}')")
     qs = [(f"q{i:05d}", TYPES[i % 4]) for i in range(N_QUESTIONS)]

@@ -44,12 +44,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bfr_core.fusion import rank_order, zscore  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.embed import vectors_for_texts  # noqa: E402
 from bfr_core.retrieval.encoders import DEFAULT_MODEL_ID, MODEL_IDS, DenseSpec, get_model  # noqa: E402
 from bfr_core.retrieval.views.common import index_text  # noqa: E402
-from bfr_core.retrieval.views.dense import DenseView  # noqa: E402
+from bfr_core.retrieval.views.dense import Z_EPS, DenseView  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = data_dir()
@@ -104,7 +105,7 @@ def throughput(model_id: str, sample: Sequence[str], n_dev50: int) -> dict[str, 
 
 
 def ranked(scores: np.ndarray, ids: Sequence[str]) -> list[str]:
-    order = np.lexsort((np.arange(len(scores)), -scores))
+    order = rank_order(scores)
     return [ids[i] for i in order]
 
 
@@ -158,8 +159,10 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
     for q in questions:
         by_scope.setdefault(q.scope_id, []).append(q)
 
-    def z(x: np.ndarray, m: np.ndarray) -> np.ndarray:
-        return (x - x[m].mean()) / (x[m].std() + 1e-9) if m.any() else x
+    def group_z(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        out[m] = zscore(x[m], eps=Z_EPS)  # the dense view's merge of two models' cosines
+        return out
 
     for scope_id, qs in by_scope.items():
         turns = store.scope_turns(dataset, scope_id)
@@ -170,8 +173,8 @@ def split_quality(store: Store, dataset: str, questions: Sequence[Question], max
         short_tokens.update({t: int(n) for t, n, s in zip(texts, lens, short, strict=True) if s})
         rv, sv = vectors_for_texts(store, ref, texts), vectors_for_texts(store, static, texts)
         for q in qs:
-            merged = np.where(short, z(rv @ ref.encode([q.text])[0], short),
-                              z(sv @ static.encode([q.text])[0], ~short))
+            merged = np.where(short, group_z(rv @ ref.encode([q.text])[0], short),
+                              group_z(sv @ static.encode([q.text])[0], ~short))
             order = ranked(merged, ids)
             gold = set(q.gold)
             for k in hit:

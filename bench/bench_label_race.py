@@ -2,11 +2,14 @@
 
 The app queues labels in a side file while ``bfr eval`` holds the store (``labels.queue_label``);
 the holder writes them with ``labels.flush_pending``. Each run here starts ``--writers`` processes
-that each queue ``--labels`` distinct labels as fast as they can, while one more process holds the
-store and flushes in a loop until every writer has finished, then once more. A label is lost when it
-is neither in the store nor still waiting; written twice when it is in the store more than once.
+that each queue ``--labels`` distinct labels as fast as they can, alternating the two annotation tasks
+(sufficiency and answer correctness share the side file), while one more process holds the store and
+flushes in a loop until every writer has finished, then once more. A label is lost when it is neither
+in its task's table nor still waiting; written twice when it is there more than once; misfiled when it
+landed in the other task's table.
 
-Writes ``bench/out/label_race.json`` (lost and duplicated labels per run, seconds, machine load).
+Writes ``bench/out/label_race.json`` (per run and per task: labels saved, stored, waiting, lost,
+duplicated, misfiled; seconds, machine load).
 ``bench/out/label_race_before.json`` is this script (``--runs 3``) run against the code before the
 fix (commit a44047a: ``git archive a44047a bfr_core`` beside a copy of this file).
 
@@ -30,11 +33,14 @@ sys.path.insert(0, str(ROOT))
 from bfr_core.evaluation import labels  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
+TASK_OF = (labels.SUFFICIENCY, labels.ANSWER)  # label j of a writer belongs to TASK_OF[j % 2]
+
 
 def _writer(db: str, w: int, n: int, go: mp.Event) -> None:
     go.wait()
     for j in range(n):
-        labels.queue_label(db, f"item{j % 7}", f"w{w}", labels.LABELS[j % 3], f"{w}-{j}")
+        task = TASK_OF[j % 2]
+        labels.queue_label(db, f"item{j % 7}", f"w{w}", task.labels[j % 3], f"{w}-{j}", task)
 
 
 def _flusher(db: str, done: mp.Event, go: mp.Event, flushes: mp.Value) -> None:
@@ -67,14 +73,24 @@ def race(folder: Path, writers: int, each: int) -> dict:
         raise RuntimeError(f"a race process failed: flusher {flusher.exitcode}, "
                            f"writers {[p.exitcode for p in procs]}")
     store = Store(db, read_only=True)
-    stored = [r[0] for r in store.cursor().execute("SELECT note FROM labels").fetchall()]
+    stored = {t.name: [r[0] for r in store.cursor().execute(f"SELECT note FROM {t.table}").fetchall()]
+              for t in TASK_OF}
     store.close()
-    waiting = [r["note"] for r in labels.pending(db)]
-    expected = {f"{w}-{j}" for w in range(writers) for j in range(each)}
-    seen = stored + waiting
-    return {"expected": len(expected), "stored": len(stored), "waiting": len(waiting),
-            "lost": len(expected - set(seen)), "duplicated": len(seen) - len(set(seen)),
-            "flushes": flushes.value, "seconds": round(time.perf_counter() - started, 2)}
+    waiting = labels.pending(db)
+    out: dict = {"tasks": {}}
+    for k, task in enumerate(TASK_OF):
+        saved = {f"{w}-{j}" for w in range(writers) for j in range(each) if j % 2 == k}
+        waits = [r["note"] for r in waiting if r.get("task", labels.SUFFICIENCY.name) == task.name]
+        seen = stored[task.name] + waits
+        other = {n for t, notes in stored.items() if t != task.name for n in notes}
+        out["tasks"][task.name] = {"saved": len(saved), "stored": len(stored[task.name]), "waiting": len(waits),
+                                   "lost": len(saved - set(seen)), "duplicated": len(seen) - len(set(seen)),
+                                   "misfiled": len(saved & other)}
+    per = out["tasks"].values()
+    return {"expected": sum(t["saved"] for t in per), "stored": sum(t["stored"] for t in per),
+            "waiting": sum(t["waiting"] for t in per), "lost": sum(t["lost"] for t in per),
+            "duplicated": sum(t["duplicated"] for t in per), "misfiled": sum(t["misfiled"] for t in per),
+            **out, "flushes": flushes.value, "seconds": round(time.perf_counter() - started, 2)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,11 +108,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {i + 1}: {runs[-1]}", flush=True)
     out = {"writers": args.writers, "labels_each": args.labels, "runs": runs,
            "lost_per_run": [r["lost"] for r in runs], "duplicated_per_run": [r["duplicated"] for r in runs],
-           "lost_total": sum(r["lost"] for r in runs), "loadavg_before": load_before,
+           "lost_total": sum(r["lost"] for r in runs), "misfiled_total": sum(r["misfiled"] for r in runs),
+           "by_task": {t.name: {f: sum(r["tasks"][t.name][f] for r in runs)
+                                for f in ("saved", "stored", "waiting", "lost", "duplicated", "misfiled")}
+                       for t in TASK_OF},
+           "loadavg_before": load_before,
            "loadavg_after": os.getloadavg()}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"lost per run {out['lost_per_run']}, duplicated {out['duplicated_per_run']} -> {args.out}")
+    print(f"lost per run {out['lost_per_run']}, duplicated {out['duplicated_per_run']}, by task {out['by_task']} "
+          f"-> {args.out}")
     return 0
 
 

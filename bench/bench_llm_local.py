@@ -39,13 +39,14 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import Config, LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import SuffPanel, score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, load_results  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate  # noqa: E402
 from bfr_core.evaluation.report import report  # noqa: E402
 from bfr_core.evaluation.summary import summarize  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
+from bfr_core.runs import load_results  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = benchmark_file("locomo")

@@ -50,7 +50,7 @@ from bfr_core.evaluation.answers import answer_f1  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
-from bfr_core.llm.rules import numbers  # noqa: E402
+from bfr_core.llm.rules_tokens import numbers  # noqa: E402
 from bfr_core.pipeline import run_query  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
 from bfr_core.records import Question  # noqa: E402

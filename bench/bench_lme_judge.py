@@ -32,10 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 from bfr_core.config import LLMConfig  # noqa: E402
 from bfr_core.evaluation.answers import score_answers  # noqa: E402
-from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, load_results  # noqa: E402
+from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
 from bfr_core.llm import call_summary, make_llm  # noqa: E402
 from bfr_core.progress import tqdm_progress  # noqa: E402
+from bfr_core.runs import load_results  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DEV50 = ROOT.parent / "shared" / "data" / "longmemeval_s_dev50.json.gz"

@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 
 from bfr_core.config import Budget, Config, RetrievalConfig  # noqa: E402
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.fusion import rank_fusion  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.method import turn_scores  # noqa: E402
 from bfr_core.method.budgets import budget_for  # noqa: E402
@@ -51,7 +52,7 @@ from bfr_core.store import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from byo_common import paired_figures  # noqa: E402
-from ours_variants import Variant, rank_fusion, run_variant, score_variant  # noqa: E402
+from ours_variants import Variant, run_variant, score_variant  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 DATA = data_dir()

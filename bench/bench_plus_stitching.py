@@ -38,8 +38,9 @@ from byo_common import PAIRED, machine, paired, plus_arguments, result_row, run_
 from git_commit import commit  # noqa: E402
 from ours_variants import session_topic  # noqa: E402
 
+from bfr_core.fusion import zscore  # noqa: E402
 from bfr_core.ingest import ingest  # noqa: E402
-from bfr_core.method.turn_scores import ranking, zscore  # noqa: E402
+from bfr_core.method.turn_scores import ranking  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.scope import scope_views  # noqa: E402
 from bfr_core.store import Store  # noqa: E402

@@ -30,13 +30,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bfr_core.evaluation.metrics import aggregate, score_question  # noqa: E402
+from bfr_core.fusion import rank_order, rrf  # noqa: E402
 from bfr_core.ingest.sources import benchmark_file, data_dir  # noqa: E402
 from bfr_core.records import Question  # noqa: E402
 from bfr_core.retrieval.embed import cached_count  # noqa: E402
 from bfr_core.retrieval.encoders import default_spec  # noqa: E402
 from bfr_core.retrieval.scope import scope_views  # noqa: E402
 from bfr_core.retrieval.views.bm25 import BM25View  # noqa: E402
-from bfr_core.retrieval.views.hybrid import rrf  # noqa: E402
 from bfr_core.store import Store  # noqa: E402
 
 DATA = data_dir()
@@ -67,7 +67,7 @@ def methods(views: Any, reference: Any | None) -> dict[str, Scorer]:
 
 
 def ranked(scores: np.ndarray, ids: Sequence[str], k: int) -> list[str]:
-    order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+    order = rank_order(scores)[:k]
     return [ids[i] for i in order]
 
 

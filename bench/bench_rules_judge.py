@@ -85,7 +85,7 @@ def measure(questions: Sequence[Question], group_by: str, seed: int) -> dict:
                            "note": "each answer judged against itself; CORRECT by construction, so a check, not a rate"},
         "other": {"n": n_other, "grouped_by": group_by, "same_text_pairs": same,
                   "counts": dict(sorted(other.items())), "wrong_pct": rate(other, "WRONG", n_other),
-                  "undecided_pct": rate(other, rules.UNDECIDED, n_other),
+                  "undecided_pct": rate(other, rules_judges.UNDECIDED, n_other),
                   "correct_pct": rate(other, "CORRECT", n_other),
                   # the rules' fixed reason sentences (no benchmark text), most frequent first
                   "by_reason": dict(reasons.most_common())},
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     n_own, n_other = sum(d["identity_check"]["n"] for d in ds), sum(other.values())
     out["all"] = {"identity_check_not_correct": sum(d["identity_check"]["not_correct"] for d in ds),
                   "other_wrong_pct": rate(other, "WRONG", n_other),
-                  "other_undecided_pct": rate(other, rules.UNDECIDED, n_other),
+                  "other_undecided_pct": rate(other, rules_judges.UNDECIDED, n_other),
                   "other_correct_pct": rate(other, "CORRECT", n_other), "n_own": n_own, "n_other": n_other}
     out["met"] = {name: {"other_wrong": d["other"]["wrong_pct"] >= TARGETS["other_wrong_min"]}
                   for name, d in out["datasets"].items()}

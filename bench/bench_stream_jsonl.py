@@ -1,10 +1,13 @@
 """Peak memory of reading JSON Lines: ``bfr ingest jsonl`` and ``bfr import-run``, this code against the
-landed code (``BFR_BASELINE``, default /work/main), on generated files; writes bench/out/stream_jsonl.json.
+landed code (``BFR_BASELINE``: a folder holding bfr_core, default /work/main, or a git commit of this
+repository, whose tree is exported to a temporary folder), on generated files; writes
+bench/out/stream_jsonl.json.
 
 Files (generated here, deterministic): a conversation file of ``SIZES_MB`` megabytes (sessions of 10
 turns of ~300 characters, one question per 10 sessions) ingested with ``--no-embed``; and a run file
 of ``RUN_MB`` megabytes holding ``SYSTEMS`` systems' rankings of a small dataset's questions, imported
-with ``--tag`` (one system kept). Each command is its own process; its peak resident memory is the
+with ``--tag`` (one system kept), and, with this code, a file of that system's lines alone (the peak
+that the kept rankings, not the file, account for). Each command is its own process; its peak resident memory is the
 ``ru_maxrss`` of a wrapper's only child. Reported per size: peak MB of each code, and the slope (MB of
 peak per MB of file) between the two sizes, which is what decides a 1 GB file. A 1 GB file itself is
 not run here (the machine's 2 cores are shared); the slope and the intercept say where it lands.
@@ -25,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "stream_jsonl.json"
-BASELINE = Path(os.environ.get("BFR_BASELINE", "/work/main"))
+BASELINE = os.environ.get("BFR_BASELINE", "/work/main")
 SIZES_MB = (16, 64)
 RUN_MB = 64
 SYSTEMS = 8
@@ -93,11 +96,26 @@ def slope(points: list[tuple[float, float]]) -> float:
     return round((y1 - y0) / (x1 - x0), 2)
 
 
+def baseline_code(tmp: Path) -> tuple[Path, str]:
+    """(folder, commit) of ``BFR_BASELINE``: a folder as given, or a commit's tree exported under ``tmp``."""
+    if Path(BASELINE).is_dir():
+        done = subprocess.run(["git", "-C", BASELINE, "rev-parse", "HEAD"], capture_output=True, text=True)
+        return Path(BASELINE), done.stdout.strip()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", BASELINE], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    folder = tmp / "baseline"
+    folder.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder, commit
+
+
 def main() -> None:
-    codes = {"this": ROOT, "baseline": BASELINE}
-    result: dict = {"baseline_code": str(BASELINE), "ingest_jsonl": {}, "import_run": {}}
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as d:
         tmp = Path(d)
+        base, commit = baseline_code(tmp)
+        codes = {"this": ROOT, "baseline": base}
+        result: dict = {"baseline_code": BASELINE, "baseline_commit": commit, "ingest_jsonl": {}, "import_run": {}}
         for mb in SIZES_MB:
             f = conversations(tmp / f"conv{mb}.jsonl", mb)
             row = {"file_mb": round(f.stat().st_size / 1e6, 1)}
@@ -107,8 +125,9 @@ def main() -> None:
                                                                       "--no-embed", "--quiet"), strict=True))
                 db.unlink()
             result["ingest_jsonl"][f"{mb}MB"] = row
+        sizes = list(result["ingest_jsonl"].values())  # the rows per size, before the slopes join them
         for name in codes:
-            pts = [(r["file_mb"], r[name]["peak_mb"]) for r in result["ingest_jsonl"].values()]
+            pts = [(r["file_mb"], r[name]["peak_mb"]) for r in sizes]
             result["ingest_jsonl"][f"{name}_peak_mb_per_file_mb"] = slope(pts)
             result["ingest_jsonl"][f"{name}_projected_1GB_peak_mb"] = round(
                 pts[-1][1] + slope(pts) * (1000 - pts[-1][0]))
@@ -125,6 +144,16 @@ def main() -> None:
             result["import_run"][name] = dict(zip(("peak_mb", "seconds"), peak_mb(
                 code, "import-run", str(rf), "--db", str(db), "--dataset", "small", "--name", "theirs",
                 "--tag", "sys3"), strict=True))
+        one = tmp / "run_one_system.jsonl"  # the kept system's lines alone: what the import holds whatever the file
+        with open(rf, encoding="utf-8") as src, open(one, "w", encoding="utf-8") as dst:
+            dst.writelines(line for line in src if json.loads(line)["system"] == "sys3")
+        db = tmp / "imp-one.duckdb"
+        subprocess.run([sys.executable, "-m", "bfr_core.cli", "ingest", "jsonl", str(data), "--db", str(db), "--name",
+                        "small", "--no-embed", "--quiet"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       check=True, capture_output=True)
+        result["import_run"]["this_one_system_file"] = {"file_mb": round(one.stat().st_size / 1e6, 1), **dict(zip(
+            ("peak_mb", "seconds"), peak_mb(ROOT, "import-run", str(one), "--db", str(db), "--dataset", "small",
+                                            "--name", "theirs", "--tag", "sys3"), strict=True))}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))

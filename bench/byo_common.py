@@ -28,6 +28,7 @@ import numpy as np
 
 from bfr_core.evaluation.metrics import score_question
 from bfr_core.evaluation.stats import mcnemar_by_key
+from bfr_core.fusion import rank_order, z_fusion
 from bfr_core.pipeline import ARMS, run_query
 from bfr_core.records import Question
 from bfr_core.retrieval.scope import scope_views
@@ -38,18 +39,9 @@ REFERENCES = ("bm25", "dense", "rrf", "z-fusion")
 PAIRED = "paired (bfr against each reference, turn hit, exact McNemar)"  # the JSON key of :func:`paired`
 
 
-def _z(x: np.ndarray) -> np.ndarray:
-    sd = float(x.std())
-    return (x - float(x.mean())) / sd if sd > 0 else np.zeros_like(x)
-
-
 def reference_scores(views: Any, text: str) -> dict[str, np.ndarray]:
     bm25, dense = views.bm25.scores(text), views.dense.scores(text)
-    return {"bm25": bm25, "dense": dense, "rrf": views.hybrid.scores(text), "z-fusion": _z(bm25) + _z(dense)}
-
-
-def ranking(scores: np.ndarray) -> np.ndarray:
-    return np.lexsort((np.arange(len(scores)), -scores))
+    return {"bm25": bm25, "dense": dense, "rrf": views.hybrid.scores(text), "z-fusion": z_fusion((bm25, dense), (1.0, 1.0), len(bm25))}
 
 
 def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms: Sequence[str], ks: Sequence[int],
@@ -79,7 +71,7 @@ def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms:
                     rows.append(result_row(base, arm, k, ev, q, (time.perf_counter() - start) * 1000, status))
             scores = reference_scores(views, q.text)
             for name in REFERENCES:
-                order = ranking(scores[name])
+                order = rank_order(scores[name])
                 for k in ks:
                     ev = [views.turns[int(i)].turn_id for i in order[:k]]
                     rows.append(result_row(base, f"ref:{name}", k, ev, q, 0.0, "ok"))

@@ -29,14 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from bfr_core.fusion import rank_fusion, rank_order, z_fusion, zscore
 from bfr_core.method import ours, turn_scores
-from bfr_core.method.turn_scores import OursSettings, ScoreParts, TurnScores, per_views, zscore
+from bfr_core.method.turn_scores import OursSettings, ScoreParts, TurnScores, per_views
 from bfr_core.method.word_trust import WordTrust, word_trust
 from bfr_core.records import Query, Step, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
-from bfr_core.retrieval.views.common import rank_order
 from bfr_core.retrieval.views.dense import query_vector
-from bfr_core.retrieval.views.hybrid import RRF_C, rrf
 
 INDEXES = ("stemmed", "plain", "stemmed+speaker")  # Variant.bm25 values ("stemmed" is bfr's)
 DOC_VIEWS = ("static", "short")  # Variant.doc_view values
@@ -176,11 +175,6 @@ def rocchio_scores(dense: Any, text: str, m: int, beta: float = ROCCHIO_BETA) ->
     return out
 
 
-def rank_fusion(parts: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
-    """The hybrid view's RRF (c = 60), times c: back to roughly unit scale, so the priors mean the same."""
-    return rrf(list(parts), RRF_C, list(weights)) * RRF_C if parts else np.zeros(0)
-
-
 def needs(variants: Iterable[Variant]) -> dict[str, Any]:
     """The :func:`variant_parts` arguments that cover every variant given."""
     vs = list(variants)
@@ -230,7 +224,7 @@ def text_score(vp: VariantParts, v: Variant) -> np.ndarray:
     p, n = vp.core, len(vp.core.bm25)
     pairs = ((vp.bm25[v.bm25], v.w_bm25), (p.dense if v.dense_view else vp.dense_static, v.settings.w_dense))
     if v.fusion == "z":
-        return turn_scores.z_fusion([x for x, _ in pairs], [w for _, w in pairs], n)
+        return z_fusion([x for x, _ in pairs], [w for _, w in pairs], n)
     if v.fusion == "rrf":
         keep = [(x, w) for x, w in pairs if w]
         return rank_fusion([x for x, _ in keep], [w for _, w in keep]) if keep else np.zeros(n)
@@ -241,7 +235,7 @@ def session_doc(vp: VariantParts, v: Variant) -> np.ndarray | None:
     """doc_bm25 * z(session BM25) + doc_dense * z(session topic), per turn; None when both are off."""
     if not (v.doc_bm25 or v.doc_dense):
         return None
-    return turn_scores.z_fusion([vp.doc_bm25, vp.doc_dense.get(v.doc_view)], [v.doc_bm25, v.doc_dense],
+    return z_fusion([vp.doc_bm25, vp.doc_dense.get(v.doc_view)], [v.doc_bm25, v.doc_dense],
                                 len(vp.core.bm25))
 
 

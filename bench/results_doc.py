@@ -65,6 +65,11 @@ BENCHES = (
     ("bench/bench_decompose.py", "decompose.json", "the offline decomposer against the local model's"),
     ("bench/bench_trace_local.py", "trace_local.json", "one full Trace with the local model"),
     ("bench/bench_arm_rows.py", "arm_rows.json", "every arm's evidence row for row between two versions of the code"),
+    ("bench/bench_retry.py", "retry.json", "`bfr eval --workers 16` against `--workers 1` with a 429 (Retry-After 0.2 s) on every 5th request"),
+    ("bench/bench_stream_jsonl.py", "stream_jsonl.json", "peak memory of `ingest jsonl` and `import-run` against file size"),
+    ("bench/bench_answer_labels.py", "answer_labels.json", "the answer-correctness task on the LoCoMo audit's answers: blinding, order, page times"),
+    ("bench/bench_demo_case.py --offline", "demo_case_offline.json", "the Demo's case under the recorded decomposition: requirements, concepts, cover"),
+    ("bench/bench_suite.py", "suite_times.json", "`.ci/run` from a fresh clone: wall time and seconds per test file"),
 )
 
 INTRO = """# Measured results

@@ -1,11 +1,12 @@
 """DuckDB plumbing under every table: opening a file through another process's lock, and bulk inserts.
 
 * :func:`connect` retries a lock another process holds for up to ``wait_s`` seconds, then raises
-  :class:`StoreLocked` naming the holder (:func:`lock_wait_default`: ``BFR_LOCK_WAIT_S`` or 30 s);
+  :class:`StoreLocked` naming the holder (:func:`lock_wait_default`: ``BFR_LOCK_WAIT_S`` or :data:`LOCK_WAIT_S`);
 * :func:`check_shape` refuses a store whose tables have another shape than the DDL that makes them
   (a view in a table's place, a missing column), before anything is written;
-* :func:`insert_columns` writes many rows in one statement through Arrow (:func:`rows_to_columns`
-  turns row tuples into its columns).
+* :func:`insert_columns` writes many rows through Arrow in one statement, or one per chunk of rows
+  (an ingest's turns: :data:`INSERT_CHUNK_ROWS`), so a large ingest holds one chunk's Arrow copy at a
+  time, not the whole table's (:func:`rows_to_columns` turns row tuples into its columns).
 
 ``store`` (the benchmark data) and ``runs`` (runs and traces) both write through here.
 Does not cover: the tables themselves (each owner keeps its DDL beside its code).
@@ -141,15 +142,22 @@ def connect(path: str, *, read_only: bool = False, wait_s: float = 0.0,
             time.sleep(poll_s)
 
 
+INSERT_CHUNK_ROWS = 20_000  # rows per statement for a large ingest: bounds the Arrow copy held at once
+
+
 def insert_columns(cur: duckdb.DuckDBPyConnection, table: str, columns: dict[str, Sequence[Any]], *,
-                   or_ignore: bool = False) -> None:
-    """Insert many rows given as columns in one statement through Arrow. ``executemany`` runs one
-    statement per row, milliseconds each: seconds for one eval batch of a few hundred rows."""
-    arrow = pa.table(columns)  # noqa: F841  (read by DuckDB's replacement scan below)
-    if arrow.num_rows:
-        names = ", ".join(columns)
-        verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
-        cur.execute(f"{verb} INTO {table} ({names}) SELECT {names} FROM arrow")
+                   or_ignore: bool = False, chunk_rows: int | None = None) -> None:
+    """Insert many rows given as columns through Arrow: one statement, or one per ``chunk_rows`` rows
+    in order (atomic only inside the caller's transaction). ``executemany`` runs one statement per
+    row, milliseconds each: seconds for one eval batch of a few hundred rows."""
+    n = len(next(iter(columns.values()))) if columns else 0
+    step = max(1, chunk_rows or n)
+    names = ", ".join(columns)
+    verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+    for start in range(0, n, step):
+        arrow = pa.table({k: v[start:start + step] for k, v in columns.items()})
+        cur.execute(f"{verb} INTO {table} ({names}) SELECT {names} FROM arrow")  # DuckDB reads the local `arrow`
+        del arrow  # one chunk's copy at a time
 
 
 def rows_to_columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, list[Any]]:

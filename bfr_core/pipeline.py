@@ -11,6 +11,7 @@ entry point that fails to load is left out and its error kept in :data:`PLUGIN_E
 from __future__ import annotations
 
 import time
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from bfr_core.baselines.com import com
@@ -24,6 +25,7 @@ from bfr_core.method.ours import bfr
 from bfr_core.method.stage1 import fca_ms
 from bfr_core.method.stage2 import bfr_mv, bfr_text
 from bfr_core.records import Query, Trace
+from bfr_core.retrieval.scope import scope_views
 
 if TYPE_CHECKING:
     from bfr_core.retrieval.scope import ScopeViews
@@ -51,8 +53,6 @@ PLUGIN_ERRORS: dict[str, str] = {}
 
 def plugin_arms() -> dict[str, ArmFn]:
     """The arms of the ``bfr.arms`` entry points of the installed packages, by name."""
-    from importlib.metadata import entry_points
-
     PLUGIN_ERRORS.clear()
     out: dict[str, ArmFn] = {}
     for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
@@ -124,8 +124,6 @@ def run(
     store: Store, dataset_id: str, question_id: str, arm: str, *, budget: str | Budget | None = None,
     llm: Any = None, config: Config | None = None, k: int | None = None,
 ) -> Trace:
-    from bfr_core.retrieval.scope import scope_views  # loads the embedding stack only when used
-
     question = store.question(dataset_id, question_id)
     views = scope_views(store, dataset_id, question.scope_id)
     return run_query(views, question.query(), arm, dataset_id=dataset_id, budget=budget, llm=llm,

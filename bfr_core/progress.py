@@ -13,9 +13,13 @@ job's parts that tracks time: rates measured online), :class:`Recorder` (a callb
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
+
+from tqdm import tqdm
 
 T = TypeVar("T")
 Progress = Callable[[int, int, str], None]
@@ -63,8 +67,6 @@ def _duration(s: float) -> str:
 
 def tqdm_progress(desc: str) -> Progress:
     """A Progress callback drawing one tqdm bar on stderr."""
-    from tqdm import tqdm
-
     bar: dict[str, tqdm] = {}
 
     def update(done: int, total: int, label: str) -> None:
@@ -81,7 +83,7 @@ def tqdm_progress(desc: str) -> Progress:
     return update
 
 
-# -- added for the app's ingest bar and bench/bench_app_ingest.py (issue 18) ----------------------
+# -- the ETA of a progress bar (the app's ingest bar, bench/bench_app_ingest.py) ----------------
 def eta_seconds(elapsed: float, done: int, total: int) -> float | None:
     """Seconds left at the average rate so far (``None`` before any work is done or when unknown)."""
     if done <= 0 or total <= 0 or elapsed <= 0:
@@ -105,7 +107,7 @@ def fmt_eta(seconds: float | None) -> str:
 
 
 class Pace:
-    """One bar over a job of several parts whose count tracks time, not units (issue 29).
+    """One bar over a job of several parts whose count tracks time, not units.
 
     Each part has a size in its own unit (characters, MiniLM tokens, a model load) and a prior cost
     in seconds per unit. A part's rate is re-estimated from its own completed work (seconds spent
@@ -119,27 +121,23 @@ class Pace:
 
     A part whose prior was measured on this machine (``calibrated``, or :meth:`set_prior`) is priced at
     that prior alone: the speed the other parts measured is how this machine compares with the machine
-    their priors came from, which a calibrated prior already says (full-S's static stage, 2.3 times
-    faster than its prior, scaled MiniLM's calibrated prior by the same and put the ETA at 25 % 49 %
-    short, bench/out/ingest_full_s.json at 9194f50); for the same reason its own measured rate does not
-    set the others' speed."""
+    their priors came from, which a calibrated prior already says (scaling it by that speed again
+    would count the machine's difference twice and put the ETA far short); for the same reason its own
+    measured rate does not set the others' speed."""
 
     SCALE = 10_000
     # A part's own rate counts once it has done this share of its units: its first chunks are not its
-    # average (on a quiet machine MiniLM's first chunk, shortest texts first in spread order and the
-    # other worker still busy, put the ETA at 25 % of a LoCoMo ingest at 796 s for 29 s left,
-    # bench/out/ingest.json at 1111b67); before that it runs down its prior at the speed measured so far.
+    # average (MiniLM's first chunk holds the shortest texts in spread order while the other worker is
+    # still busy, so its rate overstates the rest many times over); before that it runs down its prior
+    # at the speed measured so far.
     TRUSTED = 0.1
     # A part sets the speed of the parts not measured yet only after this many seconds: a short part's
-    # rate is its fixed costs (LoCoMo's static vectors took 3.3 s for 0.97 M characters beside the
-    # MiniLM import, 6.7 times their per-character prior, which then put MiniLM's ETA at 1.6 times
-    # the truth, bench/out/ingest_eta.json at 1d13e85).
+    # rate is mostly its fixed costs (a small dataset's static vectors run beside the MiniLM import at
+    # several times their per-character prior, which would inflate every later part's ETA).
     SPEED_MIN_S = 5.0
 
     def __init__(self, sizes: dict[str, float], priors: dict[str, float],
                  clock: Callable[[], float] | None = None, calibrated: Iterable[str] = ()) -> None:
-        import time
-
         self.sizes = {k: float(v) for k, v in sizes.items() if v > 0}
         self.priors = dict(priors)
         self.calibrated = set(calibrated)  # parts whose prior is this machine's (not scaled by the speed)
@@ -210,8 +208,6 @@ class Recorder:
     optionally passing each on to ``inner`` (a bench records what the app's bar would show)."""
 
     def __init__(self, inner: Progress | None = None, clock: Callable[[], float] | None = None) -> None:
-        import time
-
         self.clock = clock or time.perf_counter
         self.start = self.clock()
         self.inner = inner
@@ -258,7 +254,6 @@ def ticking(fn: Callable[[], T], progress: Progress | None, label: str, *, every
     half) and the exception re-raised. ``fn``'s own exception is re-raised in the caller."""
     if progress is None:
         return fn()
-    import threading
 
     box: dict[str, object] = {}
 

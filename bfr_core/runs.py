@@ -10,10 +10,9 @@ the app and ``bfr trace`` use (:func:`run_row`, :func:`load_results`, :func:`lis
 :func:`load_trace_dict`). Does not cover: what the rows mean (``evaluation.evaluate``,
 ``evaluation.answers``), the LLM call log (``llm.cache``).
 
-Moved here from ``evaluation/evaluate.py`` unchanged in behaviour; ``evaluate`` re-exports the old
-names. It sits beside ``store`` in the store layer, so it takes the store as anything with
-``cursor()``, ``transaction()`` and ``ensure()`` (a layer does not import across itself). Every write goes through the store's one connection (a cursor per call), so a process has one
-writer; callers that run work in threads hand their rows to one thread that calls these.
+It sits beside ``store`` in the store layer, so it takes the store as anything with ``cursor()``,
+``transaction()`` and ``ensure()`` (a layer does not import across itself). Every write goes through
+the store's one connection (a cursor per call), so a process has one writer; callers that run work in threads hand their rows to one thread that calls these.
 """
 
 from __future__ import annotations
@@ -111,7 +110,7 @@ def _register(cur: Any, run_id: str, dataset_id: str, arms: Sequence[str], budge
 # A run is *current* when it was computed on the dataset version the store holds now: its recorded
 # content hash is the dataset's, or (a run from before the hash was recorded) it was created after the
 # dataset was last ingested. Anything else (the dataset replaced by other data, or gone) is *stale*: its
-# rows cite turns the store may no longer have, so no view mixes them with current rows.
+# rows cite turns the store may not hold, so no view mixes them with current rows.
 CURRENT_RUN = ("(d.dataset_id IS NOT NULL AND "
                "coalesce(u.data_sha = d.source_sha256, u.created >= d.ingested_at, false))")
 
@@ -215,8 +214,6 @@ def update_lme_judge_column(cur: Any, run_id: str, question_id: str, arm: str, *
 def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
     """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None (also when no run was
     ever written: a read-only open has no runs table to create)."""
-    import duckdb
-
     ensure_schema(store)  # a runs table of another shape is refused here, not half way through a report
     try:
         return store.cursor().execute(
@@ -250,8 +247,6 @@ def list_runs(store: Store) -> list[dict[str, Any]]:
 
 
 def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> dict[str, Any] | None:
-    import duckdb
-
     ensure_schema(store)
     try:
         row = store.cursor().execute(

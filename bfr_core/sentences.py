@@ -1,6 +1,8 @@
 """A text's sentences: their form (question, request or remark) and a remark's clauses.
 
 Covers: :func:`sentences` (split at ASCII and full-width sentence ends, 。！？, and line breaks),
+:func:`running_sentences` (split only where an ASCII end mark is followed by whitespace, and at line
+breaks: how a snippet is cut to fit a context and a long question's last sentence is found),
 :func:`form` (a question if any sentence asks: '?', full-width too, a wh-opening or an auxiliary before
 its subject; a request if any is an imperative directive; else a remark: English interrogative grammar,
 ``lexicon.WH_WORDS``, ``AUXILIARIES``, ``SUBJECT_WORDS``, ``REQUEST_VERBS``) and :func:`clauses` (a
@@ -26,12 +28,20 @@ from bfr_core.text import words
 
 MIN_WORDS = 3  # a clause has a subject, a verb and one word more ("I felt stressed"); shorter pieces are dropped
 _SENTENCE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+[.!?\u3002\uff01\uff1f]*")  # ASCII and full-width ends (。！？)
+_RUNNING_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # whitespace after an end mark, or a line break
 _CLAUSE_BREAK = re.compile(r"[,;\uff0c\uff1b]|\b(?:" + "|".join(sorted(CLAUSE_JOINERS)) + r")\b", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
     """The text's sentences, each with its end mark (blank pieces dropped)."""
     return [s for s in (m.strip() for m in _SENTENCE.findall(text)) if s]
+
+
+def running_sentences(text: str) -> list[str]:
+    """The text's sentences where running text breaks them: at whitespace after ``.``, ``!`` or ``?``
+    and at line breaks; stripped, blank pieces dropped. An end mark with no space after it ("3.5",
+    "e.g.,") does not split, unlike :func:`sentences`."""
+    return [s for s in (p.strip() for p in _RUNNING_BREAK.split(text)) if s]
 
 
 def sentence_form(sentence: str) -> str:

@@ -9,7 +9,7 @@ Opening modes. DuckDB lets one process write a file, and a process holding it (r
 read-only) keeps every other process from writing; a writer keeps others from even reading. So:
 
 * ``Store(path)`` (the ``bfr`` commands): read-write, held until closed. A lock held by another
-  process is retried for ``lock_wait_s`` (default ``BFR_LOCK_WAIT_S`` or 30 s), then a
+  process is retried for ``lock_wait_s`` (default ``BFR_LOCK_WAIT_S`` or ``duck.LOCK_WAIT_S``), then a
   :class:`StoreLocked` error names the holder and what to do.
 * ``Store(path, shared=True)`` (the app): holds nothing while idle. :meth:`Store.session` opens the
   file read-write for one request and closes it when the last session ends; when another process
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -36,13 +37,22 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from bfr_core.duck import StoreError, StoreLocked, check_shape, connect, insert_columns, lock_wait_default
+from bfr_core.duck import (
+    INSERT_CHUNK_ROWS,
+    StoreError,
+    StoreLocked,
+    check_shape,
+    connect,
+    insert_columns,
+    lock_wait_default,
+)
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 
 SCHEMA = """
@@ -306,7 +316,6 @@ class Store:
                 f"dataset '{bundle.dataset_id}' is already in {self.path} ({why}); store unchanged. "
                 "Pass --replace to overwrite it or --name to keep both."
             )
-        import json
 
         with self.transaction() as cur:
             if existing:
@@ -328,7 +337,7 @@ class Store:
                 "text": [t.text for t in bundle.turns],
                 "text_hash": [text_hash(t.text) for t in bundle.turns],
                 "local_id": [t.local_id for t in bundle.turns],
-            })
+            }, chunk_rows=INSERT_CHUNK_ROWS)  # the texts: one chunk's Arrow copy at a time
             insert_columns(cur, "scopes", {
                 "dataset_id": [d] * len(bundle.scopes),
                 "scope_id": [s.scope_id for s in bundle.scopes],
@@ -387,8 +396,6 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------
     def datasets(self) -> list[dict[str, Any]]:
-        import json
-
         rows = self.cursor().execute(Q_DATASETS).fetchall()
         keys = ("dataset_id", "kind", "source", "source_sha256", "ingested_at", "report")
         out = [dict(zip(keys, r, strict=True)) for r in rows]
@@ -575,8 +582,6 @@ def _question(dataset_id: str, r: Sequence[Any]) -> Question:
 
 
 def _report_dict(report: IngestReport) -> dict[str, Any]:
-    from dataclasses import asdict
-
     out = asdict(report)
     out["notes"] = list(report.notes)
     out["by_type"] = dict(report.by_type)

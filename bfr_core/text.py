@@ -39,9 +39,9 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    # Imported on first use: `import nltk` pulls in scipy and takes ~3 s, which every CLI command
+    # Imported on first use: `import nltk` pulls in scipy, a slow import that every CLI command
     # and the app's first page would otherwise pay even when nothing is stemmed.
-    from nltk.stem import PorterStemmer
+    from nltk.stem import PorterStemmer  # heavy: nltk takes seconds to import, needed only to stem
 
     return PorterStemmer()
 

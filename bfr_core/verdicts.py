@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from bfr_core.duck import rows_to_columns
@@ -81,8 +82,6 @@ def delete_verdicts(store: Store, run_id: str, arm: str) -> None:
 def judged_runs(store: Store) -> list[tuple[str, str, int]]:
     """(run, dataset, verdicts) of every run with a verdict, newest run first; none on a read-only
     store where no verdict was ever written."""
-    import duckdb
-
     try:
         return [tuple(r) for r in store.cursor().execute(
             "SELECT v.run_id, u.dataset_id, count(*) FROM verdicts v JOIN runs u USING (run_id) "

@@ -1,4 +1,7 @@
-"""Annotate: blinded sufficiency labels on (question, evidence set) snapshots of finished runs.
+"""Annotate: two blinded labelling tasks, chosen at the top.
+
+"Is this evidence sufficient?" labels (question, evidence set) snapshots of finished runs (below);
+"Is this answer correct?" labels (question, gold answer, one system's answer) items (``ui.answer_task``).
 
 The item shows the question, the reference answer and anonymised evidence only (no method,
 budget, system answer or ids), every set of a question cut to one size (``evaluation.labels``).
@@ -14,7 +17,7 @@ from bfr_core import plots
 from bfr_core.errors import BfrError
 from bfr_core.evaluation import agreement as AG
 from bfr_core.evaluation import labels as L
-from ui import access
+from ui import access, answer_task
 from ui import commands as C
 from ui import resources as R
 from ui import widgets as W
@@ -39,7 +42,7 @@ def export(fmt, annotator: str | None) -> str:
     them, as ``fmt`` renders them, read in a session of its own (a download runs apart from the page)."""
     store = R.store()
     with store.session():
-        return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i)))
+        return fmt(L.export_rows(store, annotator, judges=lambda i: AG.judge_labels(store, i), tasks=(L.SUFFICIENCY,)))
 
 
 BUTTONS = (("sufficient", "Sufficient", "S"), ("insufficient", "Insufficient", "I"), ("uncertain", "Uncertain", "U"))
@@ -50,6 +53,12 @@ name = access.identity() or st.text_input(
     "Annotator name", key="annot_name", placeholder="your name (labels are saved under it)").strip()
 if access.identity():
     st.caption(f"Labelling as **{W.esc(name)}** (your login).")
+TASKS = {"Is this evidence sufficient?": "sufficiency", "Is this answer correct?": "answer"}
+task = TASKS[st.segmented_control("Task", list(TASKS), default=next(iter(TASKS)), key="annot_task")
+             or next(iter(TASKS))]
+if task == "answer":
+    answer_task.render(name)
+    st.stop()
 stamp = L.queue_stamp(store)  # a run finished or judged meanwhile shows without Refresh
 total = R.label_queue_size(path, stamp)
 sets = R.datasets(path)
@@ -107,8 +116,10 @@ if item_id is not None:
                                                               if item.question_date else ""))
         st.markdown(f"**Reference answer**: {W.esc(item.reference)}")
         st.markdown(f"**Evidence** ({len(item.evidence)} snippets, in time order)")
-        for e in item.evidence:
-            st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
+        long = sum(len(e.text) for e in item.evidence) > 4000  # long turns scroll here: the buttons stay in view
+        with st.container(height=560 if long else "content", border=False, key="annot_evidence"):
+            for e in item.evidence:
+                st.markdown(f"`{e.n}` {W.esc(e.date or 'undated')} · **{W.esc(e.speaker)}**: {W.esc(e.text)}")
     st.markdown("Is the **complete reference answer** supported by this evidence alone?")
     st.caption("Keyboard: **S** sufficient · **I** insufficient · **U** uncertain (not while typing a note). "
                "A click saves at once; relabel any time under “My labels”.")
@@ -139,7 +150,10 @@ st.subheader("Agreement", anchor=False)
 # over the items this annotator has labelled only: nothing about an item shows before their own label
 mine_set = set(mine)
 shared = {r: {i: v for i, v in labs.items() if i in mine_set} for r, labs in raters.items()}
-raters = {r: labs for r, labs in shared.items() if labs}
+# the LLM judges' labels on one's items only when asked: they would steer the next labels
+with_llm = bool(mine) and st.toggle("Compare with the LLM judges", key="annot_agree_llm",
+                                    help="Their labels on the items you labelled; off, only annotators are compared")
+raters = {r: labs for r, labs in shared.items() if labs and (with_llm or not r.startswith(L.JUDGE_PREFIX))}
 agree = AG.agreement(store, raters) if mine else []
 if not mine:
     st.caption("Agreement appears once you have labelled items: it compares raters on your labelled items only.")
@@ -157,7 +171,8 @@ elif agree:
     else:
         c2.caption(f"{W.esc(a)} and {W.esc(b)} have labelled no item in common yet.")
 else:
-    st.caption("Agreement appears once two raters (annotators or LLM judges) share labelled items.")
+    st.caption("Agreement appears once two raters share labelled items: another annotator, or the LLM judges "
+               "when you compare with them.")
 st.subheader("Export", anchor=False)
 e1, e2 = st.columns(2)  # the files are made on click, not on every label saved
 e1.download_button("My labels (CSV)", lambda: export(L.to_csv, name), file_name="my-labels.csv", mime="text/csv",

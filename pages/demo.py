@@ -7,10 +7,13 @@ replays BFR-MV step by step, and lists real relevance-versus-sufficiency cases m
 store's finished runs (each opens in Trace). No sentence about the case is written ahead of time.
 """
 
+import time
+
 import streamlit as st
 
 from bfr_core import pipeline, plots
 from bfr_core.config import RetrievalConfig
+from bfr_core.retrieval.readiness import readiness
 from bfr_core.roles.decomposer import Replay
 from ui import commands as C
 from ui import democase as D
@@ -18,6 +21,7 @@ from ui import resources as R
 from ui import steps as S
 from ui import widgets as W
 from ui.answering import answer_and_judge, reference_text, verdict_text
+from ui.ingesting import trace_note
 from ui.runner import stepper
 
 R.require_frame()
@@ -64,7 +68,16 @@ else:
 
 key = ("demo", path, case.dataset_id, case.question_id)
 if ss.get("demo_topk_key") != key:
-    ss["demo_topk"], ss["demo_topk_key"] = pipeline.run(store, case.dataset_id, case.question_id, "mem0"), key
+    # the first run of a scope also computes its turn vectors (a model load first): said before it starts
+    before, note = readiness(store, case.dataset_id, q.scope_id), st.empty()
+    if not before.dense_ready:
+        note.caption(trace_note(before))
+    t0 = time.perf_counter()
+    with st.spinner("Running mem0 (BM25 top-k)…"):
+        ss["demo_topk"], ss["demo_topk_key"] = pipeline.run(store, case.dataset_id, case.question_id, "mem0"), key
+    if not before.dense_ready and readiness(store, case.dataset_id, q.scope_id).dense_ready:
+        note.caption(f"This scope's turn vectors were computed on this first visit ({time.perf_counter() - t0:.0f} s); "
+                     "later visits read them back.")
 topk = ss["demo_topk"]
 k = len(topk.evidence)
 ranks = D.view_ranks(path, case.dataset_id, case.question_id, dense=True if ss.get("demo_dense") else None)
@@ -158,11 +171,18 @@ st.header("4 · Real cases from this store's runs", anchor=False)
 found = D.gallery(path)
 if not found:
     sets = R.datasets(path)
-    st.info("No finished run in this store shows the gap yet (a top-k arm holding some gold turns but not all, "
-            "and a BFR arm holding them all). Run an evaluation with a top-k and a BFR arm, then press Refresh:")
+    gap = "a top-k arm holding some gold turns but not all, and a BFR arm holding them all"
+    if any(r.get("finished") for r in R.runs(path)):  # runs there are: none shows the gap at one set size
+        st.info(f"No question of this store's finished runs shows the gap at one set size ({gap}, both sets cut "
+                "to the run's smallest arm's largest set). Other questions may: run more of them, or another "
+                "dataset, with a top-k and a BFR arm, then press Refresh:")
+    else:
+        st.info(f"No finished run in this store shows the gap yet ({gap}). Run an evaluation with a top-k and "
+                "a BFR arm, then press Refresh:")
     st.code("\n".join(C.eval_cmds(path, sets)) or C.eval_cmd(path, "demo"), language="bash")
     st.stop()
-st.caption(f"{len(found)} cases (CER 0 → 1), clearest first: top-k holds exactly one of two gold turns, then "
+st.caption(f"{len(found)} cases (CER 0 → 1) at one set size (each run's sets cut to its smallest arm's largest "
+           "set, as on Failures), clearest first: top-k holds exactly one of two gold turns, then "
            "fewer gold turns, then the smaller BFR set, then the held turn's distance above the cut-off. "
            "Select a row to open it in Trace.")
 rows = [{"run": c["run_id"], "question": c["question_id"], "type": c["qtype"], "top-k arm": c["topk_arm"],

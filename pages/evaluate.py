@@ -13,6 +13,7 @@ from ui import access, markup
 from ui import commands as C
 from ui import evaluating as E
 from ui import resources as R
+from ui import widgets as W
 
 R.require_frame()
 
@@ -80,15 +81,13 @@ def finished(job: E.Job) -> None:
     st.success(f"Finished: run {markup.code(run_id)} · {markup.text(summary.get('dataset_id', ''))} · "
                f"{summary.get('n_questions', '?')} questions · provider {markup.text(summary.get('provider') or '')}",
                icon=":material/check:")
-    columns = {"n": "questions", "mean_set_size": "set size", "gold_hit": "Gold Hit", "er": "ER", "cer": "CER",
-               "f1": "F1", "judge": "J", "suff": "Suff", "mean_calls": "calls", "failed": "failed"}
-    rows = [{"arm": arm, **{label: f.get(k) for k, label in columns.items() if any(k in g for g in figures.values())}}
-            for arm, f in figures.items()]
-    frame = pd.DataFrame(rows).set_index("arm")
-    decimals = {c: "{:.1f}" if c != "calls" else "{:.2f}" for c in frame.columns if c not in ("questions", "failed")}
-    st.table(frame.style.format(decimals, na_rep="—"))  # a few rows, drawn as text (copyable, no scrolling)
-    st.caption("Percentages over the run's questions (0-100); set size: mean turns per evidence set, so compare "
-               "arms at equal sizes (Failures does). J and Suff are over the rows their judges decided.")
+    # the figures at the run's common set size, as Home shows them: never arms side by side at different budgets
+    caption, rows, _ = W.run_results(path, run_id)
+    failed = {arm: f.get("failed") for arm, f in figures.items()}
+    if any(failed.values()):
+        rows = [{**r, "failed": failed.get(r["arm"], 0)} for r in rows]
+    st.table(pd.DataFrame(rows).set_index("arm").style.format({"set size": "{:.1f}", "calls": "{:.2f}"}, na_rep="—"))
+    st.caption(caption + " J and Suff are over the rows their judges decided.")
     spent = summary.get("llm_calls")
     if spent and (summary.get("provider") or "offline rules") == "offline rules":
         st.caption(f"Offline rules answered {spent.get('calls', 0)} role calls: no model, no cost.")
@@ -100,9 +99,11 @@ def finished(job: E.Job) -> None:
     l1.page_link("pages/failures.py", label="Open Failures (this run, question by question)",
                  icon=":material/table_view:")
     first = next(iter(figures), None)
-    if first:
+    question = next(iter(R.failures_frame(path, run_id)["question_id"]), None)
+    if first and question:  # the run's stored trace of that question and arm (a link without a question runs live)
         l2.page_link("pages/trace.py", label=f"Trace a question of it ({first})", icon=":material/account_tree:",
-                     query_params={"dataset": summary.get("dataset_id", ""), "arm": first, "run": run_id})
+                     query_params={"dataset": summary.get("dataset_id", ""), "question": question, "arm": first,
+                                   "run": run_id})
 
 
 @st.fragment(run_every=1.0 if busy else None)

@@ -11,6 +11,7 @@ from bfr_core.evaluation import report as REP
 from ui import commands as C
 from ui import markup, storepath
 from ui import resources as R
+from ui import widgets as W
 
 R.require_frame()
 
@@ -77,19 +78,10 @@ if done_runs:
     run_id = st.selectbox("Finished run", list(by_id), key="home_run", format_func=lambda i: (
         f"{i} · {by_id[i]['dataset_id']} · {by_id[i]['n_questions']} questions · {', '.join(by_id[i]['arms'] or [])}"
         f" · {by_id[i].get('provider') or 'offline rules'}"))
-    sizes, k = R.set_sizes(path, run_id)
-    summary, cut = R.cut_summary(path, run_id, k)
-    figures = REP.arm_figures(summary, cut)
-    largest = " · ".join(f"{a} {n}" for a, n in sizes.items())
-    st.caption((f"Compared at **{k} turns each**: every arm's set cut to its first {k} turns (largest sets: "
-                f"{largest}); F1, J and Suff are those of each arm's own set." if k is not None else
-                f"Every arm's largest set: {largest} turns.")
-               + " [lo, hi]: Wilson 95% interval.")
+    caption, rows, figures = W.run_results(path, run_id)
+    st.caption(caption)
+    st.dataframe(rows, hide_index=True, key="home_results")
     shown = [(key, name) for key, name in REP.MEASURES if any(key in f for f in figures)]
-    st.dataframe([{"arm": f["arm"], "set size": f["set size"], "calls": f["calls"],
-                   **{name: (f"{f[key]:.1f}" + (f" [{f[key + '_lo']:.0f}, {f[key + '_hi']:.0f}]"
-                                                 if f.get(key + "_lo") is not None else "")) if key in f else "—"
-                      for key, name in shown}} for f in figures], hide_index=True, key="home_results")
     charted = [(key, name) for key, name in shown if key in REP.PROPORTION]
     names = dict(charted)
     measure = st.segmented_control("Chart", list(names), format_func=names.get, key="home_measure",
@@ -117,6 +109,8 @@ LINKS = [
      "run `bfr eval` in the background: dataset, arms, sample, provider; progress, Cancel"),
     ("pages/failures.py", "Failures", ":material/table_view:", "arms side by side over a finished run, filters"),
     ("pages/annotate.py", "Annotate", ":material/rule:", "blinded sufficiency labels, agreement, export"),
+    ("pages/judges.py", "Judges", ":material/gavel:",
+     "how answer judges accept, abstain and agree on a run's answers (after `bfr judge`)"),
 ]
 for target, label, icon, text in LINKS:
     left, right = st.columns([0.22, 0.78], vertical_alignment="center")

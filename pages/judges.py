@@ -4,6 +4,8 @@ Reads the verdicts ``bfr import-answers`` and ``bfr judge`` stored (``evaluation
 answers of systems marked as known to be wrong make the false-accept column.
 """
 
+import shlex
+
 import pandas as pd
 import streamlit as st
 
@@ -11,6 +13,8 @@ from bfr_core import plots
 from bfr_core.evaluation.judge_report import answered_arms, judge_report
 from bfr_core.evaluation.overlay import overlay_names
 from bfr_core.verdicts import judged_runs
+from ui import commands as C
+from ui import markup
 from ui import resources as R
 
 R.require_frame()
@@ -19,9 +23,19 @@ store = R.store()
 path = R.store_path()
 runs = judged_runs(store)
 if not runs:
-    st.info("No judged answers in this store yet. Bring a system's answers and judge them, then press Refresh:")
-    st.code(f"bfr import-answers eval_results.json --db {path} --dataset locomo --name my-system\n"
-            f"bfr judge RUN --db {path} --judge rules", language="bash")
+    # an eval run's own answers (Evaluate's "Answers") can be judged here too: name the newest such run
+    answered = next((r for r in R.runs(path) if r.get("finished") and answered_arms(store, [r["run_id"]])), None)
+    db = shlex.quote(path)
+    if answered is not None:
+        st.info(f"No judge verdicts in this store yet. Eval run {markup.code(answered['run_id'])} holds answers "
+                "(its J on Failures and Home is the run's own answer judge); to compare judges on them, judge "
+                "them and press Refresh:")
+        st.code(f"{C.BFR} judge {shlex.quote(answered['run_id'])} --db {db} --judge rules", language="bash")
+    else:
+        st.info("No judged answers in this store yet. Run an evaluation with Answers (Evaluate page), or bring a "
+                "system's answers, judge them, then press Refresh:")
+        st.code(f"{C.BFR} import-answers eval_results.json --db {db} --dataset DATASET --name my-system\n"
+                f"{C.BFR} judge RUN --db {db} --judge rules", language="bash")
     st.stop()
 label = {r: f"{r} · {d} · {n:,} verdicts" for r, d, n in runs}
 chosen = st.multiselect("Runs", list(label), default=list(label), format_func=label.get, key="judges_runs")

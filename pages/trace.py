@@ -61,8 +61,8 @@ labels = {r.question_id: f"{r.question_id} · {r.qtype} · {r.text[:90]}" for r 
 if not labels:
     st.info("No question in this scope.")
     st.stop()
-if ss.get("trace_question") not in labels:
-    ss["trace_question"] = next(iter(labels))
+if ss.get("trace_question") not in labels:  # first a question with gold turns: there is something to find
+    ss["trace_question"] = next((r.question_id for r in shown_q.itertuples() if r.n_gold), next(iter(labels)))
 qid = c3.selectbox("Question (type to search)", list(labels), format_func=labels.get, key="trace_question")
 
 imported = {}  # arm -> its newest imported run over this dataset

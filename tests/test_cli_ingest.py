@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import importlib.machinery
 import json
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +13,7 @@ from bfr_core.cli import main
 from bfr_core.ingest import ingest
 from bfr_core.ingest.demo import demo_file
 from bfr_core.ingest.sources import data_dir
+from bfr_core.retrieval import embed
 from bfr_core.store import Store
 
 DEMO_PATH = demo_file()  # written from bfr_core/ingest/demo.py when missing
@@ -195,13 +193,12 @@ def test_missing_file_creates_no_store(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_embed_hook_is_called_when_module_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
-    fake = types.ModuleType("bfr_core.retrieval.embed")
-    fake.__spec__ = importlib.machinery.ModuleSpec("bfr_core.retrieval.embed", None)
-    fake.ensure_embeddings = lambda store, dataset_id, progress=None: calls.append((dataset_id, progress))
+    monkeypatch.setattr(embed, "ensure_embeddings",
+                        lambda store, dataset_id, progress=None: calls.append((dataset_id, progress)))
     # the bundle's texts are encoded before the write (plan, then run), then the warm check
-    fake.plan_encoding = lambda store, texts, questions: [("plan", len(texts))]
-    fake.run_encoding = lambda store, tasks, progress, written, executor=None: calls.append(("run", tasks))
-    monkeypatch.setitem(sys.modules, "bfr_core.retrieval.embed", fake)
+    monkeypatch.setattr(embed, "plan_encoding", lambda store, texts, questions: [("plan", len(texts))])
+    monkeypatch.setattr(embed, "run_encoding",
+                        lambda store, tasks, progress, written, executor=None: calls.append(("run", tasks)))
     store = Store(tmp_path / "e.duckdb")
     report = ingest(store, "jsonl", DEMO_PATH, name="d1")
     assert calls == [("run", [("plan", 126)]), ("d1", None)] and report.notes[-1].startswith("embeddings: ensured")

@@ -6,6 +6,7 @@ A lock held by another process (the StoreLocked path) is exercised end to end in
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from bfr_core.duck import (
@@ -65,3 +66,16 @@ def test_lock_wait_default_reads_the_environment_and_survives_a_bad_value(monkey
     assert lock_wait_default() == 4.5
     monkeypatch.setenv("BFR_LOCK_WAIT_S", "soon")
     assert lock_wait_default() == LOCK_WAIT_S
+
+
+def test_insert_columns_in_chunks_writes_every_row_in_order_and_rolls_back_as_one():
+    con = _table()
+    keys = [f"k{i:02d}" for i in range(7)]
+    insert_columns(con.cursor(), "t", {"k": keys, "v": pa.array(range(7), pa.int32())}, chunk_rows=3)
+    assert con.execute("SELECT k, v FROM t ORDER BY k").fetchall() == [(k, i) for i, k in enumerate(keys)]
+    cur = con.cursor()
+    cur.execute("BEGIN")
+    with pytest.raises(duckdb.ConstraintException):  # the third chunk repeats a key
+        insert_columns(cur, "t", {"k": ["x1", "x2", "x3", "x4", "k00"], "v": [1, 2, 3, 4, 5]}, chunk_rows=2)
+    cur.execute("ROLLBACK")
+    assert con.execute("SELECT count(*) FROM t").fetchone() == (7,)

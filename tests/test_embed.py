@@ -112,7 +112,7 @@ def test_minilm_respects_token_cap():
 
 
 def test_static_is_mean_of_token_rows_then_l2(small_static):
-    table, tok = small_static._load()
+    table, tok = small_static.load()
     ids = tok.encode("a b c ! a", add_special_tokens=False).ids
     assert len(ids) == 5 and max(ids) < 1200
     want = table[ids].mean(axis=0)

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from bfr_core import runs
 from bfr_core.cli import main
 from bfr_core.evaluation import evaluate as ev
 from bfr_core.evaluation.summary import summarize
@@ -92,7 +93,7 @@ def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     monkeypatch.setattr(pl, "resolve", lambda name: broken)
     store = Store(db)
     run_id = ev.evaluate(store, ev.RunSpec("demo", ("mem0",), k=7))
-    rows = ev.load_results(store, run_id)
+    rows = runs.load_results(store, run_id)
     failed = [r for r in rows if r["status"] == "failed"]
     assert [r["question_id"] for r in failed] == ["q1", "q2"] and "boom" in failed[0]["error"]
     assert failed[1]["error"] == "llm: answer: unusable reply after one re-ask"
@@ -102,7 +103,7 @@ def test_a_failing_arm_is_recorded_and_the_run_goes_on(db, monkeypatch):
     # a rerun (the fault gone) replaces the failed row and keeps one row per question
     monkeypatch.setattr(pl, "resolve", lambda name: mem0)
     ev.evaluate(store, ev.RunSpec("demo", ("mem0",), k=7))
-    rows = ev.load_results(store, run_id)
+    rows = runs.load_results(store, run_id)
     assert all(r["status"] == "ok" for r in rows) and len(rows) == len(ev.select_questions(store, "demo"))
     store.close()
 
@@ -202,11 +203,11 @@ def test_rerun_after_replace_gives_a_fresh_stores_figures_not_the_old_rows(tmp_p
     assert new["arms"] == ref["arms"]
     assert new["arms"] != old["arms"]  # the change moved the figures, so a resume would have shown
     store = Store(db, read_only=True)
-    runs = ev.list_runs(store)
-    assert len(runs) == 2 and sorted(r["current"] for r in runs) == [False, True]
-    stale = [r["run_id"] for r in runs if not r["current"]]
+    listed = runs.list_runs(store)
+    assert len(listed) == 2 and sorted(r["current"] for r in listed) == [False, True]
+    stale = [r["run_id"] for r in listed if not r["current"]]
     assert f"note: run {stale[0]}" in err and "replaced" in err
-    assert list(ev.stale_runs(store, "demo")) == stale
+    assert list(runs.stale_runs(store, "demo")) == stale
     store.close()
 
 

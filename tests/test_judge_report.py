@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bfr_core.cli import main
 from bfr_core.evaluation.answer_import import import_answers
-from bfr_core.evaluation.judge_report import judge_report, length_bucket
+from bfr_core.evaluation.judge_report import judge_report, keys_markdown, length_bucket
 from bfr_core.evaluation.judging import judge_run, parse_judge
 from bfr_core.evaluation.overlay import golds_under, ingest_overlay
 from bfr_core.ingest.demo import ensure_demo_store
@@ -36,6 +36,7 @@ def test_report_under_both_keys(tmp_path: Path, capsys):
     ingest_overlay(store, overlay, dataset_id="demo")
     judge_run(store, run_id, parse_judge("rules"), golds_under(store, run_id))
     rep = judge_report(store, [run_id], ["original", "audit"], known_wrong=["wrong"])
+    md = keys_markdown(store, run_id)
     store.close()
     orig, audit = rep["keys"]["original"], rep["keys"]["audit"]
     lenient = orig["judges"]["lenient"]
@@ -49,8 +50,12 @@ def test_report_under_both_keys(tmp_path: Path, capsys):
     # judge has no verdict on it there, and the rules have not judged it under that key yet
     assert audit["answers"] == 12 and audit["left_out_unanswerable"] == 2
     assert audit["judges"]["lenient"]["not_judged"] == 2 and audit["judges"]["rules"]["not_judged"] == 2
-    assert audit["ceiling_under_original_key"]["demo"] == {"questions": 7, "answer_key_wrong": 2,
-                                                           "unanswerable": 1, "ceiling_pct": round(500 / 7, 2)}
+    # the ceiling covers the scopes the overlay audited (those of its three findings) and says so
+    audited = sorted({q.scope_id for q in qs[:3]})
+    inside = sum(q.scope_id in audited for q in qs)
+    assert audit["ceiling_under_original_key"]["demo"] == {
+        "overlay": "audit", "scopes": audited, "outside_questions": 7 - inside, "questions": inside,
+        "answer_key_wrong": 2, "unanswerable": 1, "ceiling_pct": round(100 * (inside - 2) / inside, 2)}
     # retrieval under each key: the good system cited the original gold, so the corrected citation is
     # a miss under the overlay, and the unanswerable question is left out
     scored = sum(1 for q in qs if q.gold)
@@ -58,8 +63,22 @@ def test_report_under_both_keys(tmp_path: Path, capsys):
     under = audit["retrieval"][run_id]["good"]
     assert under["left_out"] == 1 and under["gold_hit"] == round(100 * (scored - 2) / (scored - 1), 2)
     assert "wrong" not in orig["retrieval"][run_id]  # answers only: no retrieval figure
+    # bfr report's section: every arm with evidence under both keys, and the ceiling
+    assert "## Under each answer key" in md and "| original Gold Hit | original CER | original n |" in md
+    assert "| good | 100.00 |" in md and "| wrong |" not in md
+    assert f"{round(100 * (inside - 2) / inside, 2):.2f} % of {inside} questions" in md
     assert main(["judges", run_id, "--db", str(db), "--known-wrong", "wrong"]) == 0
     assert set(json.loads(capsys.readouterr().out)["keys"]) == {"original", "audit"}
+
+
+def test_no_key_section_without_an_overlay(tmp_path: Path):
+    store = ensure_demo_store(tmp_path / "demo.duckdb", embed=False)
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"question_id": q.question_id, "answer": q.answer}) + "\n"
+                               for q in store.questions("demo")))
+    run_id = import_answers(store, answers, dataset_id="demo", name="sys").run_id
+    assert keys_markdown(store, run_id) == ""
+    store.close()
 
 
 def test_length_buckets():

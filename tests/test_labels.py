@@ -6,17 +6,19 @@ import json
 
 import pytest
 
+from bfr_core import runs
 from bfr_core.cli import main
 from bfr_core.evaluation import agreement as AG
-from bfr_core.evaluation import evaluate, labels
+from bfr_core.evaluation import labels
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 from bfr_core.store import Store
 
 
-def _store(path=":memory:") -> Store:
+def dataset_store(path=":memory:") -> Store:
+    """A store holding the small dataset ``d`` (two questions over two sessions) and the run tables."""
     from datetime import datetime
 
-    s = Store(path)
+    s = Store(str(path))
     d1, d2 = datetime(2024, 3, 3, 9, 0), datetime(2024, 3, 15, 20, 0)
     turns = (Turn("a_1", "a", 0, "Sam", "I ordered a strap on March 3rd.", d1),
              Turn("a_2", "a", 1, "assistant", "Nice.", d1),
@@ -25,7 +27,12 @@ def _store(path=":memory:") -> Store:
           Question("d", "q2", "x", "What did I order?", "a strap", "single-hop", ("a_1",)))
     s.write_bundle(Bundle("d", "jsonl", "mem", "sha", (Session("a", d1), Session("b", d2)), turns,
                           (Scope("d", "x", ("a", "b")),), qs, IngestReport("d", "jsonl", "mem")))
-    evaluate.ensure_schema(s)
+    runs.ensure_schema(s)
+    return s
+
+
+def _store(path=":memory:") -> Store:
+    s = dataset_store(path)
     cur = s.cursor()
     cur.execute("INSERT INTO runs (run_id, dataset_id, arms, n_questions, finished) VALUES "
                 "('r1', 'd', ['mem0', 'bfr-mv', 'fca-ms'], 2, current_timestamp), "

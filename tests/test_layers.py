@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "bfr_core"
-BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lru", "jsonl"}
+BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lru", "jsonl", "fusion"}
 LAYER = {
     **dict.fromkeys(BASE, 0),
     "lexicon": 1, "duck": 1,

@@ -43,8 +43,8 @@ def test_providers_by_name():
 
 
 def test_cost_is_estimated_from_the_price_table():
-    from bfr_core.llm.base import price
     from bfr_core.llm.openai_provider import PRICES
+    from bfr_core.llm.sdk import price
 
     assert price("gpt-4o-mini-2024-07-18", 1_000_000, 1_000_000, PRICES) == pytest.approx(0.75)
     assert price("my-local-model", 10**6, 10**6, PRICES) == 0.0

@@ -200,7 +200,7 @@ def test_judge_decides_only_what_it_can(gold, generated, label):
     got, reason = R.judge("q", gold, generated)
     assert got == label, reason
     assert reason and reason.endswith((".", ")"))
-    if label == R.UNDECIDED:
+    if label == J.UNDECIDED:
         assert reason.startswith("Undecided offline")
 
 
@@ -216,7 +216,7 @@ def test_the_rules_judge_replies_undecided_through_the_llm_call():
     payload = json.dumps({"question": "What instruments does Melanie play?", "gold": "clarinet and violin",
                           "generated": "Melanie plays the clarinet."})
     reply = json.loads(R.RulesLLM().complete(LLMRequest(prompt="p", role="judge", payload=payload)).text)
-    assert reply["label"] == R.UNDECIDED and reply["reason"].startswith("Undecided offline")
+    assert reply["label"] == J.UNDECIDED and reply["reason"].startswith("Undecided offline")
 
 
 def test_answer_never_quotes_a_date_placeholder_or_a_bare_speaker():

@@ -13,6 +13,7 @@ from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
 from bfr_core import dates
 from bfr_core.config import Budget, Config, RetrievalConfig
+from bfr_core.fusion import zscore
 from bfr_core.ingest.sources import benchmark_file
 from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
@@ -67,10 +68,6 @@ def test_neighbour_max_stays_inside_sessions():
     session = np.array([0, 0, 0, 1])
     assert turn_scores.neighbour_max(s, session, 1).tolist() == [5.0, 2.0, 5.0, 0.0]
     assert turn_scores.neighbour_max(s, session, 2).tolist() == [2.0, 0.0, 1.0, 0.0]
-
-
-def test_zscore_of_a_constant_is_zero():
-    assert turn_scores.zscore(np.ones(4)).tolist() == [0.0] * 4
 
 
 @pytest.mark.parametrize(("budget", "size"), [("C0", 10), ("C1", 30), ("C6", 40), ("C9", 60)])
@@ -283,7 +280,7 @@ def test_the_remark_regime_can_score_a_remarks_clauses_apart_and_says_so_in_the_
     remark = Query("q", "s", "Alice finally got the shutter thing working after the wait, and now the photos look sharp.")
     parts = turn_scores.score_parts(views, remark)
     assert parts.clauses == ("Alice finally got the shutter thing working after the wait", "now the photos look sharp")
-    per = np.stack([turn_scores.zscore(np.asarray(views.dense.scores(c), dtype=np.float64)) for c in parts.clauses])
+    per = np.stack([zscore(np.asarray(views.dense.scores(c), dtype=np.float64)) for c in parts.clauses])
     np.testing.assert_allclose(parts.clause_dense, per)
     for mode, expect in (("mean", per.mean(axis=0)), ("max", per.max(axis=0)), ("off", parts.dense)):
         gated = replace(turn_scores.DEFAULT, remark="form", remark_shift=1.0, remark_clauses=mode)
@@ -332,7 +329,7 @@ def test_the_associative_step_searches_with_the_antecedent_only_in_the_remark_re
     assert pool["antecedent"] == {"source": "fake:model", "statement": statement}
     parts = turn_scores.score_parts(views, remark)
     other = np.asarray(views.dense.scores(statement), dtype=np.float64)
-    mixed = (turn_scores.zscore(parts.dense) + turn_scores.zscore(other)) / 2
+    mixed = (zscore(parts.dense) + zscore(other)) / 2
     expect = [views.turns[int(i)].turn_id for i in turn_scores.ranking(mixed)[:5]]  # shift 1.0: the mixed dense alone
     assert [c["turn_id"] for c in pool["candidates"][:5]] == expect
     assert expect != [views.turns[int(i)].turn_id for i in turn_scores.ranking(parts.dense)[:5]]  # it moved something

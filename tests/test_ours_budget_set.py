@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bfr_core.fusion import rank_order
 from bfr_core.method.budget_set import WINDOW, greedy_head, requirement_bits, set_order
-from bfr_core.retrieval.views.common import rank_order
 
 
 def test_with_both_weights_zero_the_order_is_the_ranking():

@@ -13,6 +13,7 @@ import pytest
 from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
 from bfr_core.config import Config, RetrievalConfig
+from bfr_core.fusion import rank_fusion, zscore
 from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext
@@ -64,9 +65,9 @@ def test_text_variants_rrf_static_dense_and_no_bm25():
     static = np.asarray(views.turn_vectors @ views.encode([q.text])[0], dtype=np.float64)
     assert np.array_equal(vp.dense_static, static)
     z = V.text_score(vp, V.Variant(start, dense_view=False))
-    assert np.allclose(z, turn_scores.zscore(vp.core.bm25) + turn_scores.zscore(static))
+    assert np.allclose(z, zscore(vp.core.bm25) + zscore(static))
     rrf = V.text_score(vp, V.Variant(start, bm25="plain", fusion="rrf"))
-    assert np.allclose(rrf, V.rank_fusion([vp.bm25["plain"], vp.core.dense], [1.0, 1.0]))
+    assert np.allclose(rrf, rank_fusion([vp.bm25["plain"], vp.core.dense], [1.0, 1.0]))
     dense_only = V.combine(vp, V.Variant(start, w_bm25=0.0))  # the dense reference of the selection bench
     assert turn_scores.ranking(dense_only.final).tolist() == turn_scores.ranking(vp.core.dense).tolist()
     with pytest.raises(ValueError, match="fusion"):
@@ -162,8 +163,8 @@ def test_session_document_terms_are_added_after_the_context():
     codes = vp.core.session
     cos = V.session_mean_cosine(views.turn_vectors, views.encode([TOPIC_Q.text])[0], codes)[codes]
     doc_bm = V.session_bm25(views).scores(TOPIC_Q.text)[codes]
-    want = (turn_scores.score_turns(views, TOPIC_Q, words).final + 0.5 * turn_scores.zscore(doc_bm)
-            + 0.5 * turn_scores.zscore(cos))
+    want = (turn_scores.score_turns(views, TOPIC_Q, words).final + 0.5 * zscore(doc_bm)
+            + 0.5 * zscore(cos))
     assert np.allclose(V.combine(vp, d).final, want)
 
 

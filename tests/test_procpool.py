@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bfr_core import runs
 from bfr_core.evaluation import evaluate as ev
 from bfr_core.ingest.demo import ensure_demo_store
 from bfr_core.pipeline import ARMS
@@ -14,7 +15,7 @@ KEYS = ("question_id", "arm", "evidence", "set_size", "calls", "gold_hit", "er",
 
 
 def _rows(store: Store, run_id: str) -> list[tuple]:
-    return [tuple(r[k] for k in KEYS) for r in ev.load_results(store, run_id)]
+    return [tuple(r[k] for k in KEYS) for r in runs.load_results(store, run_id)]
 
 
 @pytest.mark.slow
@@ -39,20 +40,3 @@ def test_processes_give_the_sequential_rows_for_every_arm(tmp_path):
         a.pop("elapsed_ms"), b.pop("elapsed_ms")
         assert a == b, key
     store.close()
-
-
-def test_ner_a_worker_parses_goes_back_to_the_parent_and_is_cached(monkeypatch):
-    """A worker parses only the texts the payload's cache lacked, once each, and hands them back;
-    ``store_entities`` (what the parent calls) caches them, so the next run's payload holds them."""
-    from bfr_core.evaluation.procpool import _KnownNer
-    from bfr_core.retrieval.views import entity as ent
-
-    seen: list[str] = []
-    monkeypatch.setattr(ent, "run_ner", lambda texts: seen.extend(texts) or [[("PERSON", t.split()[0])] for t in texts])
-    ner = _KnownNer({"Ann came": [("PERSON", "Ann")]})
-    assert ner(["Ann came", "Bob left", "Bob left"]) == [[("PERSON", "Ann")], [("PERSON", "Bob")], [("PERSON", "Bob")]]
-    assert ner(["Bob left"]) == [[("PERSON", "Bob")]] and seen == ["Bob left"]
-    assert ner.parsed == {"Bob left": [("PERSON", "Bob")]}
-    store = Store()
-    ent.store_entities(store, [ent.text_hash(t) for t in ner.parsed], list(ner.parsed.values()))
-    assert ent.known_entities(store, ["Bob left", "Ann came"]) == {"Bob left": [("PERSON", "Bob")]}

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from bfr_core import runs
 from bfr_core.duck import StoreError
-from bfr_core.evaluation import evaluate, labels
+from bfr_core.evaluation import labels
 from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def demo_with_items(path: Path) -> Store:
     from bfr_core.ingest.demo import ensure_demo_store
 
     store = ensure_demo_store(path, embed=False)
-    evaluate.ensure_schema(store)
+    runs.ensure_schema(store)
     qs = store.questions("demo", scoreable_only=True)
     arms = ("a1", "a2", "a3", "a4", "a5")
     cur = store.cursor()
@@ -50,11 +51,11 @@ def demo_with_items(path: Path) -> Store:
         turns = [t.turn_id for t in store.scope_turns("demo", q.scope_id)]
         for j, arm in enumerate(arms):
             ev = turns[j * 3: j * 3 + 2 + j]
-            row = {c: None for c in evaluate.RESULT_COLUMNS}
+            row = {c: None for c in runs.RESULT_COLUMNS}
             row.update(run_id="rel-run", question_id=q.question_id, arm=arm, budget="", qtype=q.qtype,
                        evidence=ev, set_size=len(ev), calls=1, gold_n=len(q.gold), status="ok")
-            rows.append(tuple(row[c] for c in evaluate.RESULT_COLUMNS))
-    evaluate.write_batch(store, "rel-run", rows, [])
+            rows.append(tuple(row[c] for c in runs.RESULT_COLUMNS))
+    runs.write_batch(store, "rel-run", rows, [])
     labels.sync_queue(store)
     return store
 

@@ -225,8 +225,9 @@ def test_sql_values_with_quotes_are_text(db):
     assert all(h["note"].startswith("note x'; DROP") for i in labels.items(store)[:5]
                for h in labels.history(store, i, ann))
     assert labels.queue(store, EVIL) == labels.items(store)
-    from bfr_core.evaluation.evaluate import list_runs, load_trace
+    from bfr_core.evaluation.evaluate import load_trace
     from bfr_core.evaluation.summary import summarize
+    from bfr_core.runs import list_runs
 
     run = next(r for r in list_runs(store) if r["dataset_id"] == DS)
     summary = summarize(store, run["run_id"])

@@ -135,6 +135,9 @@ raise SystemExit(main(["eval", "--db", sys.argv[1], "--dataset", "demo", "--arms
 """
 
 
+HUNG_TIMEOUT_S = 60  # far above a loaded machine's exit (seconds); how long the exit takes is the bench's figure
+
+
 def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_path) -> None:
     import os
     import shutil
@@ -157,12 +160,15 @@ def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_pat
         time.sleep(0.5)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        try:  # the hung arm never returns: a run that waited for it would still be running at the timeout
+            _, err = proc.communicate(timeout=HUNG_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            STATS.update(interrupt_s=None, interrupt_timeouts=1)
+            raise AssertionError(f"still running {HUNG_TIMEOUT_S} s after Ctrl-C: it waits for the hung arm") from None
         took = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    STATS.update(interrupt_s=round(took, 2), interrupt_tracebacks=int("Traceback" in err))
+    STATS.update(interrupt_s=round(took, 2), interrupt_timeouts=0, interrupt_tracebacks=int("Traceback" in err))
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err[-2000:]
-    assert took < 10, took

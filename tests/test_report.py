@@ -9,7 +9,7 @@ def test_report_after_eval_with_answers(tmp_path, capsys):
     ensure_demo_store(db).close()
     assert main(["eval", "--db", str(db), "--dataset", "demo", "--arms", "mem0,bfr-mv", "--judge",
                  "--json", str(tmp_path / "o.json"), "--quiet"]) == 0
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
     from bfr_core.store import Store
 
     s = Store(db)
@@ -39,7 +39,7 @@ def _two_sizes(tmp_path):
     db = tmp_path / "demo.duckdb"
     ensure_demo_store(db, embed=False).close()
     assert main(["eval", "--db", str(db), "--dataset", "demo", "--arms", "mem0,bfr-mv", "--quiet"]) == 0
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
     from bfr_core.store import Store
 
     s = Store(db)

@@ -1,10 +1,9 @@
 """The runs / results / traces tables in one module: a batch replaces failed rows, never finished
-ones; reads come back as written; evaluate re-exports the old names."""
+ones; reads come back as written."""
 
 from __future__ import annotations
 
 from bfr_core import runs
-from bfr_core.evaluation import evaluate
 from bfr_core.store import Store
 
 
@@ -27,7 +26,6 @@ def test_batches_resume_and_read_back():
     assert runs.run_row(s, "r1")[0] == "d"
     runs.finish_run(s, "r1")
     assert runs.list_runs(s)[0]["finished"] is not None
-    assert evaluate.write_batch is runs.write_batch and evaluate.ensure_schema is runs.ensure_schema
 
 
 def test_legacy_runs_without_a_hash_are_current_until_their_dataset_is_reingested(tmp_path):

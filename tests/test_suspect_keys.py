@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bfr_core.evaluation.suspect_keys import Flag, check_question, score_flags, stems
+from bfr_core.evaluation.suspect_keys import (
+    DEFAULT,
+    Flag,
+    Setting,
+    Signals,
+    check_question,
+    choose,
+    cross_validate,
+    flags_of,
+    score_flags,
+    stems,
+)
 from bfr_core.records import Question, Turn
 
 DAY = datetime(2023, 7, 15, 10, 0)
@@ -20,9 +31,9 @@ def _q(answer: str, gold: tuple[str, ...], text: str = "What breed is Ann's dog?
     return Question("d", "q1", "c", text, answer, "single-hop", gold)
 
 
-def _checks(q: Question) -> set[str]:
-    said = {tid: stems(t.text) for tid, t in TURNS.items()}
-    return {f.check for f in check_question(q, TURNS, said)}
+def _checks(q: Question, setting: Setting = DEFAULT, turns: dict[str, Turn] = TURNS) -> set[str]:
+    said = {tid: stems(t.text) for tid, t in turns.items()}
+    return {f.check for f in check_question(q, turns, said, setting)}
 
 
 def test_a_sound_key_raises_nothing():
@@ -30,8 +41,52 @@ def test_a_sound_key_raises_nothing():
 
 
 def test_wrong_citation_and_unsupported_answer():
-    assert _checks(_q("A beagle", ("c:D1:2",))) == {"citation"}
+    with_citation = Setting(DEFAULT.idle_weight, DEFAULT.idle_context, citation=True)
+    assert _checks(_q("A beagle", ("c:D1:2",)), with_citation) == {"citation", "speaker"}
+    assert "citation" not in _checks(_q("A beagle", ("c:D1:2",)), Setting(citation=False))
     assert _checks(_q("A golden retriever poodle", ("c:D1:3",))) == {"unsupported"}
+
+
+def test_a_turn_spoken_by_someone_else_than_the_person_asked_about():
+    assert "speaker" in _checks(_q("A beagle", ("c:D1:2",)))  # Bob's turn for a question about Ann
+    assert "speaker" not in _checks(_q("A beagle", ("c:D1:3",)))
+    both = _q("A beagle", ("c:D1:2",), "What breed did Ann tell Bob about?")  # names both speakers
+    assert "speaker" not in _checks(both)
+
+
+CHAT = [("Ann", "My sister moved to Lisbon for a new job."), ("Bob", "Wow, Lisbon! Is she enjoying the food?"),
+        ("Ann", "She loves it. The pastries are amazing."), ("Bob", "I went fishing at the lake with my uncle."),
+        ("Ann", "Sounds fun, talk soon!"), ("Bob", "Did you finish the painting of the harbor?"),
+        ("Ann", "Yes, finally. It took three weeks."), ("Bob", "My car broke down again yesterday."),
+        ("Ann", "Oh no, hope the repair is cheap."), ("Bob", "Me too, thanks.")]
+LONG = {f"c:D1:{i + 1}": Turn(f"c:D1:{i + 1}", "c:S1", i, who, text, DAY, f"D1:{i + 1}") for i, (who, text) in enumerate(CHAT)}
+
+
+def test_an_idle_cited_turn_and_its_context():
+    where = "Where did Ann's sister move?"
+    assert "idle" not in _checks(_q("Lisbon", ("c:D1:1",), where), turns=LONG)
+    assert "idle" in _checks(_q("Lisbon", ("c:D1:1", "c:D1:5"), where), turns=LONG)  # a goodbye cited
+    long_ago = _q("Three weeks", ("c:D1:7",), "How long did the harbor painting take Ann?")
+    assert "idle" not in _checks(long_ago, turns=LONG)  # it shares "week"
+    reply = _q("She finished it", ("c:D1:7",), "Did Ann finish the harbor painting?")  # the turn before holds the topic
+    assert "idle" not in _checks(reply, Setting(0.5, idle_context=True), turns=LONG)
+    assert "idle" in _checks(reply, Setting(0.5, idle_context=False), turns=LONG)
+
+
+def test_choose_and_leave_one_conversation_out():
+    def sig(qid: str, scope: str, w: float) -> Signals:
+        return Signals(qid, scope, (), (("D1:1", w, None),))
+
+    sigs = [sig("a1", "A", 0.2), sig("a2", "A", 0.4), sig("a3", "A", 0.9), sig("b1", "B", 0.2), sig("b2", "B", 0.4)]
+    findings = {"a1": "WRONG_CITATION", "a2": "WRONG_CITATION", "b1": "HALLUCINATION"}
+    grid = (Setting(0.3, False), Setting(0.5, False), Setting(1.0, False))
+    picked, score = choose(sigs, findings, grid)  # 0.5 flags a1 a2 b1 b2: 75 % precision, all recalled
+    assert picked == Setting(0.5, False) and (score["precision_pct"], score["recall_pct"]) == (75.0, 100.0)
+    assert [f.check for f in flags_of(sigs[0], picked)] == ["idle"]
+    cv = cross_validate(sigs, findings, grid)
+    assert cv["folds"]["A"]["setting"] == "idle<0.3"  # B alone: 0.3 flags b1 only, 100 % precision
+    assert cv["folds"]["B"]["setting"] == "idle<0.5"
+    assert (cv["held_out"]["flagged"], cv["held_out"]["in_findings"]) == (3, 2)  # a1; b1, b2
 
 
 def test_dates():

@@ -8,7 +8,7 @@ import pytest
 from bfr_core.records import Turn
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.dense import DenseView
-from bfr_core.retrieval.views.hybrid import HybridView, ranks, rrf
+from bfr_core.retrieval.views.hybrid import HybridView
 
 TURNS = (
     Turn("t1", "s", 0, "user", "the remote shutter release was ordered online"),
@@ -30,12 +30,6 @@ class TableEmbedder:
 
 
 VECS = np.asarray([[0.6, 0.8], [0.0, 1.0], [1.0, 0.0], [0.8, 0.6]], np.float32)
-
-
-def test_ranks_and_rrf():
-    assert ranks(np.array([0.1, 0.5, 0.5, 0.0])).tolist() == [3, 1, 2, 4]
-    fused = rrf([np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0])], c=60)
-    assert np.allclose(fused, [1 / 61 + 1 / 63, 2 / 62, 1 / 63 + 1 / 61])
 
 
 def test_fusion_order_exclude_and_constant():

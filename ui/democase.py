@@ -60,8 +60,9 @@ def view_ranks(path: str, dataset_id: str, question_id: str, *, dense: bool | No
 
 @st.cache_data(show_spinner="Mining relevance-versus-sufficiency cases…")
 def gallery(path: str) -> list[dict]:
-    """Every mined case of every finished run in the store, clearest first within a run."""
-    from bfr_core.evaluation.evaluate import list_runs
+    """Every mined case of every finished run in the store, clearest first within a run; each run's sets
+    cut to its common set size first (``summary.common_size``), so a case compares sets of one size."""
+    from bfr_core.runs import list_runs
     from ui import resources as R
 
     store = R.open_store(path)
@@ -69,7 +70,8 @@ def gallery(path: str) -> list[dict]:
     for run in list_runs(store):
         if not run.get("finished") or not run.get("current"):
             continue
-        for c in CS.load_cases(store, run["run_id"], run["dataset_id"]):
+        _, k = R.set_sizes(path, run["run_id"])
+        for c in CS.load_cases(store, run["run_id"], run["dataset_id"], k):
             out.append({"run_id": run["run_id"], "dataset_id": run["dataset_id"], **asdict(c),
                         "clear_pair": c.clear_pair})
     return out

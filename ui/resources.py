@@ -53,9 +53,8 @@ def open_store(path: str) -> Store:
 def build_demo(p: Path) -> None:
     """Write the demo dataset into the store at ``p`` when missing or stale, without vectors or names.
 
-    With them (``embed=True``) a fresh clone's first page waited 65 s at load 30 on 2 cores (model
-    load 28 s, encoding 23 s, names 10 s; bench/bench_app.py) and 3.5 min in issue 29; without, about
-    a second. Nothing is lost: the dense view encodes a scope's uncached texts on first use and the
+    With them (``embed=True``) a fresh clone's first page would wait for MiniLM's load, the encoding
+    and the names (most of a minute on two busy cores, bench/bench_app.py); without, about a second. Nothing is lost: the dense view encodes a scope's uncached texts on first use and the
     entity view finds names on first use, both cached in the store (``retrieval.scope.scope_views``).
     """
     from bfr_core.ingest.demo import ensure_demo_store
@@ -120,8 +119,8 @@ def sticky(key: str, default: Any, options: Sequence[Any] | None = None) -> None
 
     Streamlit drops every widget's state on ``st.switch_page`` (its ``on_script_finished`` with the
     empty widget list a switch carries), so a Failures row opening Trace reset the store path to the
-    default while the browser still showed the user's path (issue 29). A plain session key survives
-    a switch: it keeps a copy. ``options``: a kept value no longer offered falls back to ``default``.
+    default while the browser still showed the user's path. A plain session key survives a switch:
+    it keeps a copy. ``options``: a kept value that is not among them falls back to ``default``.
     """
     ss, kept = st.session_state, f"{key}__kept"
     if key not in ss:
@@ -229,8 +228,8 @@ def _datasets(path: str, version: tuple[float, float]) -> list[dict[str, Any]]: 
 
 @st.cache_data(show_spinner=False, ttl=30)
 def readiness(path: str, dataset_id: str) -> Any:
-    """``bfr_core.retrieval.readiness.readiness`` of a dataset (dev50: ~0.2 s, so cached; a scope
-    built meanwhile by another page or a ``bfr eval`` shows here within 30 s, or at Refresh)."""
+    """``bfr_core.retrieval.readiness.readiness`` of a dataset (a few SQL counts, cached for the
+    ``ttl``; a scope built meanwhile by another page or a ``bfr eval`` shows after it, or at Refresh)."""
     from bfr_core.retrieval.readiness import readiness as ready
 
     return ready(open_store(path), dataset_id)
@@ -261,7 +260,7 @@ def all_runs(path: str) -> list[dict[str, Any]]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _all_runs(path: str, version: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ARG001 - the cache key
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
 
     return list_runs(open_store(path))
 
@@ -339,8 +338,8 @@ def label_queue_size(path: str, stamp: Any = None) -> int:  # noqa: ARG001 - par
 # ``stamp`` (labels.queue_stamp, read on every page run) is part of each key below: a run finished or
 # judged by another process rebuilds them without a Refresh.
 # The annotation queue's items do not change between its syncs (label_queue_size, cleared by Refresh
-# with it): what depends on them alone is read once per sync, not on every label saved. On a full
-# LoCoMo run (9,216 items) each of these cost 30-95 ms a rerun at load 30 (bench/bench_annotate.py).
+# with it): what depends on them alone is read once per sync, not on every label saved (on a full
+# LoCoMo run each would otherwise slow every rerun; bench/bench_annotate.py).
 @st.cache_data(show_spinner=False)
 def label_item_questions(path: str, stamp: Any = None) -> dict[str, str]:  # noqa: ARG001 - part of the cache key
     from bfr_core.evaluation.labels import item_questions

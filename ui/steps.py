@@ -236,7 +236,7 @@ def round_(s: Step, v: StepView) -> None:
             continue
         lines.append(f"- **{W.esc(view)}**{index} · cue: {W.esc(cue[:120])} · {len(cands)} candidates, "
                      f"{first} retained" + (f" (+{again} an earlier view offered too, counted there)" if again else ""))
-        rows += [{"view": view, "retained": "✓" if c["turn_id"] in kept else "", **c} for c in cands]
+        rows += [{"view": view, "retained": c["turn_id"] in kept, **c} for c in cands]  # a drawn checkbox, no glyph
     st.markdown("\n".join(lines) or "(no action)")
     if d.get("stopped_by"):
         st.caption(f"budget reached: **{W.esc(str(d['stopped_by']))}** · schedule {W.esc(str(d.get('schedule', '')))}")
@@ -244,7 +244,7 @@ def round_(s: Step, v: StepView) -> None:
     st.caption("Each retained turn is counted once, under the first view that offered it, so the views' "
                "counts add up to this total.")
     seen = {r["turn_id"] for r in rows}
-    rows += [{"view": "", "retained": "✓", "turn_id": t} for t in retained if t not in seen]
+    rows += [{"view": "", "retained": True, "turn_id": t} for t in retained if t not in seen]
     _table(rows, v, f"{v.key}_cands")
 
 

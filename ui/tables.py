@@ -22,7 +22,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("CASE judge WHEN 'CORRECT' THEN 1 WHEN 'WRONG' THEN 0 END", "J"),
     ("CASE suff WHEN 'sufficient' THEN 1 WHEN 'insufficient' THEN 0 END", "Suff"),
 )
-# What each number means, shown as column help and under the tables (issue 29: defined nowhere).
+# What each number means, shown as column help and under the tables.
 MEANING = {
     "Gold Hit": "1 when the evidence set holds at least one gold turn (a turn the benchmark marks as "
                 "evidence), else 0; the mean over questions in %. Questions without gold turns are left out.",

@@ -172,3 +172,25 @@ def eval_commands(intro: str, cmds: list[str]) -> None:
         return
     st.info(intro)
     st.code("\n".join(cmds), language="bash")
+
+
+def run_results(path: str, run_id: str) -> tuple[str, list[dict], list[dict]]:
+    """A finished run's per-arm figures at the run's common set size (every arm's sets cut to the
+    smallest arm's largest set, ``evaluation.summary.common_size``), so that no two arms are shown
+    side by side at different budgets: (a caption naming that size, one display row per arm with
+    each proportion's Wilson 95% interval, the figures themselves for a chart)."""
+    from bfr_core.evaluation import report as REP
+
+    sizes, k = R.set_sizes(path, run_id)
+    summary, cut = R.cut_summary(path, run_id, k)
+    figures = REP.arm_figures(summary, cut)
+    largest = " · ".join(f"{a} {n}" for a, n in sizes.items())
+    caption = ((f"Compared at **{k} turns each**: every arm's set cut to its first {k} turns (largest sets: "
+                f"{largest}); F1, J and Suff are those of each arm's own set." if k is not None else
+                f"Every arm's largest set: {largest} turns.") + " [lo, hi]: Wilson 95% interval.")
+    shown = [(key, name) for key, name in REP.MEASURES if any(key in f for f in figures)]
+    rows = [{"arm": f["arm"], "questions": f["n"], "set size": f["set size"], "calls": f["calls"],
+             **{name: (f"{f[key]:.1f}" + (f" [{f[key + '_lo']:.0f}, {f[key + '_hi']:.0f}]"
+                                           if f.get(key + "_lo") is not None else "")) if key in f else "—"
+                for key, name in shown}} for f in figures]
+    return caption, rows, figures

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_ours import OUT, Views, questions  # noqa: E402
 from bench_ours_selection import PLUS, open_all  # noqa: E402
 
+from bfr_core.fusion import zscore  # noqa: E402
 from bfr_core.method import turn_scores as T  # noqa: E402
 from bfr_core.sentences import form  # noqa: E402
 from bfr_core.text import words  # noqa: E402
@@ -58,10 +59,10 @@ def main() -> None:
     for q in questions(store, PLUS):
         v = views(q.scope_id, q.text)
         ids = tuple(t.turn_id for t in v.turns)
-        whole = T.zscore(np.asarray(v.dense.scores(q.text), dtype=np.float64))
+        whole = zscore(np.asarray(v.dense.scores(q.text), dtype=np.float64))
         cs = clauses(q.text)
         split += len(cs) > 1
-        zs = np.stack([T.zscore(np.asarray(v.dense.scores(c), dtype=np.float64)) for c in cs])
+        zs = np.stack([zscore(np.asarray(v.dense.scores(c), dtype=np.float64)) for c in cs])
         scored = {"whole": whole, "clause max": zs.max(axis=0), "clause mean": zs.mean(axis=0),
                   "whole + clause max": whole + zs.max(axis=0)}
         f = form(q.text)

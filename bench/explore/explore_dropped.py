@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_ours import Views, questions  # noqa: E402
 from bench_ours_selection import BENCHMARKS, COLS, OUT, RankCase, cached_cases, open_all, order_row, summarize  # noqa: E402
 
+from bfr_core.fusion import zscore  # noqa: E402
 from bfr_core.method import turn_scores as T  # noqa: E402
 from bfr_core.method.requirements import decompose_rules  # noqa: E402
 from bfr_core.method.word_trust import WEAK_Z  # noqa: E402
@@ -73,7 +74,7 @@ def words_final(c: RankCase) -> np.ndarray:
 
 def dense_only(c: RankCase) -> np.ndarray:
     """The remark regime's scores at shift 1.0: the dense view alone, in the text score's units."""
-    return (T.W_BM25 + T.DEFAULT.w_dense) * T.zscore(c.parts.core.dense)
+    return (T.W_BM25 + T.DEFAULT.w_dense) * zscore(c.parts.core.dense)
 
 
 def soft_gate(z0: float, z1: float) -> Rerank:

@@ -29,10 +29,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from bfr_core.llm.base import LLMCallFailed
 from bfr_core.method.requirements import Requirement, covers_lexically, decompose_with_source, first_person
 from bfr_core.method.stage1 import turn_stems
 from bfr_core.method.stage2 import scope_speakers
 from bfr_core.records import Hit, Query, Step
+from bfr_core.roles import tool_chooser
+from bfr_core.roles.fit import fit_for
 
 if TYPE_CHECKING:
     from bfr_core.method.arms import ArmContext
@@ -112,8 +115,6 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
             done = covered(views, reqs, evidence)
             tool, cue, why = rule_choice(reqs, done, used, evidence, person)
             if ctx.llm is not None:
-                from bfr_core.llm.base import LLMCallFailed
-
                 try:
                     tool, cue, why = _llm_choice(ctx.llm, query, views, evidence, reqs, done, used)
                 except LLMCallFailed as exc:  # keep the rules' choice; the trace says why
@@ -139,9 +140,6 @@ def mragent_flat(ctx: ArmContext, query: Query) -> list[Step]:
 
 def _llm_choice(llm: Any, query: Query, views: Any, evidence: Sequence[str], reqs: Sequence[Requirement],
                 done: set[str], used: set[tuple[str, str]]) -> tuple[str, str, str]:
-    from bfr_core.roles import tool_chooser  # lazy: pulls in the LLM stack
-    from bfr_core.roles.fit import fit_for
-
     shown = fit_for(llm, query.text, [views.by_id[t].text for t in evidence])
     tool = tool_chooser.choose_tool(llm, query.text, shown, ["text", "entity", "session", "stop"])
     if tool == "stop":

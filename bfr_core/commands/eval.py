@@ -5,17 +5,38 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from bfr_core.errors import BfrError
-from bfr_core.pipeline import ARMS
+from bfr_core.config import Config
+from bfr_core.errors import BfrError, printable
+from bfr_core.evaluation import dryrun
+from bfr_core.evaluation.answers import ShippedClients, SuffPanel, score_answers
+from bfr_core.evaluation.evaluate import (
+    RunSpec,
+    StatusTracker,
+    bind_data,
+    evaluate,
+    resumed_stale,
+    select_questions,
+)
+from bfr_core.evaluation.executors import make_executor
+from bfr_core.evaluation.labels import flush_pending
+from bfr_core.evaluation.official import official_summary
+from bfr_core.evaluation.summary import summarize
+from bfr_core.llm.cache import call_summary, usage_by
+from bfr_core.llm.factory import configured, make_llm
+from bfr_core.llm.prices import cost_usd, load_prices, price_key
+from bfr_core.method.budgets import budget_for
+from bfr_core.outfile import check_output, output_argument, write_output
+from bfr_core.pipeline import ARMS, BUILTIN_ARMS, resolve
+from bfr_core.progress import tqdm_progress
+from bfr_core.retrieval.readiness import first_use_seconds, readiness
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
     p.add_argument("--dataset", default=None, help="any dataset name in the store (e.g. demo)")
@@ -50,7 +71,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--official-corpus", action="store_true",
                    help="LongMemEval only: also rank user turns only and add the official session-level "
                         "recall_any@5/@10 and ndcg_any@10 (key official_corpus)")
-    # -- scale: concurrency, limits, executors, cost (issue 17) --
+    # -- scale: concurrency, limits, executors, cost --
     g = p.add_argument_group("scale")
     g.add_argument("--workers", type=int, default=1,
                    help="(question, arm) jobs run at once (threads; default 1 = one after another)")
@@ -83,12 +104,8 @@ def check_arguments(args: argparse.Namespace) -> tuple[str, ...]:
     at_least(args, {"k": 1, "limit": 1, "sample": 1, "workers": 1, "processes": 1, "max_concurrent": 1,
                     "max_retries": 0, "rpm": 0, "tpm": 0})
     if args.budget:
-        from bfr_core.method.budgets import budget_for
-
         budget_for(arms[0], args.budget)  # an unknown grid point says which ones exist
     if args.json_out:
-        from bfr_core.outfile import check_output
-
         check_output(args.json_out, option="--json", store=args.db, force=args.force)
     return arms
 
@@ -107,8 +124,6 @@ def llm_settings(args: argparse.Namespace, spec: str = "") -> Any:
     ``--model``) as the config file gives them (``llm.factory.configured``, the one home of that rule),
     with this command line's settings over them: ``--base-url`` for the ``--provider``'s clients,
     concurrency, rpm, tpm and retries for every client."""
-    from bfr_core.llm.factory import configured
-
     cfg = configured(spec or f"{args.provider}:{args.model}", getattr(args, "config", None))
     if args.base_url and cfg.provider == args.provider.strip().lower():
         cfg = replace(cfg, base_url=args.base_url)
@@ -120,15 +135,11 @@ def llm_settings(args: argparse.Namespace, spec: str = "") -> Any:
 
 def _client(spec: str, args: argparse.Namespace, store: Any) -> Any:
     """A cached client for ``PROVIDER[:MODEL]`` with the settings :func:`llm_settings` gives it."""
-    from bfr_core.llm.factory import make_llm
-
     return make_llm(llm_settings(args, spec), store)
 
 
 def _panel(args: argparse.Namespace, llm: Any, store: Any) -> Any:
     """The Suff@Set panel: one model (judge B cites snippets) unless --judge-b names another."""
-    from bfr_core.evaluation.answers import SuffPanel
-
     if not args.judge_b:
         panel = SuffPanel.single(llm)
     else:
@@ -140,21 +151,10 @@ def _panel(args: argparse.Namespace, llm: Any, store: Any) -> Any:
 
 def _official(store: Any, dataset: str, arms: tuple[str, ...], args: argparse.Namespace) -> dict[str, Any]:
     """The official-convention section (bfr_core.evaluation.official) over the run's own questions."""
-    from bfr_core.evaluation.evaluate import select_questions
-    from bfr_core.evaluation.official import official_summary
-
     return official_summary(store, dataset, arms, select_questions(store, dataset, args.limit, args.sample, args.seed))
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.config import Config
-    from bfr_core.evaluation.evaluate import RunSpec, bind_data, evaluate, resumed_stale
-    from bfr_core.evaluation.executors import make_executor
-    from bfr_core.evaluation.summary import summarize
-    from bfr_core.llm.prices import load_prices
-    from bfr_core.progress import tqdm_progress
-    from bfr_core.store import Store
-
     dataset = args.dataset or args.benchmark
     if not dataset:
         raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")
@@ -171,8 +171,6 @@ def run(args: argparse.Namespace) -> int:
     provider_label = "offline rules"
     wants_answers = args.answer or args.judge or args.suff or args.lme_judge
     if args.provider != "rules" or wants_answers:
-        from bfr_core.llm.factory import make_llm
-
         llm = make_llm(config.llm, store)
         provider_label = getattr(llm, "label", args.provider)
     if args.official_corpus and dataset != "longmemeval":
@@ -192,12 +190,10 @@ def run(args: argparse.Namespace) -> int:
                         else panel.adjudicator.with_run(spec.run_id))
     vectors_note(store, dataset)
     if args.dry_run:
-        from bfr_core.evaluation.dryrun import dry_run, render_plan
-
-        plan = dry_run(store, spec, llm=llm if args.provider != "rules" else None, answer_llm=llm, panel=panel,
+        plan = dryrun.dry_run(store, spec, llm=llm if args.provider != "rules" else None, answer_llm=llm, panel=panel,
                        config=config, answer=wants_answers, judge=args.judge, suff=args.suff,
                        prices=prices)
-        print(render_plan(plan), file=sys.stderr)
+        print(dryrun.render_plan(plan), file=sys.stderr)
         _emit(args, json.dumps(plan, indent=2), spec.run_id)
         return 0
     executor = make_executor(args.executor, args.workers, args.ray_address)
@@ -209,9 +205,6 @@ def run(args: argparse.Namespace) -> int:
                       progress=progress, executor=executor, llm_config=config.llm, price=tracker_price,
                       processes=args.processes)
     if wants_answers:
-        from bfr_core.evaluation.answers import score_answers
-        from bfr_core.evaluation.evaluate import StatusTracker
-
         tracker = StatusTracker(0, clients, tracker_price)
         score_answers(store, run_id, llm, answer=True, judge=args.judge, suff=args.suff, lme_judge=args.lme_judge,
                       panel=panel,
@@ -222,14 +215,9 @@ def run(args: argparse.Namespace) -> int:
     if args.official_corpus:
         summary["official_corpus"] = _official(store, dataset, arms, args)
     if llm is not None:  # what this run spent: calls, cache hits, tokens, cost (provider calls only)
-        from dataclasses import asdict
-
-        from bfr_core.llm.cache import call_summary, usage_by
-
         summary["llm_calls"] = asdict(call_summary(store, run_id))
         # per arm (and role inside) and per role; beside the arms, whose contract (DESIGN.md 4) stays as is
         summary["usage"] = usage_by(store, run_id, price)
-    from bfr_core.evaluation.labels import flush_pending
 
     queued = flush_pending(store)  # labels the app queued while this run held the store
     if queued:
@@ -242,9 +230,6 @@ def run(args: argparse.Namespace) -> int:
 def plugin_note(arms: tuple[str, ...], out: Any = None) -> None:
     """One line (stderr) per plug-in arm of the run: it runs in-process from an installed package and can
     read the store, gold included (docs/plugins.md), so its figures are marked as such."""
-    from bfr_core.errors import printable
-    from bfr_core.pipeline import BUILTIN_ARMS, resolve
-
     for arm in (a for a in arms if a not in BUILTIN_ARMS):
         module = getattr(resolve(arm), "__module__", "?")
         print(f"note: arm {printable(arm)} is a plug-in (package module {printable(str(module))}); it runs in this "
@@ -256,8 +241,6 @@ def vectors_note(store: Any, dataset: str, out: Any = None) -> None:
     """One line (stderr) when some turn texts of ``dataset`` have no cached vectors yet (``bfr ingest
     --no-embed``, or an ingest stopped while encoding): the run computes each scope's on its first
     question, so the first question of each conversation or haystack takes longer."""
-    from bfr_core.retrieval.readiness import first_use_seconds, readiness
-
     r = readiness(store, dataset)
     if not r.dense_ready:
         print(f"note: {r.missing:,} of {r.texts:,} turn texts of '{dataset}' have no vectors yet; this run computes "
@@ -267,8 +250,6 @@ def vectors_note(store: Any, dataset: str, out: Any = None) -> None:
 
 def _pricer(llm: Any, panel: Any, table: Any) -> Any:
     """cost(provider, model, tokens_in, tokens_out) for this run's clients; None = unknown price."""
-    from bfr_core.llm.prices import cost_usd, price_key
-
     keys = {(c.provider, c.model): price_key(c) for c in [llm, *(panel.clients if panel else ())] if c is not None}
 
     def price(provider: str, model: str, tin: int, tout: int) -> float | None:
@@ -279,8 +260,6 @@ def _pricer(llm: Any, panel: Any, table: Any) -> Any:
 
 def _shipped(args: argparse.Namespace, config: Any) -> Any:
     """The Suff@Set panel as settings, for remote workers."""
-    from bfr_core.evaluation.answers import ShippedClients
-
     def cfg(spec: str) -> Any:
         return llm_settings(args, spec) if spec else None
 
@@ -289,8 +268,6 @@ def _shipped(args: argparse.Namespace, config: Any) -> Any:
 
 def _emit(args: argparse.Namespace, text: str, run_id: str) -> None:
     if args.json_out:
-        from bfr_core.outfile import write_output
-
         write_output(args.json_out, text + "\n", option="--json", store=args.db, force=args.force)
         print(f"run {run_id}: wrote {args.json_out}", file=sys.stderr)
     else:

@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.ingest.corpus import corpus_lines
+from bfr_core.outfile import check_output, output_argument, write_output
+from bfr_core.progress import tqdm_progress
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("dataset", metavar="DATASET", help="dataset id in the store")
     p.add_argument("--db", required=True, help="DuckDB store file")
     output_argument(p, "--out", required=True, help="JSON Lines file to write (one line per scope)")
@@ -30,11 +32,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.ingest.corpus import corpus_lines
-    from bfr_core.outfile import check_output, write_output
-    from bfr_core.progress import tqdm_progress
-    from bfr_core.store import Store
-
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
     check_output(args.out, option="--out", store=args.db, force=args.force)  # before any work

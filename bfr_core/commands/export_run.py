@@ -10,15 +10,18 @@ with ``--force``), checked before the store is read.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.imported import export_rows, gold_rows
+from bfr_core.evaluation.runfiles import write_jsonl, write_qrels, write_trec
+from bfr_core.outfile import check_output, output_argument, write_output
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("run", metavar="RUN", help="run id")
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--format", dest="fmt", default="trec", help="trec | jsonl (default trec)")
@@ -29,11 +32,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation.imported import export_rows, gold_rows
-    from bfr_core.evaluation.runfiles import write_jsonl, write_qrels, write_trec
-    from bfr_core.outfile import check_output, write_output
-    from bfr_core.store import Store
-
     writers = {"trec": write_trec, "jsonl": write_jsonl}
     if args.fmt not in writers:
         raise BfrError(f"unknown format '{args.fmt}'; choose trec or jsonl")
@@ -61,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _render(writer, items) -> str:  # noqa: ANN001 - one of runfiles' writers and its items
-    import io
-
     buf = io.StringIO()
     writer(buf, items)
     return buf.getvalue()

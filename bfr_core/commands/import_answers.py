@@ -13,13 +13,16 @@ import argparse
 import json
 from pathlib import Path
 
+from bfr_core.commands.jsonout import add_force, emit, open_store
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.answer_import import import_answers
+from bfr_core.evaluation.overlay import ingest_overlay
+from bfr_core.ingest.common import check_file
+from bfr_core.outfile import output_argument
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.commands.jsonout import add_force
-    from bfr_core.outfile import output_argument
-
     add_force(p)
     p.add_argument("file", metavar="FILE", help="the answers file")
     p.add_argument("--db", required=True, help="DuckDB store holding the dataset")
@@ -35,10 +38,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.commands.jsonout import emit, open_store
-    from bfr_core.evaluation.answer_import import import_answers
-    from bfr_core.ingest.common import check_file
-
     check_file(Path(args.file))
     store = open_store(args.db, args.json, args.force)
     try:
@@ -57,10 +56,6 @@ def run(args: argparse.Namespace) -> int:
 def ingest_overlay_command(args: argparse.Namespace) -> int:
     """``bfr ingest overlay FILE --db DB --dataset D [--name audit] [--replace]``: an audited answer key
     (the locomo-audit ``errors.json`` format) over dataset D; prints what it holds as JSON."""
-    from bfr_core.evaluation.overlay import ingest_overlay
-    from bfr_core.ingest.common import check_file
-    from bfr_core.store import Store
-
     check_file(Path(args.path))
     if not args.dataset:
         raise BfrError("bfr ingest overlay needs --dataset: the dataset whose answer key it corrects")

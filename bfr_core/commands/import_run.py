@@ -15,6 +15,12 @@ import json
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.imported import import_run, official_rows
+from bfr_core.evaluation.metrics import aggregate
+from bfr_core.evaluation.official import KEYS
+from bfr_core.evaluation.summary import summarize
+from bfr_core.ingest.common import check_file
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,13 +39,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation.imported import import_run, official_rows
-    from bfr_core.evaluation.metrics import aggregate
-    from bfr_core.evaluation.official import KEYS
-    from bfr_core.evaluation.summary import summarize
-    from bfr_core.ingest.common import check_file
-    from bfr_core.store import Store
-
     check_file(Path(args.file))
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")

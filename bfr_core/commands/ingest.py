@@ -17,10 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
+from bfr_core.commands.import_answers import ingest_overlay_command
+from bfr_core.errors import InputError
+from bfr_core.evaluation.executors import make_executor
+from bfr_core.ingest import FOLDER_KINDS, check_kind, ingest
+from bfr_core.ingest.common import check_file
 from bfr_core.progress import Progress, restarts, tqdm_progress
 from bfr_core.records import IngestReport
+from bfr_core.store import Store, removed_if_failed
 
 KINDS_HELP = "locomo | longmemeval | jsonl | beam | locomo-plus | overlay (an audited key: --dataset D)"
 
@@ -78,16 +85,7 @@ def format_report(report: IngestReport, db: str, seconds: float) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from pathlib import Path
-
-    from bfr_core.errors import InputError
-    from bfr_core.ingest import FOLDER_KINDS, check_kind, ingest
-    from bfr_core.ingest.common import check_file
-    from bfr_core.store import Store, removed_if_failed
-
     if args.kind == "overlay":
-        from bfr_core.commands.import_answers import ingest_overlay_command
-
         return ingest_overlay_command(args)
     check_kind(args.kind)  # fail before the store file is created or opened
     if args.kind not in FOLDER_KINDS:
@@ -105,8 +103,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             check_file(Path(args.locomo))
     executor = None
     if args.executor == "ray" or args.ray_address:
-        from bfr_core.evaluation.executors import make_executor
-
         executor = make_executor("ray" if args.executor == "ray" else "thread", 1, args.ray_address)
     progress = None if args.quiet else staged_progress()
     started = time.perf_counter()

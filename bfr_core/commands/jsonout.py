@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from bfr_core.errors import BfrError
+from bfr_core.outfile import check_output, write_output
+from bfr_core.store import Store
 
 
 def open_store(db: str, json_path: str | None, force: bool = False) -> Any:
     """The store at ``db`` (which must exist), once ``json_path`` (if any) is known to be writable
     (an existing file only with ``force``)."""
-    from bfr_core.outfile import check_output
-    from bfr_core.store import Store
-
     if not Path(db).exists():
         raise BfrError(f"store {db} does not exist")
     if json_path:
@@ -24,8 +23,6 @@ def open_store(db: str, json_path: str | None, force: bool = False) -> Any:
 
 def emit(text: str, json_path: str | None, db: str, force: bool = False) -> None:
     """Print ``text``; also write it to ``json_path`` when given."""
-    from bfr_core.outfile import write_output
-
     if json_path:
         write_output(json_path, text + "\n", option="--json", store=db, force=force)
     print(text)

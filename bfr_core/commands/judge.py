@@ -14,13 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 
+from bfr_core.commands.jsonout import add_force, emit, open_store
+from bfr_core.config import LLMConfig
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.judging import judge_run, parse_judge
+from bfr_core.evaluation.overlay import golds_under
+from bfr_core.llm.factory import make_llm
+from bfr_core.outfile import output_argument
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.commands.jsonout import add_force
-    from bfr_core.outfile import output_argument
-
     add_force(p)
     p.add_argument("run_id", metavar="RUN", help="the run whose answers to judge")
     p.add_argument("--db", required=True, help="DuckDB store holding the run")
@@ -35,12 +38,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.commands.jsonout import emit, open_store
-    from bfr_core.config import LLMConfig
-    from bfr_core.evaluation.judging import judge_run, parse_judge
-    from bfr_core.evaluation.overlay import golds_under
-    from bfr_core.llm.factory import make_llm
-
     spec = parse_judge(args.judge, args.prompt)
     if args.workers < 1:
         raise BfrError(f"--workers must be at least 1, got {args.workers}")

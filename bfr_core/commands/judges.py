@@ -11,13 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 
+from bfr_core.commands.jsonout import add_force, emit, open_store
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.judge_report import judge_report
+from bfr_core.evaluation.overlay import overlay_names
+from bfr_core.outfile import output_argument
+from bfr_core.runs import run_row
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.commands.jsonout import add_force
-    from bfr_core.outfile import output_argument
-
     add_force(p)
     p.add_argument("run_ids", metavar="RUN", nargs="+", help="the runs whose verdicts to report")
     p.add_argument("--db", required=True, help="DuckDB store holding the runs")
@@ -28,11 +30,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.commands.jsonout import emit, open_store
-    from bfr_core.evaluation.judge_report import judge_report
-    from bfr_core.evaluation.overlay import overlay_names
-    from bfr_core.runs import run_row
-
     store = open_store(args.db, args.json, args.force)
     try:
         datasets = set()

@@ -7,11 +7,13 @@ import argparse
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.judge_report import keys_markdown
+from bfr_core.evaluation.report import report
+from bfr_core.outfile import check_output, output_argument, write_output
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("run", help="run id (printed by bfr eval; see the runs table)")
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--ref", default=None, help="reference arm for the paired tests (default mem0)")
@@ -25,10 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation.report import report
-    from bfr_core.outfile import check_output, write_output
-    from bfr_core.store import Store
-
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist")
     if args.k is not None and args.k < 1:
@@ -37,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
         raise BfrError("--k and --own-budgets exclude each other: one cuts every set to K, the other cuts none")
     if args.out:
         check_output(args.out, option="--out", store=args.db, force=args.force)  # before any work
-    text = report(Store(args.db, read_only=True), args.run, args.ref, args.k, own_budgets=args.own_budgets)
+    store = Store(args.db, read_only=True)
+    text = report(store, args.run, args.ref, args.k, own_budgets=args.own_budgets)
+    text += keys_markdown(store, args.run)  # every arm under each answer key, where an overlay exists
     if args.out:
         write_output(args.out, text, option="--out", store=args.db, force=args.force)
     else:

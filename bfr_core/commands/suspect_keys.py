@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from bfr_core.commands.jsonout import add_force, emit, open_store
+from bfr_core.errors import BfrError
+from bfr_core.evaluation.overlay import load_overlay
+from bfr_core.evaluation.suspect_keys import as_overlay, score_flags, suspect_keys
+from bfr_core.outfile import check_output, output_argument, write_output
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.commands.jsonout import add_force
-    from bfr_core.outfile import output_argument
-
     add_force(p)
     p.add_argument("--db", required=True, help="DuckDB store holding the dataset")
     p.add_argument("--dataset", required=True, help="the dataset whose key to check")
@@ -27,12 +30,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.commands.jsonout import emit, open_store
-    from bfr_core.errors import BfrError
-    from bfr_core.evaluation.overlay import load_overlay
-    from bfr_core.evaluation.suspect_keys import as_overlay, score_flags, suspect_keys
-    from bfr_core.outfile import check_output, write_output
-
     if args.out:
         check_output(args.out, option="--out", store=args.db, force=args.force)
     store = open_store(args.db, args.json, args.force)

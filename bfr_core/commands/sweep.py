@@ -7,11 +7,14 @@ import sys
 from pathlib import Path
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.sweep import PAPER_POINTS, output_paths, sweep, write_outputs
+from bfr_core.method.budgets import NAMES
+from bfr_core.outfile import check_output, output_argument
+from bfr_core.progress import tqdm_progress
+from bfr_core.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from bfr_core.outfile import output_argument
-
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
     p.add_argument("--dataset", default=None, help="any dataset name in the store")
@@ -26,12 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.evaluation.sweep import PAPER_POINTS, output_paths, sweep, write_outputs
-    from bfr_core.method.budgets import NAMES
-    from bfr_core.outfile import check_output
-    from bfr_core.progress import tqdm_progress
-    from bfr_core.store import Store
-
     dataset = args.dataset or args.benchmark
     if not dataset:
         raise BfrError("name the data with --benchmark locomo|longmemeval or --dataset NAME")

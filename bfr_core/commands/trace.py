@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from bfr_core.errors import BfrError
+from bfr_core.evaluation.evaluate import load_trace
+from bfr_core.pipeline import run as run_pipeline
 from bfr_core.records import Step, Trace
+from bfr_core.store import Store
 
 WIDTH = 88
 
@@ -32,22 +35,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bfr_core.store import Store
-
     if not Path(args.db).exists():
         raise BfrError(f"store {args.db} does not exist; create it with `bfr ingest ... --db {args.db}`")
     store = Store(args.db, read_only=True)
     dataset = args.dataset or _find_dataset(store, args.question_id)
     question = store.question(dataset, args.question_id)
     if args.run:
-        from bfr_core.evaluation.evaluate import load_trace
-
         trace = load_trace(store, args.run, args.question_id, args.arm)
         if trace is None:
             raise BfrError(f"run '{args.run}' has no trace for question {args.question_id} and arm {args.arm}")
     else:
-        from bfr_core.pipeline import run as run_pipeline
-
         trace = run_pipeline(store, dataset, args.question_id, args.arm, budget=args.budget or None)
     if args.json:
         print(json.dumps(trace.to_dict(), indent=2))

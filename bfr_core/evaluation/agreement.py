@@ -16,6 +16,7 @@ from itertools import combinations
 from typing import Any
 
 from bfr_core.evaluation.labels import JUDGE_PREFIX, JUDGED_WHOLE, LABELS, ensure_schema
+from bfr_core.evaluation.stats import cohen_kappa, confusion_matrix
 from bfr_core.store import Store
 
 
@@ -125,8 +126,6 @@ def paired(raters: dict[str, dict[str, str]], a: str, b: str) -> tuple[list[str]
 
 def agreement(store: Store, raters: dict[str, dict[str, str]] | None = None) -> list[dict[str, Any]]:
     """Cohen's kappa, observed agreement and n for every pair of raters sharing items."""
-    from bfr_core.evaluation.stats import cohen_kappa, confusion_matrix
-
     raters = rater_labels(store) if raters is None else raters
     out = []
     for a, b in combinations(sorted(raters), 2):
@@ -141,8 +140,6 @@ def agreement(store: Store, raters: dict[str, dict[str, str]] | None = None) -> 
 
 def confusion(raters: dict[str, dict[str, str]], a: str, b: str) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
     """(labels, counts) with ``a`` in rows and ``b`` in columns, over the items both labelled."""
-    from bfr_core.evaluation.stats import confusion_matrix
-
     la, lb = paired(raters, a, b)
     cm = confusion_matrix(la, lb, LABELS)
     return tuple(str(x) for x in cm.labels), cm.counts

@@ -23,6 +23,8 @@ from typing import Any
 from bfr_core.config import LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_f1 import f1_score, locomo_f1
+from bfr_core.evaluation.evaluate import worker_llm
+from bfr_core.evaluation.executors import ThreadExecutor
 from bfr_core.llm.base import LLM, LLMCallFailed
 from bfr_core.llm.cache import CallRecord, LLMCache, call_arm, spent_ms
 from bfr_core.progress import Progress
@@ -128,8 +130,6 @@ class ShippedClients:
     procedure_b: str = "cite"
 
     def open(self) -> tuple[LLM, SuffPanel]:
-        from bfr_core.evaluation.evaluate import worker_llm
-
         main = worker_llm(self.llm)
         b = worker_llm(self.judge_b) if self.judge_b else main
         adj = worker_llm(self.adjudicator) if self.adjudicator else main
@@ -209,8 +209,6 @@ def score_answers(
     ``lme_judge``: LongMemEval's official judge after the paper's (a question of a type it has no prompt
     for is an error); on a LongMemEval dataset the answerer sees the question date.
     """
-    from bfr_core.evaluation.executors import ThreadExecutor
-
     executor = executor or ThreadExecutor(1)
     remote = bool(getattr(executor, "remote", False))
     if remote and shipped is None:

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bfr_core.store import Store
+from bfr_core.fusion import rank_order
+from bfr_core.retrieval.embed import cached_vectors
+from bfr_core.retrieval.encoders import default_spec
+from bfr_core.retrieval.scope import scope_views
+from bfr_core.retrieval.views.bm25 import BM25View
+from bfr_core.retrieval.views.common import index_text
+from bfr_core.store import Store, text_hash
 
 TOPK_ARMS: tuple[str, ...] = ("mem0", "amem")  # one-shot relevance top-k
 BFR_ARMS: tuple[str, ...] = ("bfr-text", "bfr-mv", "bfr")
@@ -87,8 +93,9 @@ def mine_cases(rows: Sequence[ResultRow], gold: Mapping[str, Sequence[str]], *,
     return sorted(out, key=_clarity)
 
 
-def load_cases(store: Store, run_id: str, dataset_id: str, **kw: Sequence[str]) -> list[Case]:
-    """:func:`mine_cases` over the ``ok`` results of one stored run."""
+def load_cases(store: Store, run_id: str, dataset_id: str, k: int | None = None, **kw: Sequence[str]) -> list[Case]:
+    """:func:`mine_cases` over the ``ok`` results of one stored run; with ``k``, every set cut to its
+    first ``k`` ids first (cases at one set size, not a small top-k against a larger BFR set)."""
     rows = store.cursor().execute(
         "SELECT question_id, arm, evidence, coalesce(qtype, '') FROM results WHERE run_id = ? AND status = 'ok' "
         "ORDER BY question_id, arm", [run_id]).fetchall()
@@ -97,24 +104,19 @@ def load_cases(store: Store, run_id: str, dataset_id: str, **kw: Sequence[str]) 
             "SELECT question_id, turn_id FROM gold WHERE dataset_id = ? ORDER BY question_id, turn_id",
             [dataset_id]).fetchall():
         gold.setdefault(qid, []).append(tid)
-    return mine_cases([ResultRow(q, a, tuple(e or ()), t) for q, a, e, t in rows], gold, **kw)
+    return mine_cases([ResultRow(q, a, tuple(e or ())[:k], t) for q, a, e, t in rows], gold, **kw)
 
 
 def gold_ranks(scores: np.ndarray, turn_ids: Sequence[str], gold: Sequence[str]) -> dict[str, int]:
     """1-based rank of each gold turn when ``scores`` (aligned with ``turn_ids``) are sorted
     descending, equal scores in ``turn_ids`` order; a gold id not in ``turn_ids`` is left out."""
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    order = rank_order(np.asarray(scores, dtype=np.float64))
     rank = {turn_ids[i]: r + 1 for r, i in enumerate(order)}
     return {g: rank[g] for g in gold if g in rank}
 
 
 def dense_ready(store: Store, dataset_id: str, scope_id: str) -> bool:
     """True when every turn text of the scope is cached for every default dense model (no encoding needed)."""
-    from bfr_core.retrieval.embed import cached_vectors
-    from bfr_core.retrieval.encoders import default_spec
-    from bfr_core.retrieval.views.common import index_text
-    from bfr_core.store import text_hash
-
     hashes = list(dict.fromkeys(text_hash(index_text(t)) for t in store.scope_turns(dataset_id, scope_id)))
     spec = default_spec()
     return all(len(cached_vectors(store, m, hashes)) == len(hashes) for m in [spec.base, spec.short] if m)
@@ -123,8 +125,6 @@ def dense_ready(store: Store, dataset_id: str, scope_id: str) -> bool:
 def view_ranks(store: Store, dataset_id: str, question_id: str, *, dense: bool | None = None) -> dict[str, dict[str, int]]:
     """view -> {gold turn -> rank} for the question's own text over its scope. BM25 always; dense
     and hybrid when ``dense`` (default: when :func:`dense_ready`, so nothing is encoded)."""
-    from bfr_core.retrieval.views.bm25 import BM25View
-
     q = store.question(dataset_id, question_id)
     turns = store.scope_turns(dataset_id, q.scope_id)
     ids = [t.turn_id for t in turns]
@@ -132,8 +132,6 @@ def view_ranks(store: Store, dataset_id: str, question_id: str, *, dense: bool |
     if dense is None:
         dense = dense_ready(store, dataset_id, q.scope_id)
     if dense:
-        from bfr_core.retrieval.scope import scope_views
-
         v = scope_views(store, dataset_id, q.scope_id)
         ids = [t.turn_id for t in v.turns]
         out["dense"] = gold_ranks(v.dense.scores(q.text), ids, q.gold)

@@ -39,8 +39,11 @@ from bfr_core.llm.cache import Q_GET
 from bfr_core.llm.limits import count_tokens
 from bfr_core.llm.prices import PRICES, cost_usd, price_key
 from bfr_core.llm.rules import RulesLLM
+from bfr_core.pipeline import run_query
 from bfr_core.records import Question
+from bfr_core.retrieval.scope import scope_views
 from bfr_core.roles.snippets import render
+from bfr_core.roles.sufficiency import ADJUDICATE_NOTE
 from bfr_core.store import Store
 
 EXACT_ROLES = frozenset({"answer", "span", "suff"})  # inputs known from the evidence alone
@@ -131,9 +134,6 @@ def dry_run(store: Store, spec: RunSpec, *, llm: Any = None, answer_llm: Any = N
 
     ``llm`` is the client the arms get (None: offline arms, no retrieval calls); ``answer_llm`` and
     ``panel`` the answer-level clients."""
-    from bfr_core.pipeline import run_query
-    from bfr_core.retrieval.scope import scope_views
-
     cache = _ReadCache(store)  # reads only: no DDL, no writes
     fakes: dict[int, DryRunLLM] = {}
 
@@ -235,7 +235,6 @@ def _tally(store: Store, spec: RunSpec, per_client: list[tuple[DryRunLLM, list[t
         paid = suff["calls"] - suff["cache_hits"]
         pairs = paid / 2  # judge A and judge B per judged set
         n = round(pairs * share)
-        from bfr_core.roles.sufficiency import ADJUDICATE_NOTE
 
         per_call = (suff["tokens_in"] / paid if paid else 0) + count_tokens(ADJUDICATE_NOTE)
         out = round(suff["tokens_out"] / paid) if paid else 0

@@ -11,8 +11,8 @@ The (question, arm) pairs run on an :class:`~bfr_core.evaluation.executors.Execu
 default, or a Ray cluster); the calling thread alone writes the store, one scope per batch, in the
 same order whatever the number of workers, so the rows do not depend on it. A thread worker gets the
 scope's views and the run's client (:class:`LocalScope`); a remote one gets what rebuilds them
-without the store (:class:`ShippedScope`: the scope's turns, their and the questions' cached vectors
-and entities, the LLM settings) and sends back its calls for the driver to log
+without the store (:class:`RemoteScope`: the scope's ``retrieval.payload.ScopePayload`` and the LLM
+settings) and sends back its calls for the driver to log
 (``llm.cache.RecordingLLM``). The table SQL lives in ``bfr_core.runs``.
 
 Model failures: an arm whose every model call for a question failed for good (``LLMCallFailed``, each
@@ -34,37 +34,36 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
-
-import numpy as np
 
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
-from bfr_core.evaluation.metrics import score_question
+from bfr_core.evaluation.procpool import scopes_in_processes
+from bfr_core.evaluation.rows import failed_row, result_row
 from bfr_core.evaluation.sampling import stratified_sample
 from bfr_core.llm.base import LLMCallFailed
-from bfr_core.llm.cache import CallRecord, LLMCache, Meter, call_arm, meters, spent_ms
+from bfr_core.llm.cache import CallRecord, LLMCache, Meter, RecordingLLM, call_arm, meters, spent_ms
+from bfr_core.llm.factory import make_provider
+from bfr_core.llm.limits import Limits, limiter_for
+from bfr_core.llm.retry import RetryingLLM, RetryPolicy
+from bfr_core.method import turn_scores
+from bfr_core.pipeline import run_query
 from bfr_core.progress import Progress, RunStatus
-from bfr_core.records import Question, Scope, Trace, Turn
+from bfr_core.records import Question, Trace
 from bfr_core.retrieval.encoders import default_spec
-from bfr_core.runs import (  # noqa: F401 - re-exported: the old home of these names
-    RESULT_COLUMNS,
-    RUNS_DDL,
-    TRACE_COLUMNS,
+from bfr_core.retrieval.payload import ScopePayload, payload_views, scope_payload
+from bfr_core.retrieval.scope import scope_views
+from bfr_core.runs import (
     done_pairs,
     ensure_schema,
     finish_run,
-    list_runs,
-    load_results,
     load_trace_dict,
     register_run,
-    run_row,
     stale_runs,
     write_batch,
 )
-from bfr_core.sentences import search_texts
 from bfr_core.store import Store
 
 BENCHMARK_DATASETS = {"locomo": "locomo", "longmemeval": "longmemeval"}
@@ -99,9 +98,7 @@ def settings_key() -> str:
     """A short hash of our arm's shipped weights (``turn_scores.DEFAULT``): in the id of every run with
     ``bfr``, so re-running after the weights change starts a new run instead of resuming into rows
     scored at the old ones."""
-    from bfr_core.method.turn_scores import DEFAULT
-
-    return hashlib.sha1(json.dumps(asdict(DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
+    return hashlib.sha1(json.dumps(asdict(turn_scores.DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
 
 
 def bind_data(store: Store, spec: RunSpec) -> RunSpec:
@@ -141,23 +138,6 @@ def select_questions(store: Store, dataset_id: str, limit: int | None = None, sa
     return qs[:limit] if limit else qs
 
 
-def result_row(run_id: str, q: Question, trace: Trace, llm_ms: float | None = None) -> tuple[Any, ...]:
-    # The @k metrics are taken over the whole evidence set (k = its size): arms are compared as sets.
-    s = score_question(trace.evidence, q.gold)
-    return (
-        run_id, q.question_id, trace.arm, trace.budget, q.qtype, list(trace.evidence),
-        len(trace.evidence), trace.calls, len(q.gold), s.gold_hit, s.turn_hit, s.er, s.cer,
-        s.recall_any, s.recall_all, s.ndcg_any, trace.elapsed_ms, "ok", None, llm_ms,
-    )
-
-
-def failed_row(run_id: str, q: Question, arm: str, budget: str, error: str) -> tuple[Any, ...]:
-    """A question whose arm raised: scored as an empty evidence set (it stays in the denominator)."""
-    s = score_question((), q.gold)
-    return (run_id, q.question_id, arm, budget, q.qtype, [], 0, 0, len(q.gold), s.gold_hit, s.turn_hit,
-            s.er, s.cer, s.recall_any, s.recall_all, s.ndcg_any, 0.0, "failed", error, None)
-
-
 # -- the work of one (question, arm), wherever it runs ----------------------------------------
 @dataclass(frozen=True, slots=True)
 class RunParams:
@@ -184,32 +164,17 @@ class LocalScope:
 
 
 @dataclass(frozen=True, eq=False)
-class ShippedScope:
-    """A remote worker's context: everything that rebuilds the scope's views without the store.
-
-    The vectors and entities are the store's cached ones, so the worker ranks exactly as the driver
-    would; ``llm`` are the settings a worker builds its own client from (API keys come from the
-    worker's environment, never from here)."""
+class RemoteScope:
+    """A remote worker's context: the scope's payload (``retrieval.payload``: what rebuilds its views
+    without the store, so the worker ranks exactly as the driver would) and the LLM settings a worker
+    builds its own client from (API keys come from the worker's environment, never from here)."""
 
     params: RunParams
-    scope: Scope
-    turns: tuple[Turn, ...]
-    vectors: np.ndarray
-    short_vectors: np.ndarray | None
-    model_id: str
-    short_model_id: str
-    query_texts: tuple[str, ...]
-    query_vectors: np.ndarray  # rows aligned with query_texts (base model)
-    short_query_vectors: np.ndarray | None
-    entities: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # text hash -> NER, cached
+    payload: ScopePayload
     llm: LLMConfig | None = None
 
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.params.run_id, self.params.dataset_id, self.scope.scope_id)
-
     def open(self) -> tuple[Any, Any]:
-        return _worker_views(self), (worker_llm(self.llm) if self.llm is not None else None)
+        return payload_views(self.payload)[0], (worker_llm(self.llm) if self.llm is not None else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,54 +218,12 @@ class _CallTally:
         return resp
 
 
-_WORKER_VIEWS: dict[tuple[str, str, str], Any] = {}
 _WORKER_LLMS: dict[LLMConfig, Any] = {}
 _WORKER_LOCK = threading.Lock()
 
 
-def _worker_views(ship: ShippedScope) -> Any:
-    """The views of a shipped scope, built once per worker process."""
-    from functools import partial
-
-    from bfr_core.retrieval.encoders import get_model
-    from bfr_core.retrieval.scope import build_views
-    from bfr_core.retrieval.views.dense import _remember
-
-    with _WORKER_LOCK:
-        hit = _WORKER_VIEWS.get(ship.key)
-        if hit is not None:
-            return hit
-        model = get_model(ship.model_id)
-        short = get_model(ship.short_model_id) if ship.short_model_id else None
-        views = build_views(ship.scope, ship.turns, ship.vectors, model, None,
-                            short_vectors=ship.short_vectors, short_model=short)
-        views.entity._ner = partial(_shipped_ner, ship.entities)  # the driver's cached NER first
-        for i, text in enumerate(ship.query_texts):
-            _remember((model.model_id, text), ship.query_vectors[i].copy())
-            if short is not None and ship.short_query_vectors is not None:
-                _remember((short.model_id, text), ship.short_query_vectors[i].copy())
-        _WORKER_VIEWS.clear()  # one scope at a time per worker: a run goes scope by scope
-        _WORKER_VIEWS[ship.key] = views
-        return views
-
-
-def _shipped_ner(cached: dict[str, list[tuple[str, str]]], texts: Sequence[str]) -> list[Any]:
-    from bfr_core.retrieval.views.entity import run_ner
-    from bfr_core.store import text_hash
-
-    hashes = [text_hash(t) for t in texts]
-    todo = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in cached))
-    fresh = dict(zip(todo, run_ner(todo), strict=True))
-    return [list(cached[h]) if h in cached else fresh[t] for t, h in zip(texts, hashes, strict=True)]
-
-
 def worker_llm(config: LLMConfig) -> Any:
     """A remote worker's client (one per settings per process) for ``config``: the provider, retried under its limits, recording calls."""
-    from bfr_core.llm.cache import RecordingLLM
-    from bfr_core.llm.factory import make_provider
-    from bfr_core.llm.limits import Limits, limiter_for
-    from bfr_core.llm.retry import RetryingLLM, RetryPolicy
-
     with _WORKER_LOCK:
         if config not in _WORKER_LLMS:
             inner = make_provider(config)
@@ -311,10 +234,8 @@ def worker_llm(config: LLMConfig) -> Any:
         return _WORKER_LLMS[config]
 
 
-def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> Retrieved:
+def retrieve_one(ctx: LocalScope | RemoteScope, item: tuple[Question, str]) -> Retrieved:
     """Run ``arm`` on ``question`` in ``ctx``'s scope: its row and trace (a failure is a failed row)."""
-    from bfr_core.pipeline import run_query
-
     q, arm = item
     p = ctx.params
     views, client = ctx.open()
@@ -342,34 +263,6 @@ def retrieve_one(ctx: LocalScope | ShippedScope, item: tuple[Question, str]) -> 
                                f"llm: all {llm.failed} model call(s) failed ({llm.reason})"), None)
     row = result_row(p.run_id, q, trace, spent_ms(client) - llm_start if client is not None else None)
     return done(row, trace_json)
-
-
-def ship_scope(store: Store, params: RunParams, views: Any, questions: Sequence[Question],
-               llm_config: LLMConfig | None) -> ShippedScope:
-    """What a remote worker needs for ``views``' scope, read from the store's caches."""
-    from bfr_core.retrieval.embed import query_vectors
-    from bfr_core.retrieval.views.entity import NER_MODEL, Q_ENTITIES
-    from bfr_core.store import text_hash
-
-    texts = tuple(search_texts(q.text for q in questions))
-    short_model = views.dense.short_model
-
-    def vecs(model: Any) -> np.ndarray:
-        found, _ = query_vectors(store, model, texts)
-        return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
-
-    entities: dict[str, list[tuple[str, str]]] = {}
-    hashes = list(dict.fromkeys(text_hash(t.text) for t in views.turns))
-    try:
-        for h, labels, spans in store.cursor().execute(Q_ENTITIES, [hashes, NER_MODEL]).fetchall():
-            entities[h] = list(zip(labels, spans, strict=True))
-    except Exception:  # noqa: BLE001 - no entities table yet: the worker runs NER itself
-        entities = {}
-    return ShippedScope(
-        params, views.scope, tuple(views.turns), views.turn_vectors, views.dense.short_vectors,
-        views.model.model_id, short_model.model_id if short_model is not None else "", texts,
-        vecs(views.model), vecs(short_model) if short_model is not None else None, entities, llm_config,
-    )
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -410,8 +303,6 @@ def evaluate(
     executor needs ``llm_config`` when ``llm`` is set (its workers build their own clients). The
     progress label is the run's :class:`~bfr_core.progress.RunStatus` line. ``processes`` > 1 on a run
     without an LLM: scopes run in worker processes (``procpool``), the same rows in the same order."""
-    from bfr_core.retrieval.scope import scope_views
-
     executor = executor or ThreadExecutor(1)
     remote = bool(getattr(executor, "remote", False))
     if remote and llm is not None and llm_config is None:
@@ -428,8 +319,6 @@ def evaluate(
     for q in questions:
         by_scope[q.scope_id].append(q)
     if processes > 1 and llm is None and on_question is None:  # -- worker processes (procpool) --
-        from bfr_core.evaluation.procpool import scopes_in_processes
-
         total, finished = len(questions) * len(spec.arms), len(done)
         todo_scopes = [(s, [(q, a) for q in by_scope[s] for a in spec.arms if (q.question_id, a) not in done])
                        for s in sorted(by_scope)]
@@ -452,16 +341,14 @@ def evaluate(
     todo_by_scope = {k: v for k, v in todo_by_scope.items() if v}
     order = [(scope_id, item) for scope_id, todo in todo_by_scope.items() for item in todo]
 
-    def jobs() -> Iterator[tuple[LocalScope | ShippedScope, tuple[Question, str]]]:
-        """Scope by scope; a scope's views are built when its first job is taken (in this thread)."""
+    def jobs() -> Iterator[tuple[LocalScope | RemoteScope, tuple[Question, str]]]:
+        """Scope by scope; a scope's views (or its payload) are made when its first job is taken (in this thread)."""
         for scope_id, todo in todo_by_scope.items():
-            views = scope_views(store, spec.dataset_id, scope_id)
-            prime = getattr(getattr(views, "dense", None), "prime", None)
-            if prime is not None:  # cached question vectors, else batched encoding instead of one call per question
-                prime(search_texts(q.text for q, _ in todo), store)
-            ctx: LocalScope | ShippedScope = (
-                ship_scope(store, params, views, [q for q, _ in todo], llm_config if llm is not None else None)
-                if remote else LocalScope(params, views, llm))
+            asked = [q.text for q, _ in todo]
+            ctx: LocalScope | RemoteScope = (
+                RemoteScope(params, scope_payload(store, spec.dataset_id, scope_id, asked),
+                            llm_config if llm is not None else None)
+                if remote else LocalScope(params, scope_views(store, spec.dataset_id, scope_id, asking=asked), llm))
             for item in todo:
                 yield ctx, item
 

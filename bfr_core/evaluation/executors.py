@@ -120,7 +120,7 @@ class RayExecutor:
     def __init__(self, address: str | None = None, workers: int | None = None, *,
                  window: int | None = None) -> None:
         try:
-            import ray
+            import ray  # optional dependency: ray, only for --executor ray
         except ImportError:
             raise BfrError("the ray executor needs Ray: pip install -e '.[ray]'") from None
         self.ray = ray

@@ -2,7 +2,7 @@
 ``bfr export-run``).
 
 Covers: :func:`import_run` (a run file, read by ``runfiles``, mapped onto a dataset's turns and scored
-like any arm: one results row and one trace per question, through ``evaluate.result_row`` and
+like any arm: one results row and one trace per question, through ``rows.result_row`` and
 ``runs.write_batch``), :func:`export_rows` / :func:`gold_rows` (an existing run's arms and the
 dataset's gold, for ``runfiles.write_*``), :func:`imported_systems` (which arms of which runs were
 imported, for the app: they have stored evidence and no live run) and :func:`official_rows`
@@ -39,9 +39,11 @@ from typing import Any
 
 import duckdb
 
+from bfr_core import pipeline
 from bfr_core.errors import BfrError, some
-from bfr_core.evaluation.evaluate import failed_row, result_row, select_questions
+from bfr_core.evaluation.evaluate import select_questions
 from bfr_core.evaluation.metrics import official_scores, official_session_scores
+from bfr_core.evaluation.rows import failed_row, result_row
 from bfr_core.evaluation.runfiles import Submitted, read_run
 from bfr_core.ingest.common import sha256_file
 from bfr_core.ingest.corpus import blind_id
@@ -210,12 +212,10 @@ def import_run(store: Store, path: str | Path, *, dataset_id: str, name: str, fm
 def check_name(name: str) -> None:
     """An imported system's name: not empty, no whitespace or '|' (TREC tags and Markdown tables hold
     it), no control or format character (a terminal would act on it), and not the name of an arm this workbench runs (it would stand in for that arm)."""
-    from bfr_core.pipeline import arm_names
-
     if not name or any(c.isspace() for c in name) or "|" in name or not name.isprintable():
         raise BfrError(f"--name {name!r}: a system's name must be non-empty, printable (no control characters), "
                        "without spaces or '|'")
-    if name in arm_names():
+    if name in pipeline.arm_names():
         raise BfrError(f"--name {name!r} is an arm of this workbench; name the imported system otherwise "
                        f"(e.g. '{name}-theirs')")
 
@@ -283,8 +283,6 @@ class ImportedSystem:
 def imported_systems(store: Store, dataset_id: str | None = None) -> list[ImportedSystem]:
     """Every arm :func:`import_run` wrote (its traces' provider is ``imported:<format>``), newest run
     first, then by arm; none on a read-only store no run was ever written to."""
-    import duckdb
-
     ensure_schema(store)
     sql = ("SELECT t.run_id, u.dataset_id, t.arm, any_value(t.trace->'$.steps[0].data'->>'source'), "
            "any_value(t.trace->>'$.provider'), count(*) FROM traces t JOIN runs u USING (run_id) "

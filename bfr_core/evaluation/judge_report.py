@@ -11,11 +11,17 @@ key:
 * false-accept rate on the systems named ``known_wrong`` (answers written to be wrong: every
   acceptance is a false one);
 * pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
-* agreement with human answer-correctness labels where a :data:`HUMAN` judge holds verdicts;
+* agreement with human answer-correctness labels where they exist: the annotators' majority label on
+  each answer (``answer_labels.human_verdicts``) is the :data:`HUMAN` judge, given the original key's
+  gold, so under an overlay it stands only where the overlay keeps that gold; per judge the agreement,
+  Cohen's kappa and n on the answers both decided, and the same between every two annotators;
 * the retrieval figures (Gold Hit, CER) of every arm with evidence, scored against the key's gold
   turns (``overlay.retrieval_under``);
 * under an overlay key, the questions left out as unanswerable and the answer ceiling the original
-  key allows (``overlay.ceiling``).
+  key allows on the part of the dataset the overlay audited (:func:`ceilings`).
+
+Also :func:`keys_markdown`, the section ``bfr report`` adds where the run's dataset has an overlay:
+every arm's Gold Hit / CER under each key and each overlay's answer ceiling.
 
 Does not cover: judging (``evaluation.judging``), the plot (``plots.judge_accept_figure``).
 """
@@ -27,7 +33,8 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from bfr_core.evaluation.overlay import ceiling, golds_under, load_overlay, retrieval_under
+from bfr_core.evaluation.answer_labels import annotator_verdicts, majorities
+from bfr_core.evaluation.overlay import covered_ceiling, golds_under, overlay_names, retrieval_under
 from bfr_core.evaluation.stats import cohen_kappa
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import load_results, run_row
@@ -68,6 +75,22 @@ def verdict_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> 
         for judge, labels in fallback.items():
             for k, label in labels.items():
                 out[judge].setdefault(k, label)
+        for k, label in majorities(annotator_table(store, [run_id], key)).items():
+            out[HUMAN][k] = label
+    return dict(out)
+
+
+def annotator_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> dict[str, dict[Key, str]]:
+    """Annotator -> (run, question, arm) -> their verdict, kept under ``key`` only where its gold is the
+    original key's (the gold the annotator saw) and the question is not left out."""
+    out: dict[str, dict[Key, str]] = defaultdict(dict)
+    for run_id in run_ids:
+        golds = golds_under(store, run_id, key)
+        original = golds if key == ORIGINAL else golds_under(store, run_id, ORIGINAL)
+        for annotator, verdicts in annotator_verdicts(store, [run_id]).items():
+            for k, label in verdicts.items():
+                if k[1] in golds and golds[k[1]] == original.get(k[1]):
+                    out[annotator][k] = label
     return dict(out)
 
 
@@ -133,13 +156,61 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
             section["pairs"].append({"a": a, "b": b, **_pair(table[a], table[b])})
         if HUMAN in table:
             section["human"] = {j: _pair(table[j], table[HUMAN]) for j in names if j != HUMAN}
+            section["human_labelled_answers"] = sum(k in judged_rows for k in table[HUMAN])
+            people = annotator_table(store, run_ids, key)
+            section["human_annotators"] = {
+                "annotators": len(people),
+                "pairs": [{"a": a, "b": b, **_pair(people[a], people[b])} for a, b in combinations(sorted(people), 2)]}
         retrieval = {run_id: retrieval_under(store, run_id, key) for run_id in run_ids}
         section["retrieval"] = {run_id: arms for run_id, arms in retrieval.items() if arms}
         if key != ORIGINAL:
-            per_dataset = {}
-            for ds in sorted(set(dataset_of.values())):
-                qids = {k[1] for k in rows if dataset_of[k[0]] == ds}
-                per_dataset[ds] = ceiling(load_overlay(store, ds, key), sorted(qids))
-            section["ceiling_under_original_key"] = per_dataset
+            section["ceiling_under_original_key"] = ceilings(store, run_ids, key)
         out["keys"][key] = section
     return out
+
+
+def ceilings(store: Store, run_ids: Sequence[str], key: str) -> dict[str, Any]:
+    """Dataset -> the answer ceiling the original key allows per overlay ``key``
+    (``overlay.covered_ceiling``) over the runs' questions in the part of the dataset it audited."""
+    asked: dict[str, set[str]] = defaultdict(set)
+    for run_id in run_ids:
+        asked[run_row(store, run_id)[0]].update(r["question_id"] for r in load_results(store, run_id))
+    return {ds: covered_ceiling(store, ds, key, sorted(qids)) for ds, qids in sorted(asked.items())
+            if key in overlay_names(store, ds)}
+
+
+def keys_markdown(store: Store, run_id: str) -> str:
+    """``bfr report``'s section on the answer keys: each arm's Gold Hit / CER under the original key
+    and under every overlay of the run's dataset, and each overlay's answer ceiling; "" without an overlay."""
+    dataset_id = run_row(store, run_id)[0]
+    names = overlay_names(store, dataset_id)
+    if not names:
+        return ""
+    keys = [ORIGINAL, *names]
+    per = {key: retrieval_under(store, run_id, key) for key in keys}
+    arms = sorted({arm for figures in per.values() for arm in figures})
+    lines = ["", "## Under each answer key", ""]
+    if arms:
+        lines += ["Gold Hit / CER (%) of each arm's whole evidence set (its own set size, uncut) against the "
+                  "dataset's gold turns (original) and each overlay's corrected evidence; n = questions scored "
+                  "(an overlay's unanswerable ones left out).", "",
+                  "| arm | " + " | ".join(f"{k} Gold Hit | {k} CER | {k} n" for k in keys) + " |",
+                  "|---|" + "---:|" * (3 * len(keys))]
+        for arm in arms:
+            cells = []
+            for key in keys:
+                f = per[key].get(arm, {})
+                cells += [_pct(f.get("gold_hit")), _pct(f.get("cer")), str(f.get("n", ""))]
+            lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+        lines.append("")
+    for name in names:
+        c = ceilings(store, [run_id], name)[dataset_id]
+        lines.append(f"Answer ceiling under the original key per overlay `{name}`: {_pct(c['ceiling_pct'])} % of "
+                     f"{c['questions']} questions (the run's questions in {', '.join(c['scopes'])}, the part it "
+                     f"audited; {c['outside_questions']} outside), {c['answer_key_wrong']} keys wrong of which "
+                     f"{c['unanswerable']} unanswerable.")
+    return "\n".join(lines) + "\n"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"

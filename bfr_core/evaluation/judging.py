@@ -31,6 +31,7 @@ from typing import Any
 
 from bfr_core.errors import BfrError
 from bfr_core.llm import rules_judges
+from bfr_core.llm.prices import cost_usd
 from bfr_core.roles import lme_judge as lme
 from bfr_core.roles.answer_judge import PROMPTS, UNDECIDED, judgment
 from bfr_core.runs import ensure_schema, load_results, run_row
@@ -207,8 +208,6 @@ def judge_run(store: Store, run_id: str, spec: JudgeSpec, golds: Mapping[str, st
 def estimate_cost(spec: JudgeSpec, items: list[Item]) -> dict[str, Any]:
     """The to-do list's estimated tokens (a character is a quarter token; a reply :data:`_EST_OUT_TOKENS`)
     and their price (``llm.prices``; None when the model's price is unknown)."""
-    from bfr_core.llm.prices import cost_usd
-
     tin = sum((len(lme.PROMPTS[lme_type(it.qtype)] if spec.prompt == "lme" else PROMPTS[spec.prompt])
                + len(it.question) + len(it.gold) + len(it.answer)) // 4 for it in items)
     tout = len(items) * _EST_OUT_TOKENS

@@ -1,8 +1,13 @@
-"""Human sufficiency labels: the annotation queue, blinded items, label history, export.
+"""Human labels: the annotation tasks, their queues, the sufficiency task's blinded items, label history, export.
 
 Covers
 ------
-* The queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
+* Tasks (:class:`Task`): ``sufficiency`` (is this evidence set enough for the reference answer?) and
+  ``answer`` (is this system's answer correct?). Each has its own items, sources and label tables and
+  its own label set; they share one label-id sequence, the side file, its flush, and the export. The
+  answer task's items and blinding live in ``evaluation.answer_labels``; everything below that takes a
+  ``task`` works the same for both (sufficiency when none is given).
+* The sufficiency queue: every (question, evidence set) snapshot of finished eval runs, deduplicated by an
   evidence hash, so a set two arms both returned is labelled once (``label_items``; which runs
   and arms produced it is kept apart in ``label_sources`` and never rendered to annotators).
   Every set of one question is cut to the smallest set among them (each arm keeps its own first
@@ -12,14 +17,17 @@ Covers
 * Blinded rendering (paper, Appendix M): question, reference answer and anonymised evidence
   text only. No arm, budget, system answer, turn ids or gold ids; evidence in time order so the
   order cannot betray the method's ranking.
-* Labels: ``sufficient`` / ``insufficient`` / ``uncertain`` plus a note, saved as an append-only
-  history (``labels``); the ``current_labels`` view holds each annotator's latest label.
-* Labels saved while another process (a ``bfr eval`` run) holds the store: queued in a side file
-  beside it (``<store>.pending-labels.jsonl``) and written, in order and with their saving times, by
-  :func:`flush_pending` on the next writable open (the app's next request, or ``bfr eval`` at its end).
-* Export to CSV or JSONL: every annotator's label versions with the runs and arms behind each
-  item, or one annotator's own (no other's label, no run or arm, evidence ids sorted), each with the
-  LLM judges' labels on its item beside it (given by the caller: ``agreement.judge_labels``).
+* Labels: ``sufficient`` / ``insufficient`` / ``uncertain`` (answer task: ``correct`` / ``wrong`` /
+  ``undecided``) plus a note, saved as an append-only history (``labels``, ``answer_labels``); the
+  ``current_labels`` / ``current_answer_labels`` views hold each annotator's latest label.
+* Labels saved while another process (a ``bfr eval`` run) holds the store: queued in one side file
+  beside it (``<store>.pending-labels.jsonl``, each line naming its task) and written, in order and with
+  their saving times, into their task's table by :func:`flush_pending` on the next writable open (the
+  app's next request, or ``bfr eval`` at its end).
+* Export to CSV or JSONL: every annotator's label versions of the chosen tasks (a ``task`` column) with
+  the runs and arms behind each item, or one annotator's own (no other's label, no run or arm, evidence
+  ids sorted), each with the judges' labels or verdicts on its item beside it (given by the caller:
+  ``agreement.judge_labels``, ``answer_labels.judge_verdicts``).
 
 Does not cover: the LLM judges' labels and agreement between raters (``evaluation.agreement``),
 the LLM judging itself (``bfr_core.roles``), the UI (``pages/annotate.py``).
@@ -46,17 +54,30 @@ from typing import Any
 import duckdb
 
 from bfr_core.errors import BfrError
-from bfr_core.evaluation.evaluate import ensure_schema as ensure_runs_schema
 from bfr_core.jsonl import dumps_line, split_lines
+from bfr_core.outfile import check_output, write_output
+from bfr_core.runs import ensure_schema as ensure_runs_schema
 from bfr_core.runs import run_versions
 from bfr_core.store import Store
 
 LABELS: tuple[str, ...] = ("sufficient", "insufficient", "uncertain")
+ANSWER_LABELS: tuple[str, ...] = ("correct", "wrong", "undecided")
 JUDGE_PREFIX = "llm:"  # rater names of LLM judges; annotators are plain names
 # A result row ``r`` whose Suff@Set judgment applies to the item ``i`` it is a source of: judged, and its
 # set not cut for the item (the judges read the whole set)
 JUDGED_WHOLE = "(r.suff IS NOT NULL OR r.suff_detail IS NOT NULL) AND len(r.evidence) = len(i.evidence)"
 
+# One label history and its current-label view per task (the same shape), sharing one id sequence
+HISTORY_DDL = """
+CREATE TABLE IF NOT EXISTS {table} (
+    label_id BIGINT PRIMARY KEY DEFAULT nextval('labels_seq'), item_id VARCHAR NOT NULL,
+    annotator VARCHAR NOT NULL, label VARCHAR NOT NULL, note VARCHAR NOT NULL DEFAULT '',
+    created TIMESTAMP NOT NULL DEFAULT current_timestamp);
+CREATE VIEW IF NOT EXISTS {current} AS
+    SELECT item_id, annotator, arg_max(label, label_id) AS label, arg_max(note, label_id) AS note,
+           max(created) AS created, count(*) AS versions
+    FROM {table} GROUP BY item_id, annotator;
+"""
 LABELS_DDL = """
 CREATE SEQUENCE IF NOT EXISTS labels_seq;
 CREATE TABLE IF NOT EXISTS label_items (
@@ -64,15 +85,43 @@ CREATE TABLE IF NOT EXISTS label_items (
     evidence VARCHAR[] NOT NULL, created TIMESTAMP DEFAULT current_timestamp);
 CREATE TABLE IF NOT EXISTS label_sources (
     item_id VARCHAR, run_id VARCHAR, arm VARCHAR, budget VARCHAR, PRIMARY KEY (item_id, run_id, arm));
-CREATE TABLE IF NOT EXISTS labels (
-    label_id BIGINT PRIMARY KEY DEFAULT nextval('labels_seq'), item_id VARCHAR NOT NULL,
-    annotator VARCHAR NOT NULL, label VARCHAR NOT NULL, note VARCHAR NOT NULL DEFAULT '',
-    created TIMESTAMP NOT NULL DEFAULT current_timestamp);
-CREATE VIEW IF NOT EXISTS current_labels AS
-    SELECT item_id, annotator, arg_max(label, label_id) AS label, arg_max(note, label_id) AS note,
-           max(created) AS created, count(*) AS versions
-    FROM labels GROUP BY item_id, annotator;
-"""
+""" + HISTORY_DDL.format(table="labels", current="current_labels") + """
+CREATE TABLE IF NOT EXISTS answer_items (
+    item_id VARCHAR PRIMARY KEY, dataset_id VARCHAR NOT NULL, question_id VARCHAR NOT NULL,
+    answer VARCHAR NOT NULL, created TIMESTAMP DEFAULT current_timestamp);
+CREATE TABLE IF NOT EXISTS answer_sources (
+    item_id VARCHAR, run_id VARCHAR, arm VARCHAR, PRIMARY KEY (item_id, run_id, arm));
+""" + HISTORY_DDL.format(table="answer_labels", current="current_answer_labels")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One annotation task: its name (the side file's and the export's ``task``), label set and tables."""
+
+    name: str
+    labels: tuple[str, ...]
+    items: str  # the items table
+    sources: str  # (item, run, arm) behind each item; never rendered to annotators
+    table: str  # the append-only label history
+    current: str  # each annotator's latest label per item
+    order: str  # SQL over ``i.item_id``: the queue order (a hash, so no run or arm shows in it)
+    fields: str  # SQL over ``i``: the export's ``evidence`` and ``answer`` columns
+
+
+SUFFICIENCY = Task("sufficiency", LABELS, "label_items", "label_sources", "labels", "current_labels",
+                   "i.item_id", "i.evidence AS evidence, '' AS answer")
+# the answer queue is ordered by a seeded hash of the item id (itself a hash of dataset, question, answer)
+ANSWER_ORDER_SEED = "bfr-answer-queue-1"
+ANSWER = Task("answer", ANSWER_LABELS, "answer_items", "answer_sources", "answer_labels", "current_answer_labels",
+              f"md5('{ANSWER_ORDER_SEED}' || i.item_id)", "[]::VARCHAR[] AS evidence, i.answer AS answer")
+TASKS: dict[str, Task] = {t.name: t for t in (SUFFICIENCY, ANSWER)}
+
+
+def task_named(name: str) -> Task:
+    """The task called ``name``; a :class:`LabelError` naming the choices otherwise."""
+    if name not in TASKS:
+        raise LabelError(f"unknown annotation task '{name}'; choose one of {', '.join(TASKS)}")
+    return TASKS[name]
 
 # One item per (dataset, question, sorted evidence ids) among finished runs' ok results, on the data the
 # store holds now (runs of a replaced dataset version add no items: their ids may name other turns).
@@ -141,8 +190,7 @@ def sync_queue(store: Store) -> int:
     stands (none if never built).
 
     Two set-based statements insert only rows not stored yet: sending every snapshot through
-    ``executemany`` took 260 s for the 9,216 rows of a full LoCoMo run, on every call
-    (bench/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
+    ``executemany`` would cost minutes for a full LoCoMo run, on every call (bench/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
     first by (run, arm) (the same set, maybe in another order).
     """
     ensure_schema(store)
@@ -192,63 +240,66 @@ def judged_items(store: Store) -> int:
     return int(row[0]) if row else 0
 
 
-def items(store: Store) -> list[str]:
-    """Every item id in a stable order that mixes arms and questions (ordered by the hash)."""
+def items(store: Store, task: Task = SUFFICIENCY) -> list[str]:
+    """Every item id of the task in a stable order that mixes arms and questions (ordered by a hash)."""
     ensure_schema(store)
-    return [r[0] for r in store.cursor().execute("SELECT item_id FROM label_items ORDER BY item_id").fetchall()]
+    return [r[0] for r in store.cursor().execute(f"SELECT i.item_id FROM {task.items} i ORDER BY {task.order}").fetchall()]
 
 
-def item_questions(store: Store) -> dict[str, str]:
+def item_questions(store: Store, task: Task = SUFFICIENCY) -> dict[str, str]:
     """item_id -> question text, in queue order (for pickers; nothing about the method)."""
     ensure_schema(store)
     rows = store.cursor().execute(
-        "SELECT i.item_id, coalesce(q.text, i.question_id) FROM label_items i LEFT JOIN questions q "
-        "ON q.dataset_id = i.dataset_id AND q.question_id = i.question_id ORDER BY i.item_id").fetchall()
+        f"SELECT i.item_id, coalesce(q.text, i.question_id) FROM {task.items} i LEFT JOIN questions q "
+        f"ON q.dataset_id = i.dataset_id AND q.question_id = i.question_id ORDER BY {task.order}").fetchall()
     return dict(rows)
 
 
-def queue(store: Store, annotator: str) -> list[str]:
+def queue(store: Store, annotator: str, task: Task = SUFFICIENCY) -> list[str]:
     """Items the annotator has not labelled yet, in queue order."""
     ensure_schema(store)
     rows = store.cursor().execute(
-        "SELECT i.item_id FROM label_items i WHERE NOT EXISTS (SELECT 1 FROM labels l "
-        "WHERE l.item_id = i.item_id AND l.annotator = ?) ORDER BY i.item_id", [annotator.strip()],
+        f"SELECT i.item_id FROM {task.items} i WHERE NOT EXISTS (SELECT 1 FROM {task.table} l "
+        f"WHERE l.item_id = i.item_id AND l.annotator = ?) ORDER BY {task.order}", [annotator.strip()],
     ).fetchall()
-    waiting = _queued_items(store, annotator)
+    waiting = _queued_items(store, annotator, task)
     return [r[0] for r in rows if r[0] not in waiting]
 
 
 def standing(items: Sequence[str], labelled: Collection[str], waiting: Collection[str]) -> tuple[list[str], int]:
     """(:func:`queue`, :func:`progress`'s first number) from what a page holds already: the queue's
     items in order, the items the annotator has a label on, those waiting in the side file. The app
-    reads the items once per queue sync; the two queries cost 80 ms a label at load 28 on 9,216 items."""
+    reads the items once per queue sync, so saving a label runs no query over the queue."""
     done, wait = set(labelled), set(waiting)
     return [i for i in items if i not in done and i not in wait], len((done | wait) & set(items))
 
 
-def waiting_items(store: Store, annotator: str) -> set[str]:
-    """Items this annotator labelled while the store was held (waiting in the side file)."""
-    return _queued_items(store, annotator)
+def waiting_items(store: Store, annotator: str, task: Task = SUFFICIENCY) -> set[str]:
+    """Items of the task this annotator labelled while the store was held (waiting in the side file)."""
+    return _queued_items(store, annotator, task)
 
 
-def _queued_items(store: Store, annotator: str) -> set[str]:
-    """Items this annotator labelled while the store was held (waiting in the side file)."""
+def _queued_items(store: Store, annotator: str, task: Task = SUFFICIENCY) -> set[str]:
+    """Items of the task this annotator labelled while the store was held (waiting in the side file)."""
     src = store.snapshot_of or store.path
-    return {r["item_id"] for r in pending(src) if r.get("annotator") == annotator.strip()} if src != ":memory:" else set()
+    if src == ":memory:":
+        return set()
+    return {r["item_id"] for r in pending(src) if r.get("annotator") == annotator.strip() and _task_of(r) == task.name}
 
 
-def progress(store: Store, annotator: str) -> tuple[int, int]:
-    """(items this annotator labelled, queued ones included; items in the queue)."""
+def progress(store: Store, annotator: str, task: Task = SUFFICIENCY) -> tuple[int, int]:
+    """(items of the task this annotator labelled, queued ones included; items in its queue)."""
     ensure_schema(store)
     cur = store.cursor()
     done = {r[0] for r in cur.execute(
-        "SELECT DISTINCT l.item_id FROM labels l JOIN label_items i USING (item_id) WHERE l.annotator = ?",
+        f"SELECT DISTINCT l.item_id FROM {task.table} l JOIN {task.items} i USING (item_id) WHERE l.annotator = ?",
         [annotator.strip()]).fetchall()}
-    total = cur.execute("SELECT count(*) FROM label_items").fetchone()[0]
-    return len(done | _queued_items(store, annotator)), int(total)
+    total = cur.execute(f"SELECT count(*) FROM {task.items}").fetchone()[0]
+    return len(done | _queued_items(store, annotator, task)), int(total)
 
 
-def _fmt_date(d: Any) -> str:
+def fmt_date(d: Any) -> str:
+    """A turn's or question's date as an annotator reads it ("" when unknown)."""
     return d.strftime("%Y-%m-%d %H:%M") if isinstance(d, datetime) else ("" if d is None else str(d))
 
 
@@ -263,40 +314,41 @@ def blinded_item(store: Store, item_id: str) -> BlindItem:
     q = store.question(dataset_id, question_id)
     turns = store.turns_by_id(dataset_id, sorted(ids), q.scope_id)  # the question's haystack's dates
     order = sorted(turns.values(), key=lambda t: (t.date or datetime.min, t.session_id, t.idx))
-    lines = tuple(EvidenceLine(i + 1, _fmt_date(t.date), t.speaker, t.text) for i, t in enumerate(order))
-    return BlindItem(item_id, q.text, q.answer, _fmt_date(q.date), lines)
+    lines = tuple(EvidenceLine(i + 1, fmt_date(t.date), t.speaker, t.text) for i, t in enumerate(order))
+    return BlindItem(item_id, q.text, q.answer, fmt_date(q.date), lines)
 
 
 # -- labels -------------------------------------------------------------------------------------
-def label_problem(annotator: str, label: str) -> str | None:
-    """What makes ``annotator``'s ``label`` one that may not be stored (None when it may): the one rule
-    for a label saved now and one queued earlier."""
+def label_problem(annotator: str, label: str, task: Task = SUFFICIENCY) -> str | None:
+    """What makes ``annotator``'s ``label`` one that may not be stored for the task (None when it may):
+    the one rule for a label saved now and one queued earlier."""
     if not annotator:
         return "give an annotator name before labelling"
     if annotator.startswith(JUDGE_PREFIX):
         return f"annotator names may not start with '{JUDGE_PREFIX}' (reserved for LLM judges)"
-    if label not in LABELS:
-        return f"unknown label '{label}'; choose one of {', '.join(LABELS)}"
+    if label not in task.labels:
+        return f"unknown label '{label}'; choose one of {', '.join(task.labels)}"
     return None
 
 
-def save_label(store: Store, item_id: str, annotator: str, label: str, note: str = "") -> int:
-    """Append one label (a new version when the annotator relabels); returns its label id, or
+def save_label(store: Store, item_id: str, annotator: str, label: str, note: str = "",
+               task: Task = SUFFICIENCY) -> int:
+    """Append one label of the task (a new version when the annotator relabels); returns its label id, or
     :data:`QUEUED` when the store is a snapshot of a file another process holds (``bfr eval``): the
     label then waits in a side file (:func:`pending_path`) until :func:`flush_pending` writes it."""
     ensure_schema(store)
     annotator = annotator.strip()
-    problem = label_problem(annotator, label)
+    problem = label_problem(annotator, label, task)
     if problem:
         raise LabelError(problem)
     cur = store.cursor()
-    if cur.execute("SELECT 1 FROM label_items WHERE item_id = ?", [item_id]).fetchone() is None:
-        raise LabelError(f"no label item '{item_id}' in {store.path}")
+    if cur.execute(f"SELECT 1 FROM {task.items} WHERE item_id = ?", [item_id]).fetchone() is None:
+        raise LabelError(f"no {task.name} label item '{item_id}' in {store.path}")
     if store.snapshot_of:  # another process holds the store: queue it, written on the next open
-        queue_label(store.snapshot_of, item_id, annotator, label, note)
+        queue_label(store.snapshot_of, item_id, annotator, label, note, task)
         return QUEUED
     return int(cur.execute(
-        "INSERT INTO labels (item_id, annotator, label, note) VALUES (?, ?, ?, ?) RETURNING label_id",
+        f"INSERT INTO {task.table} (item_id, annotator, label, note) VALUES (?, ?, ?, ?) RETURNING label_id",
         [item_id, annotator, label, note or ""],
     ).fetchone()[0])
 
@@ -327,8 +379,10 @@ def set_aside(store_path: str | Path) -> list[str]:
     return [ln for ln in split_lines(path.read_text(encoding="utf-8", errors="replace")) if ln] if path.exists() else []
 
 
-def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str, note: str = "") -> None:
-    """Append one label to the side file (one JSON line, fsynced: a crash keeps it).
+def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str, note: str = "",
+                task: Task = SUFFICIENCY) -> None:
+    """Append one label of the task to the side file (one JSON line, fsynced: a crash keeps it). The
+    line names its task (a line without one is a sufficiency label).
 
     The append holds an exclusive ``flock`` on the side file, and :func:`flush_pending` claims the
     file under the same lock; an append whose file was claimed between its open and its lock writes
@@ -336,7 +390,7 @@ def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str
     a claim landed in the claimed file after the flush had read it: 1-2 of 4,000 labels lost in the
     8 x 500 race, ``bench/bench_label_race.py``.)"""
     row = {"item_id": item_id, "annotator": annotator, "label": label, "note": note or "",
-           "created": datetime.now().isoformat(timespec="microseconds")}
+           "created": datetime.now().isoformat(timespec="microseconds"), "task": task.name}
     data = dumps_line(row).encode("utf-8")
     path = pending_path(store_path)
     while True:
@@ -370,11 +424,17 @@ def _claims(path: Path) -> list[Path]:
     return sorted(path.parent.glob(f"{glob.escape(path.stem)}.flushing-*"))
 
 
+def _task_of(row: Mapping[str, Any]) -> str:
+    """The task a side-file line belongs to (sufficiency for a line that names none)."""
+    return row.get("task", SUFFICIENCY.name)
+
+
 def _is_label(row: Any) -> bool:
-    """Whether a side-file line's object is a label a flush can write: its keys, a text note if any, text
-    the store takes (no lone surrogate), a readable time, and a label :func:`label_problem` accepts."""
+    """Whether a side-file line's object is a label a flush can write: its keys, a text note if any, a
+    known task if any, text the store takes (no lone surrogate), a readable time, and a label
+    :func:`label_problem` accepts for its task."""
     if not (isinstance(row, dict) and all(isinstance(row.get(k), str) for k in LABEL_KEYS)
-            and isinstance(row.get("note", ""), str)):
+            and isinstance(row.get("note", ""), str) and _task_of(row) in TASKS):
         return False
     if not _CREATED.fullmatch(row["created"]):
         return False
@@ -384,7 +444,8 @@ def _is_label(row: Any) -> bool:
             row.get(key, "").encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         return False
-    return row["annotator"] == row["annotator"].strip() and label_problem(row["annotator"], row["label"]) is None
+    return (row["annotator"] == row["annotator"].strip()
+            and label_problem(row["annotator"], row["label"], TASKS[_task_of(row)]) is None)
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -491,12 +552,13 @@ def flush_pending(store: Store) -> int:
         written = 0
         with store.transaction() as cur:
             for r in rows:
+                table = TASKS[_task_of(r)].table
                 args = [r["item_id"], r["annotator"], r["label"], r.get("note", ""), r["created"]]
                 found = cur.execute(
-                    "SELECT 1 FROM labels WHERE item_id = ? AND annotator = ? AND label = ? AND note = ? "
+                    f"SELECT 1 FROM {table} WHERE item_id = ? AND annotator = ? AND label = ? AND note = ? "
                     "AND created = CAST(? AS TIMESTAMP)", args).fetchone()
                 if found is None:
-                    cur.execute("INSERT INTO labels (item_id, annotator, label, note, created) "
+                    cur.execute(f"INSERT INTO {table} (item_id, annotator, label, note, created) "
                                 "VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMP))", args)
                     written += 1
         _set_aside(store.path, torn)  # before the claims go: kept as they were, never silently dropped
@@ -513,56 +575,72 @@ def _dicts(cur: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
-def current_label(store: Store, item_id: str, annotator: str) -> dict[str, Any] | None:
+def current_label(store: Store, item_id: str, annotator: str, task: Task = SUFFICIENCY) -> dict[str, Any] | None:
     ensure_schema(store)
     cur = store.cursor()
-    cur.execute("SELECT * FROM current_labels WHERE item_id = ? AND annotator = ?", [item_id, annotator.strip()])
+    cur.execute(f"SELECT * FROM {task.current} WHERE item_id = ? AND annotator = ?", [item_id, annotator.strip()])
     found = _dicts(cur)
     return found[0] if found else None
 
 
-def history(store: Store, item_id: str, annotator: str | None = None) -> list[dict[str, Any]]:
+def current_labels(store: Store, task: Task = SUFFICIENCY) -> dict[str, dict[str, str]]:
+    """Annotator -> {item_id: current label} of the task."""
+    ensure_schema(store)
+    out: dict[str, dict[str, str]] = {}
+    for item_id, annotator, label in store.cursor().execute(
+            f"SELECT item_id, annotator, label FROM {task.current} ORDER BY annotator, item_id").fetchall():
+        out.setdefault(annotator, {})[item_id] = label
+    return out
+
+
+def history(store: Store, item_id: str, annotator: str | None = None, task: Task = SUFFICIENCY) -> list[dict[str, Any]]:
     """Every version of the item's labels, oldest first (one annotator's when named)."""
     ensure_schema(store)
     cur = store.cursor()
     cur.execute(
-        "SELECT label_id, annotator, label, note, created FROM labels WHERE item_id = ? "
+        f"SELECT label_id, annotator, label, note, created FROM {task.table} WHERE item_id = ? "
         "AND (? IS NULL OR annotator = ?) ORDER BY label_id", [item_id, annotator, annotator],
     )
     return _dicts(cur)
 
 
-def annotators(store: Store) -> list[str]:
+def annotators(store: Store, task: Task = SUFFICIENCY) -> list[str]:
     ensure_schema(store)
-    return [r[0] for r in store.cursor().execute("SELECT DISTINCT annotator FROM labels ORDER BY 1").fetchall()]
+    return [r[0] for r in store.cursor().execute(f"SELECT DISTINCT annotator FROM {task.table} ORDER BY 1").fetchall()]
 
 
 # -- export -------------------------------------------------------------------------------------
-EXPORT_COLUMNS = ("label_id", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
-                  "created", "is_current", "judges", "evidence", "sources")
+EXPORT_COLUMNS = ("label_id", "task", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
+                  "created", "is_current", "judges", "evidence", "answer", "sources")
 
 
 def export_rows(store: Store, annotator: str | None = None,
-                judges: Callable[[str], Mapping[str, str]] | None = None) -> list[dict[str, Any]]:
-    """Every label version with its item (evidence ids, the runs/arms that produced it); with
-    ``annotator``, only that annotator's versions, and nothing that tells the method (no runs or arms;
-    evidence ids sorted, not in the order a method ranked them). ``judges(item_id)``: the LLM judges'
-    labels on the item, in the column ``judges`` (``{}`` without it)."""
+                judges: Callable[[str], Mapping[str, str]] | None = None,
+                tasks: Sequence[Task] = tuple(TASKS.values())) -> list[dict[str, Any]]:
+    """Every label version of the ``tasks`` with its item (``task``; evidence ids or the answer labelled;
+    the runs/arms that produced it), in label-id order; with ``annotator``, only that annotator's
+    versions, and nothing that tells the method (no runs or arms; evidence ids sorted, not in the order a
+    method ranked them). ``judges(item_id)``: the judges' labels or verdicts on the item, in the column
+    ``judges`` (``{}`` without it)."""
     ensure_schema(store)
     cur = store.cursor()
-    if store.read_only and not cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'labels'"
-                                           ).fetchone()[0]:
-        return []
-    cur.execute("""
-        SELECT l.label_id, l.item_id, i.dataset_id, i.question_id, l.annotator, l.label, l.note,
-               strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
-               l.label_id = max(l.label_id) OVER (PARTITION BY l.item_id, l.annotator) AS is_current,
-               i.evidence,
-               (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM label_sources s
-                WHERE s.item_id = l.item_id) AS sources
-        FROM labels l JOIN label_items i USING (item_id)
-        WHERE ? IS NULL OR l.annotator = ? ORDER BY l.label_id""", [annotator, annotator])
-    rows, seen = _dicts(cur), {}
+    rows: list[dict[str, Any]] = []
+    for task in tasks:
+        if store.read_only and not cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                                               [task.table]).fetchone()[0]:
+            continue
+        cur.execute(f"""
+            SELECT l.label_id, '{task.name}' AS task, l.item_id, i.dataset_id, i.question_id, l.annotator, l.label,
+                   l.note, strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
+                   l.label_id = max(l.label_id) OVER (PARTITION BY l.item_id, l.annotator) AS is_current,
+                   {task.fields},
+                   (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM {task.sources} s
+                    WHERE s.item_id = l.item_id) AS sources
+            FROM {task.table} l JOIN {task.items} i USING (item_id)
+            WHERE ? IS NULL OR l.annotator = ?""", [annotator, annotator])
+        rows += _dicts(cur)
+    rows.sort(key=lambda r: r["label_id"])
+    seen: dict[str, dict[str, str]] = {}
     for r in rows:
         r["evidence"] = sorted(r["evidence"] or []) if annotator is not None else list(r["evidence"] or [])
         r["sources"] = [] if annotator is not None else list(r["sources"] or [])
@@ -587,16 +665,15 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def export(store: Store, path: str | Path, *, force: bool = False, annotator: str | None = None,
-           judges: Callable[[str], Mapping[str, str]] | None = None) -> int:
+           judges: Callable[[str], Mapping[str, str]] | None = None,
+           tasks: Sequence[Task] = tuple(TASKS.values())) -> int:
     """Write :func:`export_rows` to ``path`` (.csv or .jsonl; ``outfile.write_output``: never the
     store or another DuckDB file, an existing file only with ``force``); returns the number of rows."""
-    from bfr_core.outfile import check_output, write_output
-
     p = Path(path)
     check_output(p, option="--out", store=store.path, force=force)  # before the rows are read
     if p.suffix.lower() not in (".csv", ".jsonl"):
         raise BfrError(f"--out {p}: export format is chosen by extension; use .csv or .jsonl")
-    rows = export_rows(store, annotator, judges)
+    rows = export_rows(store, annotator, judges, tasks)
     write_output(p, to_csv(rows) if p.suffix.lower() == ".csv" else to_jsonl(rows), option="--out",
                  store=store.path, force=force)
     return len(rows)

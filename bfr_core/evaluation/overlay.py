@@ -9,7 +9,8 @@ question is judged against: the dataset's under ``original``, the corrected one 
 a question the overlay calls unanswerable is left out), :func:`evidence_under` (the gold turns Gold
 Hit / CER score against), :func:`retrieval_under` (each arm's Gold Hit / CER under a key), :func:`disputed` (question -> the finding, for the pages) and
 :func:`ceiling` (the best score the original key allows: the share of questions whose key the
-overlay leaves standing).
+overlay leaves standing), :func:`overlay_scopes` and :func:`covered_ceiling` (that ceiling on the part of
+the dataset the overlay audited).
 
 Unanswerable: a corrected answer that opens by declining ("Cannot be determined", "Uncertain",
 "Unanswerable", "Unknown", "Not stated"), or a record with ``"unanswerable": true``.
@@ -28,9 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_files import question_resolver, same_question
-from bfr_core.runs import run_row
+from bfr_core.evaluation.metrics import score_question
+from bfr_core.runs import load_results, run_row
 from bfr_core.store import Store
 from bfr_core.verdicts import ORIGINAL
 
@@ -148,8 +152,6 @@ def ingest_overlay(store: Store, path: str | Path, *, dataset_id: str, name: str
 
 
 def overlay_names(store: Store, dataset_id: str) -> list[str]:
-    import duckdb
-
     try:
         return [r[0] for r in store.cursor().execute(
             "SELECT DISTINCT overlay FROM key_overlays WHERE dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()]
@@ -207,9 +209,6 @@ def retrieval_under(store: Store, run_id: str, key: str = ORIGINAL) -> dict[str,
     """Arm -> mean Gold Hit and CER (0-100) of its stored evidence scored against the gold turns under
     ``key``; arms without evidence (answers only) are not listed; questions an overlay calls
     unanswerable are left out and counted."""
-    from bfr_core.evaluation.metrics import score_question
-    from bfr_core.runs import load_results
-
     gold = evidence_under(store, _dataset(store, run_id), key)
     acc: dict[str, dict[str, Any]] = {}
     for r in load_results(store, run_id):
@@ -249,3 +248,19 @@ def ceiling(findings: dict[str, Finding], question_ids: Sequence[str]) -> dict[s
     return {"questions": n, "answer_key_wrong": len(wrong),
             "unanswerable": sum(f.unanswerable for f in wrong),
             "ceiling_pct": round(100.0 * (n - len(wrong)) / n, 2) if n else None}
+
+
+def overlay_scopes(store: Store, dataset_id: str, name: str) -> list[str]:
+    """The scopes (LoCoMo: conversations) the overlay has a finding in: the part of the dataset it audited."""
+    scope_of = {q.question_id: q.scope_id for q in store.questions(dataset_id)}
+    return sorted({scope_of[q] for q in load_overlay(store, dataset_id, name) if q in scope_of})
+
+
+def covered_ceiling(store: Store, dataset_id: str, name: str, question_ids: Sequence[str]) -> dict[str, Any]:
+    """:func:`ceiling` on the ``question_ids`` inside the scopes the overlay audited (an audit of part
+    of a dataset says nothing of the rest), naming those scopes and how many questions were outside."""
+    scopes = overlay_scopes(store, dataset_id, name)
+    scope_of = {q.question_id: q.scope_id for q in store.questions(dataset_id)}
+    inside = [q for q in question_ids if scope_of.get(q) in set(scopes)]
+    return {"overlay": name, "scopes": scopes, "outside_questions": len(question_ids) - len(inside),
+            **ceiling(load_overlay(store, dataset_id, name), inside)}

@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from bfr_core.errors import BfrError, printable
+from bfr_core.evaluation.imported import imported_systems
 from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap, wilson_interval
 from bfr_core.evaluation.summary import common_size, describe_sizes, run_rows, set_sizes, summarize
+from bfr_core.pipeline import BUILTIN_ARMS
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.store import Store
 
@@ -191,9 +193,6 @@ PLUGIN_WARNING = ("Plug-in arms run in-process from an installed package and can
 def arm_origins(store: Store, run_id: str, arms: Sequence[str]) -> dict[str, str]:
     """Each arm's origin: "built-in" (this workbench's), "imported" (``bfr import-run``: a file, no code
     run) or "plug-in" (any other: an arm of an installed package's ``bfr.arms`` entry point)."""
-    from bfr_core.evaluation.imported import imported_systems
-    from bfr_core.pipeline import BUILTIN_ARMS
-
     imported = {s.arm for s in imported_systems(store) if s.run_id == run_id}
     return {a: "built-in" if a in BUILTIN_ARMS else "imported" if a in imported else "plug-in" for a in arms}
 

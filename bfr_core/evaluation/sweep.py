@@ -25,9 +25,14 @@ from typing import Any
 from bfr_core.config import Config
 from bfr_core.errors import BfrError
 from bfr_core.evaluation import metrics
+from bfr_core.method.arms import ArmContext
 from bfr_core.method.budgets import GRID, NAMES, PAPER_TABLE16, budget_for
+from bfr_core.method.stage1 import stage_one
+from bfr_core.method.stage2 import SCHEDULES, complete
+from bfr_core.outfile import write_output
 from bfr_core.progress import Progress
 from bfr_core.records import Question
+from bfr_core.retrieval.scope import scope_views
 
 SCHEDULE_OF = {"bfr-text": "text", "bfr-mv": "mv"}
 PAPER_POINTS = ("C0", "C1", "C2", "C3", "C4", "C6", "C9")  # the grid points Table 16 reports
@@ -36,11 +41,6 @@ PAPER_POINTS = ("C0", "C1", "C2", "C3", "C4", "C6", "C9")  # the grid points Tab
 def sweep(store: Any, dataset_id: str, *, arms: Sequence[str] = ("bfr-text", "bfr-mv"),
           budgets: Sequence[str] = NAMES, limit: int | None = None, config: Config | None = None,
           progress: Progress | None = None) -> dict[str, Any]:
-    from bfr_core.method.arms import ArmContext
-    from bfr_core.method.stage1 import stage_one
-    from bfr_core.method.stage2 import SCHEDULES, complete
-    from bfr_core.retrieval.scope import scope_views
-
     bad = [a for a in arms if a not in SCHEDULE_OF]
     if bad:
         raise BfrError(f"sweep runs the completion arms only ({', '.join(SCHEDULE_OF)}), not {', '.join(bad)}")
@@ -136,8 +136,7 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = Tr
                   force: bool = False) -> dict[str, str]:
     """frontier.json, frontier.html and (if kaleido renders here) frontier.png, each through
     ``outfile.write_output`` (an existing one only with ``force``); returns what was written."""
-    from bfr_core.outfile import write_output
-    from bfr_core.plots import budget_frontier
+    from bfr_core.plots import budget_frontier  # heavy: plotly loads only when a figure is written
 
     out = Path(out_dir)
     written = {}
@@ -164,7 +163,7 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, *, png: bool = Tr
     if not png:
         return written
     try:
-        from plotly.subplots import make_subplots
+        from plotly.subplots import make_subplots  # heavy: plotly loads only when a figure is written
 
         grid = make_subplots(rows=1, cols=2, subplot_titles=("Gold Hit vs calls", "CER vs calls"))
         palette = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")

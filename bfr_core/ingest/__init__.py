@@ -14,6 +14,7 @@ imported when first needed).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace as dc_replace
 from pathlib import Path
@@ -30,6 +31,10 @@ from bfr_core.ingest.releases import recognise
 from bfr_core.ingest.validate import validate
 from bfr_core.progress import Progress, StepMeter, ticking
 from bfr_core.records import Bundle, IngestReport
+from bfr_core.retrieval import embed as embeddings
+from bfr_core.retrieval.views.common import index_text
+from bfr_core.retrieval.views.entity import ensure_entities
+from bfr_core.sentences import search_texts
 from bfr_core.store import Store
 
 Loader = Callable[..., Bundle]
@@ -83,8 +88,6 @@ def _resume(store: Store, dataset_id: str, kind: str, embed: bool, entities: boo
             progress: Progress | None) -> IngestReport:
     """A rerun of an ingest whose dataset is written: finish the cache stages a kill cut short (each
     is a cache by text hash, so this encodes or parses only what is missing; nothing else changes)."""
-    import json
-
     stored = store.dataset(dataset_id) or {}
     rep = stored.get("report") or {}
     if isinstance(rep, str):
@@ -95,9 +98,7 @@ def _resume(store: Store, dataset_id: str, kind: str, embed: bool, entities: boo
                           tuple(sorted(store.questions_by_type(dataset_id).items())))
     notes = ["already in the store from this same file: the dataset was not rewritten (--replace rewrites it)"]
     if embed:
-        from bfr_core.retrieval.embed import finish_embeddings  # lazy: the embedding stack
-
-        n = finish_embeddings(store, dataset_id, progress)
+        n = embeddings.finish_embeddings(store, dataset_id, progress)
         notes.append(f"embeddings: finished, {n:,} text(s) encoded (bfr_core.retrieval.embed.finish_embeddings)")
     if entities:
         meter = StepMeter()
@@ -107,19 +108,15 @@ def _resume(store: Store, dataset_id: str, kind: str, embed: bool, entities: boo
 
 
 def _embed(store: Store, dataset_id: str, progress: Progress | None) -> str:
-    from bfr_core.retrieval.embed import ensure_embeddings  # lazy: loads the embedding stack only when used
-
-    n = ensure_embeddings(store, dataset_id, progress=progress) or 0
+    n = embeddings.ensure_embeddings(store, dataset_id, progress=progress) or 0
     return f"embeddings: ensured, {n:,} text(s) encoded after the write (bfr_core.retrieval.embed.ensure_embeddings)"
 
 
 def _entities(store: Store, dataset_id: str, meter: StepMeter | None = None) -> str:
-    """The entity view's NER for every turn text, cached by text hash now instead of on each scope's
+    """The entity view's NER for every turn text, cached by text hash at ingest instead of on each scope's
     first entity search during evaluation (the slowest part of a first offline run); ``meter``
     counts the texts parsed."""
     try:
-        from bfr_core.retrieval.views.entity import ensure_entities
-
         parsed = ensure_entities(store, dataset_id, meter=meter)
     except ImportError as exc:
         return f"entities: skipped ({exc})"
@@ -130,23 +127,17 @@ def _encode_first(store: Store, bundle: Bundle, progress: Progress | None, writt
                   executor: object | None = None) -> None:
     """Encode and cache the bundle's texts before it is written; every cached chunk is appended to
     ``written`` at once, for a rollback. ``executor``: where MiniLM's chunks run (``run_encoding``)."""
-    from bfr_core.retrieval.embed import plan_encoding, run_encoding  # lazy: the embedding stack
-    from bfr_core.retrieval.views.common import index_text
-    from bfr_core.sentences import search_texts
-
     texts = [index_text(t) for t in bundle.turns]
-    tasks = ticking(lambda: plan_encoding(store, texts, search_texts(q.text for q in bundle.questions)), progress,
+    tasks = ticking(lambda: embeddings.plan_encoding(store, texts, search_texts(q.text for q in bundle.questions)), progress,
                     "checking which texts are already encoded")
-    run_encoding(store, tasks, progress, written, executor)
+    embeddings.run_encoding(store, tasks, progress, written, executor)
 
 
 def _undo(store: Store, dataset_id: str, written_dataset: bool, vectors: list) -> None:
     if written_dataset:
         store.delete_dataset(dataset_id)
     if vectors:
-        from bfr_core.retrieval.embed import delete_vectors
-
-        delete_vectors(store, vectors)
+        embeddings.delete_vectors(store, vectors)
 
 
 def ingest(

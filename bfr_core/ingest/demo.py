@@ -27,6 +27,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bfr_core.ingest import ingest
+from bfr_core.ingest.common import sha256_file
+from bfr_core.llm.cache import DDL
 from bfr_core.progress import Progress
 from bfr_core.store import Store
 
@@ -290,9 +293,6 @@ def ensure_demo_store(
     Cheap when the dataset is already there from the same demo file (one hash of a small file);
     re-ingests with ``replace`` when the demo records changed (see :func:`demo_file`).
     """
-    from bfr_core.ingest import ingest
-    from bfr_core.ingest.common import sha256_file
-
     store = Store(db_path)
     source = demo_file()
     existing = store.dataset(DATASET_ID)
@@ -306,8 +306,6 @@ def ensure_demo_store(
 def load_recorded(store: Store, path: str | Path = RECORDED_PATH) -> int:
     """Insert the recorded LLM cache rows of ``path`` that ``store`` lacks; the number inserted (0 for a
     missing file or a read-only store). A malformed file raises ValueError naming it."""
-    from bfr_core.llm.cache import DDL
-
     path = Path(path)
     if not path.is_file() or store.read_only:
         return 0

@@ -56,6 +56,7 @@ from bfr_core.errors import InputError
 from bfr_core.ingest.common import expect, load_json, looks_like, require_unique, sha256_file, wrong_format
 from bfr_core.ingest.common import field as get
 from bfr_core.ingest.locomo import load_locomo
+from bfr_core.ingest.sources import benchmark_file
 from bfr_core.progress import Progress
 from bfr_core.records import Bundle, IngestReport, Question, Scope, Session, Turn
 
@@ -178,8 +179,6 @@ def load_locomo_plus(path: str | Path, *, locomo: str | Path | None = None, data
     if stitch not in STITCHES:
         raise InputError(str(path), f"stitch must be one of {', '.join(STITCHES)}, not {stitch!r}")
     if locomo is None:
-        from bfr_core.ingest.sources import benchmark_file
-
         locomo = benchmark_file("locomo")
         if not Path(locomo).is_file():
             raise InputError(str(path), "LoCoMo-Plus needs the LoCoMo file it stitches into: pass --locomo locomo10.json")

@@ -5,22 +5,16 @@ API key scrubbed. The SDK's own retries are switched off: :mod:`bfr_core.llm.ret
 so attempts are counted and backoff is seeded. Does not cover: streaming, tools, images.
 
 No ``temperature`` is sent: the Messages API version that anthropic SDK 2.x speaks (2026-10-21)
-removed the sampling parameters (the SDK no longer accepts them and the API answers 400 to them).
+has no sampling parameters (the SDK refuses them and the API answers 400 to them).
 The paper's "temperature zero" therefore holds for the OpenAI-compatible and local backends only;
 the request's temperature still keys the cache.
 """
 
 from __future__ import annotations
 
-from bfr_core.llm.base import (
-    LLMRequest,
-    LLMResponse,
-    ProviderError,
-    Secret,
-    price,
-    sdk_error,
-)
+from bfr_core.llm.base import LLMRequest, LLMResponse, ProviderError, Secret
 from bfr_core.llm.prices import PRICES as TABLE
+from bfr_core.llm.sdk import price, sdk_error
 
 DEFAULT_MODEL = "claude-sonnet-4-6"  # one of the paper's two Suff@Set judges (Appendix M)
 
@@ -33,7 +27,7 @@ class AnthropicLLM:
     provider = "anthropic"
 
     def __init__(self, model: str = "", *, api_key: Secret, base_url: str = "", timeout_s: float = 60.0):
-        import anthropic
+        import anthropic  # optional dependency: anthropic
 
         self.model = model or DEFAULT_MODEL
         self._key = api_key

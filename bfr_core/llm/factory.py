@@ -28,9 +28,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from bfr_core.config import LLMConfig, config_path, load_config
+from bfr_core.llm.anthropic_provider import AnthropicLLM
 from bfr_core.llm.base import LLM, LLMConfigError, Secret
 from bfr_core.llm.cache import CachedLLM, LLMCache
 from bfr_core.llm.limits import Limits, ProviderLimiter, limiter_for
+from bfr_core.llm.local_provider import LocalLLM
+from bfr_core.llm.openai_provider import OpenAILLM
 from bfr_core.llm.retry import RetryingLLM, RetryPolicy
 from bfr_core.llm.rules import RulesLLM
 from bfr_core.llm.secrets import (
@@ -114,8 +117,6 @@ def make_provider(config: LLMConfig, *, env: Mapping[str, str] | None = None,
 
 def _backend(name: str, config: LLMConfig, env: Mapping[str, str] | None, secrets_path: str | Path | None) -> LLM:
     if name == "local":
-        from bfr_core.llm.local_provider import LocalLLM
-
         try:
             return LocalLLM(config.model)
         except ImportError as exc:  # llama-cpp-python not installed: say how to get it, in one line
@@ -124,15 +125,12 @@ def _backend(name: str, config: LLMConfig, env: Mapping[str, str] | None, secret
         raise LLMConfigError(f"unknown LLM provider '{config.provider}'; choose one of {', '.join(PROVIDERS)}")
     key = api_key(name, env=env, secrets_path=secrets_path)
     if name == "anthropic":
-        from bfr_core.llm.anthropic_provider import AnthropicLLM
-
         if key is None and not config.base_url:
             raise LLMConfigError(
                 "no Anthropic API key: set ANTHROPIC_API_KEY or add it to .streamlit/secrets.toml"
             )
         return AnthropicLLM(config.model, api_key=key or Secret("no-key-needed"), base_url=config.base_url,
                             timeout_s=config.timeout_s)
-    from bfr_core.llm.openai_provider import OpenAILLM
 
     if key is None and not config.base_url:
         raise LLMConfigError(

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bfr_core.llm.base import LLMConfigError, LLMRequest, LLMResponse, ProviderError
 
 MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -111,8 +113,7 @@ def prefix_state_cache(capacity_bytes: int):  # noqa: ANN201 - a llama_cpp cache
     rows each saved state also carries (up to n_batch x vocabulary floats, ~300 MB, uncounted by the
     capacity). Sampling happens in llama.cpp's sampler, so a restored state never reads them: one
     shared zero row broadcasts into the logit buffer on restore."""
-    import numpy as np
-    from llama_cpp.llama_cache import LlamaRAMCache
+    from llama_cpp.llama_cache import LlamaRAMCache  # optional dependency: llama-cpp-python
 
     class PrefixStateCache(LlamaRAMCache):
         def __setitem__(self, key, value) -> None:  # noqa: ANN001 - llama_cpp's own signature
@@ -129,7 +130,7 @@ class LocalLLM:
 
     def __init__(self, model: str = "", *, n_ctx: int = N_CTX, n_threads: int = N_THREADS) -> None:
         try:
-            import llama_cpp  # noqa: F401
+            import llama_cpp  # noqa: F401 - optional dependency: llama-cpp-python (presence check)
         except ImportError:
             raise ImportError(INSTALL_HINT) from None
         self.path = resolve_model_path(model)
@@ -148,7 +149,7 @@ class LocalLLM:
 
     def _load(self):  # noqa: ANN202 - llama_cpp.Llama, imported lazily
         if self._llama is None:
-            from llama_cpp import Llama
+            from llama_cpp import Llama  # optional dependency: llama-cpp-python
 
             self._llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                                 seed=SEED, verbose=False)
@@ -187,7 +188,7 @@ def chat(llama, request: LLMRequest, *, lazy_grammar: bool = True) -> tuple[dict
                     "max_tokens": request.max_tokens, "seed": SEED}
     grammar = None
     if request.json_mode and request.temperature == 0 and lazy_grammar:
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp import LogitsProcessorList  # optional dependency: llama-cpp-python
 
         grammar = GreedyGrammar(llama._model.vocab, grammar_for(request), llama.n_vocab())
         kwargs["logits_processor"] = LogitsProcessorList([grammar])
@@ -216,8 +217,7 @@ class GreedyGrammar:
     token generated since its previous call to the grammar. Call :meth:`close` afterwards."""
 
     def __init__(self, vocab, grammar: str, n_vocab: int) -> None:  # noqa: ANN001 - a llama_vocab pointer
-        import llama_cpp
-        import numpy as np
+        import llama_cpp  # optional dependency: llama-cpp-python
 
         self._api, self._np = llama_cpp, np
         self._sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
@@ -264,7 +264,7 @@ class GreedyGrammar:
 
 def grammar_for(request: LLMRequest) -> str:
     """The GBNF text llama-cpp-python's ``response_format`` would build for ``request``."""
-    from llama_cpp import llama_grammar
+    from llama_cpp import llama_grammar  # optional dependency: llama-cpp-python
 
     if request.json_schema:
         try:

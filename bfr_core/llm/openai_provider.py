@@ -13,15 +13,9 @@ Self-hosted servers usually need no key; a placeholder is sent when none is conf
 
 from __future__ import annotations
 
-from bfr_core.llm.base import (
-    LLMRequest,
-    LLMResponse,
-    ProviderError,
-    Secret,
-    price,
-    sdk_error,
-)
+from bfr_core.llm.base import LLMRequest, LLMResponse, ProviderError, Secret
 from bfr_core.llm.prices import PRICES as TABLE
+from bfr_core.llm.sdk import price, sdk_error
 
 DEFAULT_MODEL = "gpt-5.5"  # the paper's answer judge (Section 5.1); set `model` for other servers
 
@@ -33,7 +27,7 @@ class OpenAILLM:
     provider = "openai"
 
     def __init__(self, model: str = "", *, api_key: Secret | None, base_url: str = "", timeout_s: float = 60.0):
-        import openai
+        import openai  # optional dependency: openai
 
         self.model = model or DEFAULT_MODEL
         self.base_url = base_url

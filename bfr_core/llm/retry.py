@@ -1,8 +1,8 @@
 """Making one provider call dependable, and its JSON usable.
 
-Covers: :class:`RetryPolicy` (exponential backoff with seeded jitter; a server's ``Retry-After``
-of more than 0 s is waited exactly, capped at ``max_delay_s``, as the Anthropic and OpenAI SDKs do,
-so a server asking for 0.2 s gets 0.2 s), :class:`RetryingLLM` (retries transient
+Covers: :class:`RetryPolicy` (exponential backoff with seeded jitter; a server's positive
+``Retry-After`` is waited exactly, fractions of a second included, capped at ``max_delay_s``, as the
+Anthropic and OpenAI SDKs do), :class:`RetryingLLM` (retries transient
 :class:`ProviderError` — 429, 5xx, timeouts, broken response bodies — and holds each attempt to
 the provider's :class:`~bfr_core.llm.limits.ProviderLimiter`: concurrent requests, requests and
 tokens per minute; the wait after a 429 is the refused call's own, as in the SDKs: the other

@@ -20,8 +20,9 @@ are exercised identically):
 * ``judge``      CORRECT when the gold's numbers and dates agree and token F1 or gold recall >= 0.5.
 * ``lme_judge``  LongMemEval's yes/no judge where text rules can decide (the gold contained in the
   response, the same number); "undecided" otherwise (preference rubrics always).
-* ``suff``       sufficient when every requirement is covered and the reference answer is found in
-  (or, for intervals, computed from) the evidence; insufficient when neither; else uncertain.
+* ``suff``       sufficient when every requirement is covered and the evidence states every informative
+  word of the reference answer (or, for intervals, computes it); insufficient when neither; uncertain
+  otherwise, and whenever words cannot tell (a yes / no reference, a long one).
 * ``antecedent`` always undecided (an empty statement): what a remark refers back to is not a matter
   of its words.
 
@@ -52,8 +53,8 @@ from bfr_core.lexicon import LATEST_CUE, NOT_NAME_CAPITALISED, NUMBER_WORDS
 from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
 from bfr_core.llm.rules_forms import LABEL, choices, event_order, strip_lead
 from bfr_core.llm.rules_forms import parts as question_parts
-from bfr_core.llm.rules_judges import UNDECIDED, judge, judge_one, lme_judge  # noqa: F401 - served below
-from bfr_core.llm.rules_tokens import NOT_FOUND, numbers, tok_list, toks  # noqa: F401 - served below
+from bfr_core.llm.rules_judges import judge, lme_judge
+from bfr_core.llm.rules_tokens import NOT_FOUND, toks
 
 RULES_VERSION = "6"
 NAME = "offline rules"
@@ -461,26 +462,38 @@ def _said(unit: Unit) -> tuple[str, str]:
 
 
 # -- suff --------------------------------------------------------------------------------------
-def answer_supported(question: str, reference: str, evidence: Sequence[str]) -> bool:
+LONG_REFERENCE = 8  # informative words past which overlap cannot tell a stated answer from a topical set
+
+
+def answer_supported(question: str, reference: str, evidence: Sequence[str]) -> bool | None:
+    """Whether the evidence states the reference answer: True when it holds every informative word of
+    the reference (a word the question does not already hold) and every day date it names, or, for an
+    asked span, computes it or states it in one text; False when it holds under 60 % of those words or misses a date; None (cannot tell
+    from words) when in between, when the reference adds no word to the question (a yes / no), or when
+    it is longer than :data:`LONG_REFERENCE` informative words."""
     if not evidence:
         return False
-    computed = interval_answer(question, evidence)
-    if computed is not None and SPAN_UNIT.search(question):
-        return judge(question, reference, computed)[0] == "CORRECT"
-    ref = toks(reference)
-    if not ref:
-        return True
-    ev = set().union(*(toks(e) for e in evidence))
+    if SPAN_UNIT.search(question):  # a span is computed from dates, or stated with its unit in one text
+        computed = interval_answer(question, evidence)
+        stated = [computed] if computed is not None else evidence
+        return any(judge(question, reference, text)[0] == "CORRECT" for text in stated)
     ref_dates = {(m, d) for _, (_, m, d), _ in find_day_dates(reference)}
     if ref_dates:
         ev_dates = {(m, d) for u in units(evidence) for (_, m, d) in u.dates}
         if not ref_dates <= ev_dates:
             return False
-    return len(ref & ev) >= max(1, math.ceil(0.6 * len(ref)))
+    informative = toks(reference) - toks(question)
+    if not informative or len(informative) > LONG_REFERENCE:
+        return None
+    held = len(informative & set().union(*(toks(e) for e in evidence)))
+    if held == len(informative):
+        return True
+    return False if held < 0.6 * len(informative) else None
 
 
 def suff(question: str, reference: str, evidence: Sequence[str]) -> tuple[str, str]:
-    """("sufficient" | "insufficient" | "uncertain", reason) by requirement coverage."""
+    """("sufficient" | "insufficient" | "uncertain", reason) by requirement coverage and whether the
+    evidence states the reference answer; uncertain whenever the words cannot tell."""
     if not evidence:
         return "insufficient", "No evidence."
     reqs = decompose(question)
@@ -488,9 +501,11 @@ def suff(question: str, reference: str, evidence: Sequence[str]) -> tuple[str, s
     missing = [r for r, c in zip(reqs, cov, strict=True) if not c]
     supported = answer_supported(question, reference, evidence)
     if supported and not missing:
-        return "sufficient", "Every requirement is covered and the answer follows."
-    if not supported and missing:
+        return "sufficient", "Every requirement is covered and the evidence states the answer."
+    if supported is False and missing:
         return "insufficient", f"Missing: {missing[0]}."
+    if supported is None:
+        return "uncertain", "Whether the evidence states the answer cannot be told from its words."
     if supported:
         return "uncertain", f"The answer appears but '{missing[0]}' is not clearly covered."
     return "uncertain", "The requirements look covered but the answer does not follow from the text."

@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from bfr_core.errors import BfrError
-from bfr_core.llm.base import LLM, LLMRequest, LLMResponse, ProviderError, Secret
+from bfr_core.llm.base import LLM, LLMConfigError, LLMRequest, LLMResponse, ProviderError, Secret
 
 MASK = "***"
 MIN_KEY = 8  # shorter values are placeholders ("no-key"), not keys
@@ -151,8 +151,6 @@ def secrets_candidates(path: str | Path | None) -> list[Path]:
 
 def read_secrets(path: Path) -> dict:
     """secrets.toml as a dict; an error that says only where (a parse error may quote a key)."""
-    from bfr_core.llm.base import LLMConfigError
-
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from bfr_core.retrieval.views.common import rank_order
+from bfr_core.fusion import rank_order
 
 WINDOW = 40  # the largest budget the workbench reports (C2..C6): the set there is the ranking's top WINDOW
 

@@ -29,18 +29,8 @@ E0 always holds b = 10 grounded turns, so "new" = size - 10)
 * C5, C7, C8 are not in Table 16; they follow the same rules (B_new = 50 from C7 on) and are
   marked ``paper=None`` in :data:`PAPER_TABLE16`.
 
-Realized on our LoCoMo store (1,536 scoreable questions, ``bench/out/method.json``), ours / paper:
-
-    point   BFR-Text calls   size           BFR-MV calls    size
-    C0      0.00 / 0.00      10.00 / 10.00  0.00 / 0.00     10.00 / 10.00
-    C1      1.00 / 1.00      18.00 / 18.00  1.00 / 1.00     21.96 / 21.91
-    C2      2.00 / 2.00      26.00 / 26.00  2.00 / 2.00     29.96 / 29.05
-    C3      3.00 / 3.00      34.00 / 34.00  3.00 / 3.00     30.04 / 29.84
-    C4      4.00 / 4.00      40.00 / 40.00  4.00 / 4.00     40.00 / 39.72
-    C6      4.00 / 4.00      40.00 / 40.00  5.99 / 5.99     40.00 / 39.88
-    C9      7.00 / -         60.00 / -      8.99 / 8.98     59.99 / 59.23
-
-(``bfr sweep`` re-measures them on any store.) This module only declares the budgets.
+``bfr sweep`` measures the calls and set sizes each point realizes on a store, and
+bench/bench_method.py compares them with Table 16. This module only declares the budgets.
 
 Does not cover: the state-conditioned controllers (BFR-State / BFR-Adaptive) of Table 18.
 """

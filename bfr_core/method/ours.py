@@ -1,107 +1,59 @@
 """Our own arm ``bfr`` (beyond the paper): more gold evidence at the same evidence-set size.
 
-The paper's gain over one-shot retrieval is mostly a budget effect (BM25+MiniLM fusion at 40 turns
-already beats BFR-MV at ~40 turns). This arm keeps the paper's shape - a Stage I pool, requirements,
-FCA context, lattice, prefilter, minimum cover and grounding, then budgeted completion rounds with
-the exclusion rule - but ranks every turn by one score that knows about conversations:
+It keeps the paper's shape - a Stage I pool, requirements, FCA context, lattice, prefilter, minimum
+cover and grounding, then budgeted completion rounds with the exclusion rule - but ranks every turn
+by one score that knows about conversations:
 
     text(i)    = z(BM25 over stemmed bare text)(i) + W_DENSE * z(dense view)(i)     z-score fusion
     prior(i)   = text(i) + SPEAKER * [the one speaker the question names spoke i]
                          + DATES * [i's session is dated in a window the question names]
-                         + ROLE * [the stating role spoke i]        (user/assistant stores only, below)
+                         + ROLE * [the stating role spoke i]        (user/assistant stores only)
     score(i)   = prior(i) + NEAR1 * max(prior(i-1), prior(i+1)) + NEAR2 * max(prior(i-2), prior(i+2))
                  (neighbours within the same session only)
                  + SESSION * z(mean text score of the SESSION_TOP best turns of i's session)
 
-The dense view is the store's: the static base vectors z-merged with MiniLM on the turns within
-MiniLM's token cap. Where the question's words carry little (``method.word_trust``: a remark rather
-than a question or a request, optionally also when the lexical and dense top 10 share no turn or no
-BM25 score stands out: the gate REMARK), the **remark regime** scales every part above by
-(1 - REMARK_SHIFT) and adds REMARK_SHIFT times the remark's z-scored dense similarity, read clause by
-clause where REMARK_CLAUSES says so (``bfr_core.sentences``: a remark that joins two statements with a
-comma or a conjunction is scored by the mean, or max, over its clauses of their z-scored similarities,
-each clause free to match a different earlier message; a remark that does not split is scored whole);
-the Stage I cover, which matches the question's requirement words, is skipped there (E0 = score
-order; no model is asked to decompose). The pool step records the regime, its signals and the clauses.
+The capitals are ``turn_scores.OursSettings``; the shipped values are ``ours.toml`` ``[ours]``.
 
-The associative step (:func:`associate`, only with a model and only in the remark regime): the model
-writes the earlier message the question refers back to (``roles.antecedent``) and the regime's dense
-part averages, one to one, the question's (its clauses' as above) and that message's z-scored dense
-similarities (HyDE's recipe; no weight to choose). The offline rules answer "undecided" and leave the
-ranking as it is. Measured with the local model in bench/bench_associative.py and
-bench/bench_locomo_plus.py ``--provider local`` (at the setting before the clauses: not rerun).
-
-The stating-role prior is observed, not named: with two speakers, the one whose median turn is 3x
-shorter than the other's, when the other's median turn is a paragraph of 50 words or more (a user
-beside an assistant), states the facts; it never fires on LoCoMo's two friends, nor on a terse
-person beside a chatty one. An advice-request detector that gave a session-topic term a larger weight on requests
-was removed (issue 25): its wording had been written after reading dev50's failing preference
-questions, so it behaved as a question-type detector fitted to dev50.
-
-The capitals above are ``turn_scores.OursSettings``, the shipped values ``ours.toml`` ``[ours]``
-(chosen 2026-12-03 over LoCoMo, dev50, LoCoMo-Plus dev and BEAM 100K, the search run until it
-converged, an open-ended weight's grid doubled past its edge when chosen there): w_dense 2.0,
-speaker 6, dates 6, context 0.3 / 0.2, session relevance 1.0 from its best turn, role 4.0, the
-remark gate "form" with shift 1.0 (the dense view alone on remarks) and its clauses' mean (every fold
-of the 2026-12-03 run chose it too). The settings hold only what that ranking uses (issue
-25): the variants the selection searched and the shipped setting leaves off (the unstemmed or
-"Speaker: text" BM25, the static vectors alone, recency, a session BM25 and a session-topic term
-and its vectors) are bench/ours_variants.py's, composed from ``turn_scores``' functions.
-
-How the numbers are chosen (bench/bench_ours_selection.py -> bench/out/ours_selection.json): every
-number of the ranking is either a coordinate of its grid (the BM25 index, w_dense, the dense view,
-speaker, dates, role, near1/near2, session, session_top, recency, doc_bm25, doc_dense, doc_view,
-remark, remark_shift, remark_clauses), chosen by a coordinate-wise search from the z-fusion baseline, or fixed by
-an argument that reads no benchmark question (its ``FIXED``: ``turn_scores.W_BM25`` is the unit,
-``turn_scores.ROLE_RATIO`` and ``ROLE_WORDS``, the paper's Stage I sizes and its cover, the date slacks, BM25 k1/b,
-the clause rule's ``sentences.MIN_WORDS`` and ``lexicon.CLAUSE_JOINERS``);
-z-score fusion (against RRF) and Rocchio feedback were searched until b47aa4f and dropped, never
-chosen (its ``DROPPED``). The held-out figures come from
-conversation-level 5-fold cross-validation over LoCoMo's 10 chats, dev50's 50 haystacks, the
-LoCoMo-Plus dev half (each item in the fold of the chat it is stitched into) and BEAM 100K's 20
-conversations at once (each fold's setting searched on the other folds) and from the four
-leave-one-benchmark-out directions (BEAM 500K and 1M are in no fold: held out). The
-shipped setting (``ours.toml`` ``[ours]``) is the same search on every conversation: its figures on
-those questions are **development** figures. Stage II deepens the
-same ranking in its own order (a near-duplicate filter on static vectors skipped relevant long
-turns on dev50 and was removed).
-
-Why each piece (bench/out/ours_ablation.json removes each in turn, at the shipped setting):
+Why each piece:
 * stemming and z-score fusion: RRF throws the score gaps away; z-scores keep "one turn matches
-  every term" apart from "forty turns match one term". BM25 indexes the bare text: the shared
-  views' "Speaker: text" prefix spreads the name's weight over every turn of that speaker and of
-  turns addressing them, which the speaker prior below does more sharply.
-* speaker prior: LoCoMo questions name one of the two speakers ("What does Melanie do to
-  destress?"); the answer is in that speaker's turns, whose text rarely repeats the name.
+  every term" apart from "forty turns match one term". BM25 indexes the bare text: a "Speaker: text"
+  prefix would spread the name's weight over every turn of that speaker, which the speaker prior
+  does more sharply.
+* speaker prior: a question that names one of two speakers ("What does Melanie do to destress?") is
+  answered in that speaker's turns, whose text rarely repeats the name.
 * dates: a question that names a date ("in the first weekend of October 2023", or "two weeks ago"
   with the question's own date) points at sessions dated in or just after that window, because
   conversations report events a few days late.
 * conversational context: answers sit one or two turns from the best-matching turn (the question,
-  then the reply; the setup, then the detail). Smoothing the score over neighbours ranks the reply
-  by its context instead of adding fixed neighbours, which would spend budget on weak ones.
+  then the reply). Smoothing the score over neighbours ranks the reply by its context instead of
+  adding fixed neighbours, which would spend budget on weak ones.
+* stating role: with two speakers, the one whose median turn is 3x shorter than the other's, when
+  the other's median turn is a paragraph of 50 words or more (a user beside an assistant), states
+  the facts; it never fires on two friends, nor on a terse person beside a chatty one.
 
-The set at each budget (``budget_set``): the first k turns of a ranking are a list, not a set chosen
-to be sufficient, so the ranking's first 40 turns are re-selected greedily, each pick paying
-SET_SPREAD per turn already taken from its session and earning SET_COVER per share of Stage I's
-requirements it supplies first (Stage I's incidence over those 40; none in the remark regime); every
-prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40.
+The remark regime: where the question's words carry little (``method.word_trust``: a remark rather
+than a question or a request), every part above is scaled by (1 - REMARK_SHIFT) and REMARK_SHIFT
+times the remark's z-scored dense similarity is added, read clause by clause where REMARK_CLAUSES
+says so (``bfr_core.sentences``: each clause may match a different earlier message). The Stage I
+cover, which matches requirement words, is skipped there (E0 = score order). The pool step records
+the regime, its signals and the clauses. With a model, :func:`associate` also has it write the
+earlier message the question refers back to and averages its similarities in (HyDE's recipe).
 
-Stage I reuses ``stage1`` (incidence, prefilter, minimum cover, coverage order) over our pool; E0 is
-the cover first, then the set order, up to ``b`` turns. Stage II deepens the same set order in
-budgeted rounds (one call per round through the exclusion rule). Target set size: ``b + min(B_new, rounds * keep, calls * keep)``
-(``b`` = ``config.retrieval.ground``; MV grid: C0 -> 10, C1 -> 30, C2..C6 -> 40, C7..C9 -> 60).
+The set at each budget (``budget_set``): the ranking's first 40 turns are re-selected greedily, each
+pick paying SET_SPREAD per turn already taken from its session and earning SET_COVER per share of
+Stage I's requirements it supplies first; every prefix is the greedy set at that budget, and at 40
+turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool (E0 = the cover
+first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
+(one call per round through the exclusion rule).
 
-Explored and dropped (no gain in bench/explore_ours.py, removed 2026-12-01, in git history):
-requirement-aimed completion cues (a slot
-per uncovered requirement), pseudo-relevance feedback, fixed neighbour expansion, a per-session
-diversity penalty, RRF. Explored 2026-12-02 and dropped before the selection (bench/explore/explore_dropped.py
--> bench/out/explore_dropped.json, development): a soft word-trust gate, a third gate signal (rankings
-that disagree, few terms found), xQuAD-style coverage of the question's words, bridging on names the
-top 10 mention, neighbour context in the remark regime, a per-session spread for list questions.
+Every number is either a coordinate of the selection grid, chosen by bench/bench_ours_selection.py
+with conversation-level cross-validation, or fixed by an argument that reads no benchmark question;
+the variants the selection searched but the shipped setting leaves off are composed from
+``turn_scores``' functions in bench/ours_variants.py.
 
-Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime, writes
-the antecedent, nothing else), coreference, learned weights. Reads only the question text and date,
-never gold ids, answers or categories.
+Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime,
+writes the antecedent, nothing else), coreference, learned weights. Reads only the question text and
+date, never gold ids, answers or categories.
 """
 
 from __future__ import annotations
@@ -112,6 +64,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bfr_core.fusion import zscore
+from bfr_core.llm.base import LLMCallFailed
 from bfr_core.method.budget_set import WINDOW, set_order
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
@@ -127,9 +81,9 @@ from bfr_core.method.turn_scores import (
     score_parts,
     session_codes,
     top_unseen,
-    zscore,
 )
 from bfr_core.records import Query, Step
+from bfr_core.roles import antecedent
 
 if TYPE_CHECKING:
     from bfr_core.method.arms import ArmContext
@@ -259,7 +213,7 @@ def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list
 
 
 def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSettings, sc: TurnScores) -> TurnScores:
-    """The associative step (issue 28): in the remark regime and with a model (``ctx.llm``), the model
+    """The associative step: in the remark regime and with a model (``ctx.llm``), the model
     writes the earlier message the question refers back to (``roles.antecedent``) and the regime's
     dense part becomes the mean of the question's and that message's z-scored dense similarities, as
     hypothetical-document retrieval averages the query with its generated documents (HyDE; one to one,
@@ -267,8 +221,6 @@ def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSe
     failed call - leaves ``sc`` as it is (a failure or "undecided" is recorded in it for the trace)."""
     if sc.regime != "remark" or ctx.llm is None:
         return sc
-    from bfr_core.llm.base import LLMCallFailed
-    from bfr_core.roles import antecedent  # lazy: the roles pull in the LLM stack
 
     source = str(getattr(ctx.llm, "label", "llm"))
     try:

@@ -42,9 +42,12 @@ from bfr_core.lexicon import (
     RELATED_STEMS,
     question_noise,
 )
+from bfr_core.llm.base import LLMCallFailed
 from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.method.speaker_names import key_position, name_keys, question_words, same_person
 from bfr_core.records import Query, Turn
+from bfr_core.roles import decomposer
+from bfr_core.sentences import running_sentences
 from bfr_core.text import stem, tokenize, unaccent, words
 
 KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity", "latest", "person", "place", "time")
@@ -197,8 +200,8 @@ _CORE_CLAUSE = re.compile(
 
 def _split_core(q: str) -> tuple[str, str]:
     """Long prompts ("I'm planning ... , what's the phone number ...?") -> (core ask, context)."""
-    sentences = [s for s in re.split(r"(?<=[.?!])\s+", q) if s.strip()]
-    core, context = (sentences[-1], " ".join(sentences[:-1])) if len(sentences) > 1 else (q, "")
+    pieces = running_sentences(q)
+    core, context = (pieces[-1], " ".join(pieces[:-1])) if len(pieces) > 1 else (q, "")
     m = _CORE_CLAUSE.search(core)
     if m and m.start() > 0:
         context = (context + " " + core[:m.start()]).strip()
@@ -269,8 +272,6 @@ def decompose_with_source(query: Query, llm: Any = None) -> tuple[list[Requireme
     """Requirements plus where they came from ("offline rules" or the provider label)."""
     if llm is None:
         return decompose_rules(query.text), "offline rules"
-    from bfr_core.llm.base import LLMCallFailed
-    from bfr_core.roles import decomposer  # lazy: the roles pull in the LLM stack
 
     try:
         raw = decomposer.decompose(llm, query.text)

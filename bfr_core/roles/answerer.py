@@ -42,9 +42,8 @@ ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answe
 # "later" come back swapped at times, so the gap is taken either way round (the shorter). A reply
 # without two readable, different dates, or a gap that rounds to 0 in the asked unit, falls back to
 # the extractive answer. "... ago" needs the question's own date, which the answerer is not given.
-# Measured (bench/bench_llm_timespan.py, local model, BFR-MV sets): on the 10 such questions of LoCoMo
-# and dev50, number match 3 -> 6 (none lost), F1 40.0 -> 48.3; the other 36 time-span questions keep
-# the extractive answer.
+# bench/bench_llm_timespan.py measures it against the extractive answer on LoCoMo's and dev50's
+# time-span questions.
 SPAN_PROMPT = EVIDENCE_BLOCK + """The question below asks how much time passed between two events. Copy from \
 the snippets the date of the earlier event and the date of the later event.
 
@@ -117,8 +116,8 @@ def answered(llm: LLM, question: str, evidence_texts: Sequence[str], *, span_fir
     """The answer to ``question`` from ordered evidence snippets, with how it was reached: on a
     question for the time between two events, the span :func:`spanned` computes from the dates the
     model copies, when it gives one; else the paper's extractive answerer (:func:`extractive`;
-    ``span_first=False``: that alone). A "focus" step (answer from the few snippets the model names)
-    was measured and removed: on LoCoMo's 38 time-span questions F1 38.3 -> 21.0 (stop 13)."""
+    ``span_first=False``: that alone). There is no "focus" step (answer from the few snippets the model
+    names): it lowers F1 on LoCoMo's time-span questions."""
     computed = spanned(llm, question, evidence_texts) if span_first else None
     return computed or Answer(extractive(llm, question, evidence_texts, question_date=question_date))
 

@@ -15,21 +15,16 @@ wrappers declares) and :func:`fit_for` (both: what every LLM role that reads sni
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from bfr_core.roles.snippets import HEADER
+from bfr_core.sentences import running_sentences
 from bfr_core.text import tokenize
 
 ELLIPSIS = " … "
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A rendered snippet's "(date) speaker: " header (``roles.snippets``): always kept, so a
 # cut snippet still says who spoke and when.
-
-
-def sentences(text: str) -> list[str]:
-    return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
 
 
 def _trim(text: str, cue: set[str], cap: int) -> str:
@@ -40,7 +35,7 @@ def _trim(text: str, cue: set[str], cap: int) -> str:
     m = HEADER.match(text)
     if m and len(m.group(0)) < cap:
         return m.group(0) + _trim(text[m.end():], cue, cap - len(m.group(0)))
-    parts = sentences(text)
+    parts = running_sentences(text)
     scored = sorted(range(len(parts)),
                     key=lambda i: (-len(cue & set(tokenize(parts[i], stemmed=True))), i))
     keep: set[int] = set()

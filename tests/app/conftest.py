@@ -98,9 +98,10 @@ def fake_run(store: Store, dataset_id: str, question_id: str, arm: str, *, budge
 
 def add_fake_run(store: Store, run_fn=fake_run, arms=("mem0", "bfr-mv"), run_id: str = RUN_ID) -> str:
     """A finished eval run over every demo question, with answer-level columns on some rows."""
-    from bfr_core.evaluation import evaluate
+    from bfr_core import runs
+    from bfr_core.evaluation.rows import result_row
 
-    evaluate.ensure_schema(store)
+    runs.ensure_schema(store)
     qs = store.questions("demo", scoreable_only=True)
     cur = store.cursor()
     cur.execute("INSERT INTO runs (run_id, dataset_id, arms, budget, k, provider, n_questions, options, finished) "
@@ -110,9 +111,9 @@ def add_fake_run(store: Store, run_fn=fake_run, arms=("mem0", "bfr-mv"), run_id:
     for q in qs:
         for arm in arms:
             t = run_fn(store, "demo", q.question_id, arm)
-            rows.append(evaluate.result_row(run_id, q, t))
+            rows.append(result_row(run_id, q, t))
             traces.append((run_id, q.question_id, arm, json.dumps(t.to_dict())))
-    evaluate.write_batch(store, run_id, rows, traces)
+    runs.write_batch(store, run_id, rows, traces)
     # answer-level columns: mem0 wrong and "insufficient" on q1, bfr-mv right and "sufficient"
     detail = json.dumps({"label": "insufficient", "judge_labels": ["insufficient", "sufficient"],
                          "adjudicated": True, "reasons": ["", "", ""]})

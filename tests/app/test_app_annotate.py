@@ -122,8 +122,28 @@ def test_no_judge_label_or_agreement_before_own_label_and_request(app_db):
     body = _visible(at)
     assert "judge A" not in body and "kappa" not in body and "Cohen" not in body
     assert "Agreement appears once you have labelled items" in body
-    at.button(key="annot_sufficient").click().run()
-    assert "judge A" not in _visible(at)  # not after the label either, until asked
+    from bfr_core.evaluation import agreement as AG
+    from bfr_core.evaluation import labels as L
+    from bfr_core.store import Store
+
+    s = Store(app_db, read_only=True)
+    judged = {i for r, labs in AG.rater_labels(s).items() if r.startswith(L.JUDGE_PREFIX) for i in labs}
+    s.close()
+    assert judged  # some sets of the run were judged whole
+    for _ in range(12):  # label through the queue until one of the judged sets has carol's label
+        at.button(key="annot_sufficient").click().run()
+        assert "judge A" not in _visible(at) and "llm:" not in _visible(at)  # not after a label either, until asked
+        assert "or the LLM judges when you compare with them" in texts(at)  # and the page says how to ask
+        s = Store(app_db, read_only=True)
+        mine = set(AG.rater_labels(s).get("carol", {}))
+        s.close()
+        if mine & judged:
+            break
+    assert mine & judged
+    at.toggle(key="annot_agree_llm").set_value(True).run()  # asked: the judges join the agreement panel
+    assert not at.exception, [e.value for e in at.exception]
+    assert "llm:" in _visible(at)
+    at.toggle(key="annot_agree_llm").set_value(False).run()
     at.segmented_control(key="annot_mode").set_value("My labels").run()
     assert "judge A" not in _visible(at) and "Your label: **sufficient**" in texts(at)
     reveal = next(t for t in at.toggle if t.key.startswith("annot_reveal_"))
@@ -149,3 +169,107 @@ def test_judgments_written_meanwhile_show_without_refresh(app_db):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "No item has LLM Suff@Set judgments yet" not in texts(at)
+
+
+# -- the answer-correctness task ------------------------------------------------------------------
+ANSWER_TASK = "Is this answer correct?"
+
+
+def _answer_page(name=None):
+    at = app_test().run()
+    at.switch_page("pages/annotate.py").run()
+    if name:
+        at.text_input(key="annot_name").input(name).run()
+    at.segmented_control(key="annot_task").set_value(ANSWER_TASK).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_answer_task_shows_question_gold_and_answer_never_the_system_or_a_verdict(app_db):
+    at = _answer_page("alice")
+    body = _visible(at)
+    assert "Gold answer" in body and "Answer to judge" in body
+    assert any("answers labelled by alice" in (p.text or "") for p in at.get("progress"))
+    for word in [*FORBIDDEN, "eval judge"]:
+        assert not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", body), word
+    assert "Judges:" not in body and not at.toggle
+
+
+def test_answer_label_saves_blind_then_reveals_the_judges_only_on_request(app_db):
+    at = _answer_page("alice")
+    first = next(m.value for m in at.markdown if m.value.startswith("**Answer to judge**"))
+    note_key = next(t.key for t in at.text_input if t.key.startswith("ans_note_"))
+    at.text_input(key=note_key).input("says unknown").run()
+    at.button(key="ans_wrong").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Saved **wrong**" in s.value for s in at.success)
+    body = _visible(at)  # nothing that could steer the next label: no verdict, no system
+    for word in [*FORBIDDEN, "eval judge"]:
+        assert not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", body), word
+    assert next(t.key for t in at.text_input if t.key.startswith("ans_note_")) != note_key
+
+    import streamlit as st
+
+    st.cache_resource.clear()  # the label must come back from the file
+    st.cache_data.clear()
+    fresh = _answer_page("alice")
+    assert "1 of" in texts(fresh) or any("1 of" in (p.text or "") for p in fresh.get("progress"))
+    fresh.segmented_control(key="ans_mode").set_value("My labels").run()
+    assert "Your label: **wrong**" in texts(fresh)
+    assert next(m.value for m in fresh.markdown if m.value.startswith("**Answer to judge**")) == first
+    assert "eval judge" not in _visible(fresh)  # labelled, but not asked yet
+    hist = next(d.value for d in fresh.dataframe if "note" in d.value.columns)
+    assert list(hist["note"]) == ["says unknown"]
+    reveal = next(t for t in fresh.toggle if t.key.startswith("ans_reveal_"))
+    reveal.set_value(True).run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert re.search(r"eval judge: \*\*(CORRECT|WRONG)\*\*", texts(fresh))
+    assert fresh.get("download_button") and len(fresh.get("download_button")) == 2
+    # the sufficiency task is untouched by the answer label
+    fresh.segmented_control(key="annot_task").set_value("Is this evidence sufficient?").run()
+    assert "0 of" in " ".join(p.text or "" for p in fresh.get("progress")) or "0 of" in texts(fresh)
+
+
+def test_answer_queue_order_is_the_same_for_every_annotator(app_db):
+    firsts = []
+    for who in ("bob", "carol"):
+        at = _answer_page(who)
+        firsts.append(next(m.value for m in at.markdown if m.value.startswith("**Answer to judge**")))
+    assert firsts[0] == firsts[1]
+
+
+def test_answer_task_without_a_name_shows_no_item(app_db):
+    at = _answer_page()
+    assert "answers are waiting. Enter your name to start." in texts(at)
+    assert not any(m.value.startswith("**Answer to judge**") for m in at.markdown)
+
+
+def _evidence_height(at) -> int:
+    """The pixel height of the evidence block (0: as tall as its content)."""
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        if getattr(node, "key", None) == "annot_evidence" or (proto is not None and "annot_evidence" in getattr(proto, "id", "")):
+            return proto.height_config.pixel_height
+        for child in getattr(node, "children", {}).values():
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    found = walk(at.main)
+    assert found is not None, "no evidence block"
+    return found
+
+
+def test_long_evidence_scrolls_in_its_box_so_the_label_buttons_stay_in_view(app_db):
+    """Ten long turns (a BEAM item: code and lists) made the page 16,000 px tall with the buttons at its foot."""
+    from bfr_core.store import Store
+
+    assert _evidence_height(_page("erin")) == 0  # the demo's short turns: the page as tall as they are
+    s = Store(app_db)
+    s.cursor().execute("UPDATE turns SET text = repeat(text || ' ', 40)")
+    s.close()
+    import streamlit as st
+
+    st.cache_data.clear()
+    assert _evidence_height(_page("erin")) == 560

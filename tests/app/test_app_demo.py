@@ -60,10 +60,14 @@ def test_gallery_lists_mined_cases_and_opens_trace(app_db):
     from ui import resources as R
 
     at = _demo(app_db)
-    mined = CS.load_cases(R.open_store(str(app_db)), "demo-fake0001", "demo")
+    mined = CS.load_cases(R.open_store(str(app_db)), "demo-fake0001", "demo", 10)  # mem0's 10 turns each
     assert "q1" in [c.question_id for c in mined]  # the camera-strap case: order held, arrival not
     gallery = at.dataframe(key="demo_gallery").value
     assert list(gallery["question"]) == [c.question_id for c in mined]
+    assert list(gallery["top-k size"]) == list(gallery["BFR set"]) == [10] * len(mined)  # one set size per case
+    # at the arms' own sizes (10 against larger BFR sets) more questions would pass for a case
+    own = CS.load_cases(R.open_store(str(app_db)), "demo-fake0001", "demo")
+    assert {c.bfr_size for c in own} != {10} and len(own) >= len(mined)
     at.session_state["demo_gallery"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -112,3 +116,37 @@ def test_held_marks_are_drawn_checkboxes_not_glyphs(app_db):
     assert ranks.value["in mem0"].dtype == bool and list(ranks.value["in mem0"]) == [True, False]
     body = texts(at)
     assert "✅" not in body and "✓" not in body
+
+
+def test_the_first_visit_says_the_scopes_vectors_are_computed(app_db, monkeypatch):
+    """The page's first mem0 run of a scope without vectors computes them (a model load first): the page
+    says so, and once they are there it says they were computed on this visit; a later visit says nothing."""
+    from conftest import cache_all_vectors, fake_run
+
+    from bfr_core import pipeline
+
+    at = _demo(app_db)
+    assert "The dense view of this conversation is computed now (126 of 126 turn texts" in texts(at)
+
+    def encoding_run(store, *args, **kwargs):
+        cache_all_vectors(store)
+        return fake_run(store, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run", encoding_run)
+    at = _demo(app_db)
+    assert "were computed on this first visit" in texts(at) and "is computed now" not in texts(at)
+    at = _demo(app_db)
+    assert "were computed on this first visit" not in texts(at) and "is computed now" not in texts(at)
+
+
+def test_a_run_without_a_case_at_one_set_size_is_said_so(app_db):
+    """A finished run none of whose questions shows the gap at one set size: the page says that, not that
+    no run exists."""
+    from bfr_core.store import Store
+
+    s = Store(app_db)
+    s.cursor().execute("UPDATE results SET evidence = [] WHERE arm = 'mem0'")  # top-k holds no gold turn at all
+    s.close()
+    body = texts(_demo(app_db))
+    assert "No question of this store's finished runs shows the gap at one set size" in body
+    assert "No finished run in this store" not in body

@@ -5,7 +5,7 @@ import time
 
 from conftest import app_test, texts
 
-from bfr_core.evaluation.evaluate import list_runs
+from bfr_core.runs import list_runs
 from bfr_core.store import Store
 from ui import evaluating as E
 
@@ -170,3 +170,47 @@ def test_an_ended_jobs_folder_is_removed_when_the_next_starts(tmp_path):
         assert not new.out.parent.exists()
     finally:
         E.JOBS.pop("store-key-for-this-test", None)
+
+
+def test_finished_figures_compare_the_arms_at_a_common_set_size(app_db, tmp_path):
+    """A run whose arms' sets differ in size (mem0 10 turns, bfr-mv more): the figures shown when it
+    ends are those of every set cut to 10 turns, never the arms' own sizes side by side."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import RUN_ID
+
+    own = {"mem0": {"n": 6, "mean_set_size": 10.0, "gold_hit": 50.0, "failed": 0},
+           "bfr-mv": {"n": 6, "mean_set_size": 31.0, "gold_hit": 100.0, "failed": 0}}  # as `bfr eval` prints them
+    out, err = tmp_path / "stdout.json", tmp_path / "stderr.txt"
+    out.write_text(json.dumps({"run_id": RUN_ID, "dataset_id": "demo", "n_questions": 6, "arms": own}))
+    err.write_text("")
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    E.JOBS[str(app_db)] = E.Job("bfr eval", proc, out, err)
+    try:
+        at = _page()
+        at.run()  # the first run after the end re-reads the store and reruns
+        assert not at.exception, [e.value for e in at.exception]
+        assert f"run `{RUN_ID}`" in texts(at)
+        figures = at.table[0].value
+        assert list(figures.index) == ["mem0", "bfr-mv"]
+        assert set(figures["set size"].astype(float)) == {10.0}, figures  # bfr-mv's sets cut to mem0's 10
+        from bfr_core.evaluation.summary import run_rows, set_sizes
+
+        largest = set_sizes(run_rows(Store(app_db, read_only=True), RUN_ID))
+        assert largest["bfr-mv"] > largest["mem0"] == 10  # the stored sets do differ in size
+        assert "Compared at **10 turns each**" in texts(at) and f"bfr-mv {largest['bfr-mv']}" in texts(at)
+        assert all("[" in v for v in figures["Gold Hit"])  # with its interval
+        # the Trace link names a question of the run, so Trace shows that run's stored trace of it
+        link = next(p.proto for p in at.get("page_link") if p.proto.label.startswith("Trace a question"))
+        assert f"run={RUN_ID}" in link.query_string and "question=q1" in link.query_string
+        trace = app_test()
+        trace.query_params.update(dict(pair.split("=") for pair in link.query_string.split("&")))
+        trace.run()
+        trace.switch_page("pages/trace.py").run()
+        trace.button(key="trace_all").click().run()
+        assert not trace.exception and f"Stored trace from eval run `{RUN_ID}`" in texts(trace)
+    finally:
+        E.JOBS.pop(str(app_db), None)

@@ -82,6 +82,7 @@ def test_home_shows_the_latest_runs_figures_at_a_common_set_size(app_db):
     # the "Start here" steps are links, and the README's --benchmark form is named
     assert ("data", "1. Load a benchmark", "") in links and ("demo", "2. Watch one question being answered", "") in links
     assert "--benchmark locomo" in body
+    assert {"data", "trace", "demo", "evaluate", "failures", "annotate", "judges"} <= {p for p, _, _ in links}  # every page
 
 
 def test_home_follows_a_store_changed_by_a_command(app_db, tmp_path):

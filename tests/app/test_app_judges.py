@@ -47,6 +47,31 @@ def test_judges_page_reports_each_judge_under_both_keys(app_db, tmp_path):
 
 
 def test_judges_page_without_verdicts_says_how(app_db):
+    """No verdict yet, but an eval run with answers: the page names that run and the command that judges
+    it, and that command fills the page."""
+    from conftest import RUN_ID
+
+    from bfr_core.cli import main
+
     at = app_test().run()
     at.switch_page("pages/judges.py").run()
-    assert not at.exception and "No judged answers" in texts(at)
+    assert not at.exception and "No judge verdicts in this store yet" in texts(at)
+    assert f"Eval run `{RUN_ID}` holds answers" in texts(at)
+    cmd = at.code[0].value
+    assert cmd == f".venv/bin/bfr judge {RUN_ID} --db {app_db} --judge rules"
+    assert main(cmd.split()[1:]) == 0
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert set(at.dataframe[0].value["judge"]) == {"rules"}
+
+
+def test_judges_page_on_a_store_without_answers_says_how(app_db):
+    from bfr_core.store import Store
+
+    s = Store(app_db)
+    s.cursor().execute("UPDATE results SET answer = NULL")
+    s.close()
+    at = app_test().run()
+    at.switch_page("pages/judges.py").run()
+    assert not at.exception and "No judged answers in this store yet" in texts(at)
+    assert "bfr import-answers" in at.code[0].value and "Evaluate page" in texts(at)

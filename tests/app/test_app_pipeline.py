@@ -48,6 +48,16 @@ def test_the_paper_point_offline_with_the_recorded_decomposition(real_db):
     assert len(point) == 3, [m.value for m in list(at.success) + list(at.warning)]
     assert any("No gold turn satisfies every requirement alone" in p for p in point)
     assert any("holds 2 of 2 gold turns, so the requirements need both" in p for p in point)
+    # the lattice tells its concepts apart: one colour and legend entry each, and the two one-requirement
+    # concepts each hold one gold turn (not every concept the same starred red)
+    import json
+
+    lattice = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "intent size" in c.proto.spec)
+    nodes = [t for t in lattice["data"][1:] if t.get("marker")]
+    colours = [t["marker"]["color"][0] for t in nodes]
+    assert len(nodes) >= 3 and len(set(colours)) == len(colours), colours
+    single = [t for t in nodes if t["name"].startswith("r") and "+" not in t["name"]]
+    assert len(single) == 2 and all(t["text"][0].startswith("★1 ") for t in single), [t["text"] for t in nodes]
     equal = next(d.value for d in at.dataframe if "set size" in d.value.columns)
     assert list(equal["set size"]) == [10, len(at.session_state["demo_trace"].evidence)]
     assert list(equal["BFR-MV"]) == ["2 / 2", "2 / 2"] and equal["mem0 (BM25 top-k)"][0] == "1 / 2"

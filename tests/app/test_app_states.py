@@ -63,7 +63,8 @@ def every_page(at) -> dict[str, str]:
     return seen
 
 
-def test_empty_store(open_as):
+def test_empty_store(open_as, monkeypatch):
+    monkeypatch.delenv("BFR_DATA", raising=False)  # the command names the copy beside the project
     path = open_as(None)
     Store(path).close()
     seen = every_page(app_test().run())

@@ -171,3 +171,42 @@ def test_an_undated_question_says_so(app_db, tmp_path):
     assert not at.exception, [e.value for e in at.exception]
     shown = texts(at)
     assert "· undated" in shown and "asked  " not in shown and "asked \n" not in shown
+
+
+def test_trace_opens_on_a_question_with_gold_turns(app_db, tmp_path):
+    """A dataset whose first question has no gold turn (an abstention item, say): Trace opens on the
+    first question that has some, where the steps have something to find."""
+    import json
+
+    from bfr_core.ingest import ingest
+    from bfr_core.store import Store
+
+    src = tmp_path / "abstain.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session", "session_id": "s", "turns": [{"turn_id": "t1", "speaker": "Sam", "text": "we saw a fox"}]},
+        {"type": "question", "question_id": "a0", "question": "what did we eat?", "answer": "not said",
+         "scope": "default", "gold": []},
+        {"type": "question", "question_id": "a1", "question": "what did we see?", "answer": "a fox",
+         "scope": "default", "gold": ["t1"]})) + "\n", encoding="utf-8")
+    store = Store(app_db)
+    ingest(store, "jsonl", src, name="abstain", embed=False)
+    store.close()
+    at = _trace_page()
+    at.selectbox(key="trace_dataset").select("abstain").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="trace_question").value == "a1"
+    at.selectbox(key="trace_question").select("a0").run()  # still offered, and kept once chosen
+    assert at.selectbox(key="trace_question").value == "a0" and "none annotated" in texts(at)
+
+
+def test_a_rounds_retained_turns_are_drawn_checkboxes_not_glyphs(app_db):
+    """A ✓ needs a font that has it (an empty box otherwise): the round table's "retained" column is a
+    boolean, which the table draws as a checkbox."""
+    at = _trace_page()
+    at.selectbox(key="trace_question").select("q1").run()
+    at.button(key="trace_all").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    rounds = [d.value for d in at.dataframe if "retained" in d.value.columns]
+    assert rounds and all(r["retained"].dtype == bool for r in rounds)
+    assert any(r["retained"].any() and not r["retained"].all() for r in rounds)
+    assert "✓" not in texts(at) and not any("✓" in r.to_csv() for r in rounds)

@@ -126,7 +126,7 @@ def test_evaluate_page_closes_the_loop(bc, tmp_path):
         assert "Open Failures" in body and "Trace a question of it" in body
         assert "█" not in body  # the figures, not the raw progress bar
     assert bc.foreign(asked) == [], bc.foreign(asked)
-    from bfr_core.evaluation.evaluate import list_runs
+    from bfr_core.runs import list_runs
     from bfr_core.store import Store
 
     s = Store(db, read_only=True)

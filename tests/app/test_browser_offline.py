@@ -5,9 +5,13 @@ and Demo, a Failures row opening Trace, a label saved on Annotate), then Evaluat
 the browser opens is recorded; the URLs the DOM loads (icons, styles, images,
 frames) at the end are read too, because headless Chromium may skip a favicon a desktop browser fetches.
 None may name a host other than 127.0.0.1. Run alone with ``pytest -m browser``.
+The hostile-names test records its counts (pages, requests, foreign requests and loaded URLs) in the
+JSON file ``BFR_RELIABILITY_STATS`` names (``browser_offline``), for ``bench/bench_reliability.py``.
 """
 
 import importlib.util
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,21 @@ pytestmark = [
     pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs /usr/bin/chromium"),
     pytest.mark.skipif(importlib.util.find_spec("playwright") is None, reason="needs playwright"),
 ]
+
+
+STATS: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stats():
+    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    yield
+    path = os.environ.get("BFR_RELIABILITY_STATS")
+    if path and STATS:
+        p = Path(path)
+        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+        data["browser_offline"] = STATS
+        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def test_foreign_is_told_apart(bc):
@@ -75,6 +94,9 @@ def test_hostile_names_fetch_nothing(bc, tmp_path):
             loaded += bc.loaded_urls(page)
             if path.startswith("/?store="):
                 assert "No store at" in bc.main_text(page)
+            STATS["hostile_pages"] = STATS.get("hostile_pages", 0) + 1
+    STATS.update(hostile_requests=len(asked), hostile_loaded_urls=len(loaded),
+                 foreign_requests=len(bc.foreign(asked)), foreign_loaded_urls=len(bc.foreign(loaded)))
     assert any("/_stcore/stream" in u for u in asked)
     assert bc.foreign(asked) == [], bc.foreign(asked)
     assert bc.foreign(loaded) == [], bc.foreign(loaded)

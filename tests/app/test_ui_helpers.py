@@ -68,9 +68,12 @@ def test_gui_wording():
                      upload_name="up.json") == "up.json: bad"
 
 
-def test_commands_name_this_store():
+def test_commands_name_this_store(monkeypatch, tmp_path):
+    monkeypatch.delenv("BFR_DATA", raising=False)  # the default: ../shared/data beside the repository
     assert C.ingest_cmd("/a b/s.duckdb") == \
         ".venv/bin/bfr ingest locomo ../shared/data/locomo10.json --db '/a b/s.duckdb'"
+    monkeypatch.setenv("BFR_DATA", str(tmp_path / "elsewhere"))  # a copy elsewhere is named by its own path
+    assert C.ingest_cmd("s.duckdb") == f".venv/bin/bfr ingest locomo {tmp_path}/elsewhere/locomo10.json --db s.duckdb"
     sets = [{"dataset_id": d, "counts": {"scoreable": n}} for d, n in (("demo", 3), ("nogold", 0), ("locomo", 1986))]
     assert C.eval_cmds("s.duckdb", sets, suff=True) == [  # none for a dataset with nothing to score
         ".venv/bin/bfr eval --db s.duckdb --dataset locomo --arms mem0,bfr-text,bfr-mv --sample 50 --suff",

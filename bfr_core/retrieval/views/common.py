@@ -1,8 +1,7 @@
-"""Helpers every view shares: the text a turn is indexed under, the one tie-broken ranking
-(:func:`rank_order`), and scores -> ranked hits.
+"""Helpers every view shares: the text a turn is indexed under, and scores -> ranked hits.
 
-Ties are broken by position in the scope, never by id: ids may carry labels (LongMemEval names gold
-sessions ``answer_*``), so ``sorted(ids)`` as a tie-break would leak them (tests/test_integrity.py).
+Hits follow the one tie-broken ranking (``bfr_core.fusion.rank_order``): ties by position in the
+scope, never by id (tests/test_integrity.py).
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from bfr_core.fusion import rank_order
 from bfr_core.records import Hit, Turn
 
 # Speakers that are roles, not names: prefixing them adds nothing a question could match.
@@ -39,19 +39,11 @@ def index_text(turn: Turn) -> str:
     return f"{turn.speaker}: {turn.text}"
 
 
-def rank_order(scores: np.ndarray, *, later_first: bool = False) -> np.ndarray:
-    """Positions by descending score; equal scores by scope position, earlier first (``later_first``:
-    later first, the entity view's recency rule). ``np.lexsort`` with the position as secondary key
-    makes ties deterministic without relying on a stable sort of negated floats."""
-    pos = np.arange(len(scores))
-    return np.lexsort((-pos if later_first else pos, -np.asarray(scores)))
-
-
 def top_hits(
     scores: np.ndarray, turn_ids: Sequence[str], k: int, exclude: Collection[str], view: str,
     *, positive_only: bool = False,
 ) -> list[Hit]:
-    """The ``k`` best turns not in ``exclude`` in :func:`rank_order` (equal scores: earlier first).
+    """The ``k`` best turns not in ``exclude`` in ``fusion.rank_order`` (equal scores: earlier first).
     ``positive_only`` drops turns scoring <= 0 (no evidence at all).
     """
     if k <= 0 or len(scores) == 0:

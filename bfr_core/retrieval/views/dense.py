@@ -4,7 +4,7 @@ Covers: exact search (a matrix-vector product over the scope's ~500-700 L2-norma
 cosine = dot), the query encoded with the same embedder as the turns, and a process-wide LRU of
 query vectors keyed by (model id, text): Stage II and the baselines resubmit the same question.
 The LRU is primed with the question vectors the store caches (``embed.ensure_embeddings``), so a
-benchmark question never pays an encoding; a new cue pays one MiniLM call (~10 ms) the first time.
+benchmark question never pays an encoding; a new cue pays one MiniLM call the first time.
 
 With a ``short`` companion (``encoders.DenseSpec``, the default): turns whose text fits MiniLM's
 token cap are ranked by MiniLM cosine, the longer ones by the base (static) model's cosine, and the
@@ -21,6 +21,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from bfr_core.fusion import zscore
 from bfr_core.lru import LockedLRU
 from bfr_core.records import Hit, Turn
 from bfr_core.retrieval.embed import encode_queries, query_vectors
@@ -29,9 +30,12 @@ from bfr_core.retrieval.views.common import top_hits
 from bfr_core.store import Store
 
 _QCACHE: LockedLRU[np.ndarray] = LockedLRU(4096)  # query vectors kept per process, by (model id, text)
+Z_EPS = 1e-9  # added to each group's sd when the two models' cosines are z-scored: a group of equal scores gives 0s
 
 
-def _remember(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
+def remember_query_vector(key: tuple[str, str], vec: np.ndarray) -> np.ndarray:
+    """Keep ``vec`` as the query vector of ``key`` = (model id, text) in this process's LRU, read-only;
+    a worker primes it with the vectors its driver shipped."""
     vec.setflags(write=False)  # shared through the cache: nobody may mutate it
     return _QCACHE.put(key, vec)
 
@@ -40,7 +44,7 @@ def _query_vector(model_id: str, text: str) -> np.ndarray:
     hit = _QCACHE.get((model_id, text))
     if hit is not None:
         return hit
-    return _remember((model_id, text), encode_queries(get_model(model_id), [text])[0].copy())
+    return remember_query_vector((model_id, text), encode_queries(get_model(model_id), [text])[0].copy())
 
 
 def clear_query_cache() -> None:
@@ -73,11 +77,7 @@ def prime_queries(model: Embedder, texts: Sequence[str], store: Store | None = N
     missing = [t for t in dict.fromkeys(texts) if (model.model_id, t) not in _QCACHE]
     found, _ = query_vectors(store, model, missing, encode=encode)
     for text, vec in found.items():
-        _remember((model.model_id, text), vec.copy())
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    return (x - x.mean()) / (x.std() + 1e-9) if len(x) else x
+        remember_query_vector((model.model_id, text), vec.copy())
 
 
 class DenseView:
@@ -111,8 +111,8 @@ class DenseView:
             return base
         short = self.short_vectors @ query_vector(self.short_model, cue)
         out = np.empty(len(base), dtype=np.float64)
-        out[self.short_mask] = _z(short[self.short_mask])
-        out[~self.short_mask] = _z(base[~self.short_mask])
+        out[self.short_mask] = zscore(short[self.short_mask], eps=Z_EPS)
+        out[~self.short_mask] = zscore(base[~self.short_mask], eps=Z_EPS)
         return out
 
     def prime(self, cues: Sequence[str], store: Store | None = None, *, encode: bool = True) -> None:

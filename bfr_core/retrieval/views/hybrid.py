@@ -4,7 +4,7 @@ Covers: score(t) = sum over views of w_v / (c + rank_v(t)), with rank 1-based ov
 (ties by turn order), c = 60 as in Cormack et al. (2009), weights 1 by default. Ranks are taken
 before ``exclude``, so excluding a turn never reshuffles the others; then excluded turns are
 skipped and the list is cut at k. Lexical and dense retrieval fail on different questions
-(exact names and numbers vs paraphrase), which is why fusion helps; see bench/out/retrieval.json.
+(exact names and numbers vs paraphrase), which is why fusion helps (bench/bench_retrieval.py).
 
 Does not cover: score-level (convex) fusion, learned weights, more than two views.
 """
@@ -15,26 +15,11 @@ from collections.abc import Collection
 
 import numpy as np
 
+from bfr_core.fusion import RRF_C, rrf
 from bfr_core.records import Hit
 from bfr_core.retrieval.views.bm25 import BM25View
-from bfr_core.retrieval.views.common import rank_order, top_hits
+from bfr_core.retrieval.views.common import top_hits
 from bfr_core.retrieval.views.dense import DenseView
-
-RRF_C = 60.0  # Cormack et al. (2009)
-
-
-def ranks(scores: np.ndarray) -> np.ndarray:
-    """1-based rank of every item, best first, ties by position (:func:`common.rank_order`)."""
-    out = np.empty(len(scores), dtype=np.int64)
-    out[rank_order(scores)] = np.arange(1, len(scores) + 1)
-    return out
-
-
-def rrf(score_lists: list[np.ndarray], c: float = RRF_C, weights: list[float] | None = None) -> np.ndarray:
-    """The one reciprocal-rank fusion of bfr_core: sum of w / (c + rank) over the lists."""
-    weights = weights or [1.0] * len(score_lists)
-    return sum((w / (c + ranks(s)) for w, s in zip(weights, score_lists, strict=True)),
-               start=np.zeros(len(score_lists[0])))
 
 
 class HybridView:
