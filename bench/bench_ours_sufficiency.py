@@ -57,7 +57,7 @@ NO_MV = {"longmemeval"}  # bfr-mv left out there (its entity view's parsing over
 FIGURES = ("turn_hit", "recall_all", "gold_hit", "cer", "set_size", "n")
 
 
-def curves(store, dataset: str, limit: int = 0) -> dict[str, dict[str, dict]]:
+def curves(store, dataset: str, limit: int = 0, paper_arms: bool = True) -> dict[str, dict[str, dict]]:
     """System -> size -> figures over the dataset's scoreable questions (``limit``: the first N, for a smoke run);
     LongMemEval is dev50 and dev200 together."""
     parts = [dataset, DEV200] if dataset == "longmemeval" and store.dataset(DEV200) is not None else [dataset]
@@ -69,7 +69,7 @@ def curves(store, dataset: str, limit: int = 0) -> dict[str, dict[str, dict]]:
         for size in SIZES:
             ground, budget = SIZE_PLAN[size]
             runs["bfr"][size] = arm_runner(views, part, "bfr", budget, ground=ground)
-            for arm in PAPER_ARMS:
+            for arm in PAPER_ARMS if paper_arms else ():
                 if arm == "bfr-mv" and dataset in NO_MV or arm in STAGE_ONE_ONLY and size > 10:
                     continue
                 runs.setdefault(arm, {})[size] = (arm_runner(views, part, arm, "C0", ground=size)
@@ -168,6 +168,8 @@ def main() -> None:
                     "0), no curves and no plot (write it to another --out)")
     ap.add_argument("--from-selection", default="", help="plot a bench_ours_selection.py JSON's ranking-only rows "
                     "(bfr held out, the top-k rankings; no paper arm) instead of running the arms")
+    ap.add_argument("--no-paper-arms", action="store_true", help="bfr and the top-k rankings only, no plot (write it "
+                    "to another --out)")
     ap.add_argument("--out", default=str(OUT / "ours_sufficiency.json"))
     args = ap.parse_args()
     if args.from_selection:
@@ -193,9 +195,10 @@ def main() -> None:
     for dataset in [d for d in args.datasets.split(",") if d]:
         print(f"{dataset} ...", file=sys.stderr, flush=True)
         if not args.latency_only:
-            data = curves(store, dataset, args.limit)
+            data = curves(store, dataset, args.limit, not args.no_paper_arms)
             result[dataset] = data
-            result[f"figure_{dataset}"] = figure(data, dataset)
+            if not args.no_paper_arms:
+                result[f"figure_{dataset}"] = figure(data, dataset)
         result[f"latency_{dataset}"] = latency(store, dataset, args.limit)
     store.close()
     result["load_at_end"] = list(os.getloadavg())
