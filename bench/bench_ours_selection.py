@@ -374,8 +374,10 @@ class Grid:
     forked processes (the same rows, faster on a shared machine)."""
 
     def __init__(self, cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES,
-                 grow: str = GROW) -> None:
+                 grow: str = GROW, start: dict | None = None, coords: Sequence[str] = ()) -> None:
         self.passes, self.grow = passes, grow  # the search's settings (--passes, --grow), written to the JSON
+        self.start = dict(START if start is None else start)  # where every search starts (--start)
+        self.coords = tuple(coords) or tuple(GRID)  # the coordinates every search moves (--coords); the rest stay
         self.cases = cases  # benchmark (and OFFICIAL) -> cases
         self.scopes = {d: tuple(c.group for c in cs) for d, cs in cases.items()}  # the fold unit per question
         self._rows: dict[tuple, dict[str, np.ndarray]] = {}
@@ -442,12 +444,13 @@ def pooled(q: dict[str, dict[str, float]]) -> float:
 
 
 def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] = BENCHMARKS) -> tuple[dict, list]:
-    """Coordinate-wise search from :data:`START` on the questions ``mask`` keeps, over the benchmarks in
-    ``only``; returns the chosen grid point and its path (coordinate, value, objective)."""
-    cur = dict(START)
+    """Coordinate-wise search from ``grid.start`` (:data:`START` unless ``--start`` says otherwise) over
+    ``grid.coords`` on the questions ``mask`` keeps, over the benchmarks in ``only``; returns the chosen grid
+    point and its path (coordinate, value, objective)."""
+    cur = dict(grid.start)
     best = round(pooled(grid.quality(cur, mask, only)), 6)
     path = [("start", None, best)]
-    values = {c: list(v) for c, v in GRID.items()}  # this search's grid (OPEN_ENDED coordinates may grow)
+    values = {c: list(GRID[c]) for c in grid.coords}  # this search's grid (OPEN_ENDED coordinates may grow)
     changed, passes = True, 0
     while changed and passes < grid.passes:
         passes += 1
@@ -464,7 +467,7 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                     if v == vals[-1] and coord in OPEN_ENDED and len(vals) < len(GRID[coord]) + EXTEND_MAX:
                         vals.append(next_value(vals, grid.grow))
                         path.append(("grid", f"{coord} at its largest value: {_json_value(vals[-1])} added", val))
-    edges = [c for c in OPEN_ENDED if cur[c] == values[c][-1]]  # START's value is each grid's first, never its last
+    edges = [c for c in OPEN_ENDED if c in values and cur[c] == values[c][-1] and cur[c] != grid.start[c]]
     path.append(("end", (f"converged: pass {passes} changed nothing" if not changed
                          else f"stopped at the cap of {grid.passes} passes, still moving")
                  + (f"; at the largest value its grid may reach: {', '.join(edges)}" if edges else
@@ -624,11 +627,13 @@ def build_cases(store: Store, beam: bool = False) -> dict[str, list[RankCase]]:
 
 
 def protocol(cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES, grow: str = GROW,
-             save: Callable[[dict], None] = lambda out: None) -> dict:
+             save: Callable[[dict], None] = lambda out: None, start: dict | None = None,
+             coords: Sequence[str] = ()) -> dict:
     """The protocol on prepared cases (:func:`build_cases`): CV, the shipped choice, the baselines, the
-    leave-one-benchmark-out directions; ``save`` gets the figures so far after each of those."""
+    leave-one-benchmark-out directions; ``save`` gets the figures so far after each of those. ``start`` and
+    ``coords``: every search starts there and moves only those coordinates (default: :data:`START`, all)."""
     present = [d for d in BENCHMARKS if d in cases]
-    grid = Grid(cases, workers, passes, grow)
+    grid = Grid(cases, workers, passes, grow, start, coords)
     try:
         return _protocol(grid, present, save)
     finally:
@@ -640,6 +645,8 @@ def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lam
     out: dict[str, object] = {
         "grid": {k: [_json_value(x) for x in v] for k, v in GRID.items()},
         "start (z-fusion baseline)": _json_knobs(START),
+        "every search starts at": _json_knobs(grid.start),
+        "every search moves (the other coordinates stay at its start)": list(grid.coords),
         "searched and dropped (issue 25, at b47aa4f)": DROPPED,
         "fixed by argument (not in the grid)": FIXED,
         "search": f"coordinate-wise from the start, passes over the coordinates in grid order until one changes "
@@ -762,15 +769,23 @@ def main() -> None:
                     "its 500K and 1M tiers stay held out)")
     ap.add_argument("--grow", choices=("double", "step"), default=GROW, help="how an open-ended weight's grid grows "
                     "past its largest value (see OPEN_ENDED)")
+    ap.add_argument("--start", choices=("z-fusion", "previous"), default="z-fusion", help="where every search "
+                    "starts: the z-fusion baseline (START) or the setting shipped before the set weights joined the grid "
+                    "(PREVIOUS; its ranking weights were chosen by an earlier run of this protocol, without dev200)")
+    ap.add_argument("--coords", default="", help="comma-separated coordinates every search moves (default: all of "
+                    "GRID; e.g. set_spread,set_cover: the set at each budget over the previous ranking)")
     ap.add_argument("--out", default=str(OUT / "ours_selection.json"))
     args = ap.parse_args()
+    coords = tuple(c for c in args.coords.split(",") if c)
+    if unknown := [c for c in coords if c not in GRID]:
+        ap.error(f"--coords: not coordinates of GRID: {', '.join(unknown)}")
     t0 = time.time()
     store = open_all(Path(args.db), args.beam)
     cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", args.reuse_cases, args.beam)
     store.close()  # the grid reads only the cases: other benches may open the store now
     print(f"cases ready in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     head = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
-            "workers": args.workers, "passes": args.passes, "grow": args.grow,
+            "workers": args.workers, "passes": args.passes, "grow": args.grow, "start": args.start,
             "open-ended (their grids grow)": list(OPEN_ENDED)}
 
     def save(part: dict) -> None:  # the figures so far, marked unfinished until the last section is in
@@ -778,7 +793,8 @@ def main() -> None:
                    "elapsed_s": round(time.time() - t0, 1)}
         Path(args.out).write_text(json.dumps(partial, indent=1) + "\n", encoding="utf-8")
 
-    sel = {**head, **protocol(cases, args.workers, args.passes, args.grow, save)}
+    sel = {**head, **protocol(cases, args.workers, args.passes, args.grow, save,
+                              PREVIOUS if args.start == "previous" else START, coords)}
     sel["load_at_end"] = list(os.getloadavg())
     sel["elapsed_s"] = round(time.time() - t0, 1)
     Path(args.out).write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")

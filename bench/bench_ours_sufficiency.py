@@ -57,7 +57,7 @@ NO_MV = {"longmemeval"}  # bfr-mv left out there (its entity view's parsing over
 FIGURES = ("turn_hit", "recall_all", "gold_hit", "cer", "set_size", "n")
 
 
-def curves(store, dataset: str, limit: int = 0) -> dict[str, dict[str, dict]]:
+def curves(store, dataset: str, limit: int = 0, paper_arms: bool = True) -> dict[str, dict[str, dict]]:
     """System -> size -> figures over the dataset's scoreable questions (``limit``: the first N, for a smoke run);
     LongMemEval is dev50 and dev200 together."""
     parts = [dataset, DEV200] if dataset == "longmemeval" and store.dataset(DEV200) is not None else [dataset]
@@ -69,7 +69,7 @@ def curves(store, dataset: str, limit: int = 0) -> dict[str, dict[str, dict]]:
         for size in SIZES:
             ground, budget = SIZE_PLAN[size]
             runs["bfr"][size] = arm_runner(views, part, "bfr", budget, ground=ground)
-            for arm in PAPER_ARMS:
+            for arm in PAPER_ARMS if paper_arms else ():
                 if arm == "bfr-mv" and dataset in NO_MV or arm in STAGE_ONE_ONLY and size > 10:
                     continue
                 runs.setdefault(arm, {})[size] = (arm_runner(views, part, arm, "C0", ground=size)
@@ -123,9 +123,31 @@ def pooled(rows: list[dict]) -> dict:
     return {"n": n, **{k: round(sum(r[k] * r["n"] for r in rows) / n, 2) for k in FIGURES if k != "n" and k in rows[0]}}
 
 
-def figure(data: dict, dataset: str) -> dict:
+# The rankings bench_ours_selection.py scores top-k beside bfr (its JSON's keys, by prefix) -> the plot's names
+SELECTION_RANKINGS = {"z-fusion baseline": "z-fusion top-k", "dense top-k": "dense top-k (amem)",
+                      "bm25 top-k": "bm25 top-k (mem0)", "rrf top-k": "rrf top-k (stemmed BM25 + dense)"}
+
+
+def from_selection(sel: dict) -> dict[str, dict[str, dict[str, dict]]]:
+    """Benchmark -> system -> budget -> {turn_hit, recall_all} from a bench_ours_selection.py JSON: ``bfr``'s
+    held-out rows (cross-validated, ranking-only: no Stage I cover) and the top-k rankings it scores; no paper arm."""
+    held = sel["cross_validation"]["held out (cross-validated, held-out folds pooled)"]
+    sizes = [k for k in SIZES if all(f"hit@{k}" in r for r in held.values())]
+    out: dict[str, dict[str, dict[str, dict]]] = {}
+    for bench, rows in held.items():
+        systems = {"bfr (held out, CV)": rows}
+        for prefix, name in SELECTION_RANKINGS.items():
+            key = next((k for k in sel if k.startswith(prefix)), None)
+            if key is not None and bench in sel[key]:
+                systems[name] = sel[key][bench]
+        out[bench] = {name: {str(k): {"turn_hit": r[f"hit@{k}"], "recall_all": r[f"cer@{k}"]} for k in sizes}
+                      for name, r in systems.items()}
+    return out
+
+
+def figure(data: dict, dataset: str, note: str = "") -> dict:
     """The plot as HTML under bench/out and PNG under docs/screenshots (the PNG export may fail: recorded)."""
-    fig = plots.sufficiency_gap(data, title=f"Any gold against all gold by budget: {dataset}")
+    fig = plots.sufficiency_gap(data, title=f"Any gold against all gold by budget: {dataset}{note}")
     html = OUT / f"ours_sufficiency_{dataset}.html"
     fig.write_html(html, include_plotlyjs="cdn")
     png = ROOT / "docs" / "screenshots" / f"sufficiency_{dataset}.png"
@@ -142,8 +164,25 @@ def main() -> None:
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
     ap.add_argument("--datasets", default="locomo,longmemeval")
     ap.add_argument("--limit", type=int, default=0, help="the first N questions of each dataset (a smoke run)")
+    ap.add_argument("--latency-only", action="store_true", help="only the latency pair (shipped against set weights "
+                    "0), no curves and no plot (write it to another --out)")
+    ap.add_argument("--from-selection", default="", help="plot a bench_ours_selection.py JSON's ranking-only rows "
+                    "(bfr held out, the top-k rankings; no paper arm) instead of running the arms")
+    ap.add_argument("--no-paper-arms", action="store_true", help="bfr and the top-k rankings only, no plot (write it "
+                    "to another --out)")
     ap.add_argument("--out", default=str(OUT / "ours_sufficiency.json"))
     args = ap.parse_args()
+    if args.from_selection:
+        sel = json.loads(Path(args.from_selection).read_text(encoding="utf-8"))
+        data = from_selection(sel)
+        result = {"benchmark": "ours_sufficiency (ranking-only, from the selection)", "source": args.from_selection,
+                  "note": "bfr's rows are held out (5-fold CV of the selection), ranking-only top-k without Stage I's "
+                          "cover; the paper's arms are not in it (they need the full run of this bench)", **data}
+        for dataset in data:
+            result[f"figure_{dataset}"] = figure(data[dataset], dataset, " (ranking-only, bfr held out)")
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+        return
     t0 = time.time()
     store = open_all(Path(args.db))
     result: dict[str, object] = {
@@ -152,12 +191,14 @@ def main() -> None:
         "size_plan": {str(s): {"ground": SIZE_PLAN[s][0], "budget": str(SIZE_PLAN[s][1])} for s in SIZES},
         "development": "bfr rows are development figures (its setting was chosen on these questions); the paper's "
                        "arms and the top-k rankings choose no weight on them",
-        "limit": args.limit}
+        "limit": args.limit, "latency_only": args.latency_only}
     for dataset in [d for d in args.datasets.split(",") if d]:
         print(f"{dataset} ...", file=sys.stderr, flush=True)
-        data = curves(store, dataset, args.limit)
-        result[dataset] = data
-        result[f"figure_{dataset}"] = figure(data, dataset)
+        if not args.latency_only:
+            data = curves(store, dataset, args.limit, not args.no_paper_arms)
+            result[dataset] = data
+            if not args.no_paper_arms:
+                result[f"figure_{dataset}"] = figure(data, dataset)
         result[f"latency_{dataset}"] = latency(store, dataset, args.limit)
     store.close()
     result["load_at_end"] = list(os.getloadavg())

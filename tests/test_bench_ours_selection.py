@@ -28,10 +28,17 @@ def test_the_grid_covers_every_setting_and_drops_only_what_no_search_chose():
     assert S.variant_of(S.START) == V.Variant(turn_scores.OursSettings(), dense_view=False)  # the z-fusion baseline
 
 
+SHIPPED_BY = "ours_selection_set.json"  # the last run of the protocol, the one whose choice ours.toml holds
+
+
 def test_the_shipped_setting_is_the_search_on_every_conversation():
-    """ours.toml is what bench/out/ours_selection.json chose; every dropped coordinate sat at its start in every
-    search of that run."""
-    sel = json.loads((BENCH / "out" / "ours_selection.json").read_text(encoding="utf-8"))
+    """ours.toml is what the last selection run (:data:`SHIPPED_BY`) chose; every dropped coordinate sat at its
+    start in every search of that run, and that run started from the setting the full run chose."""
+    sel = json.loads((BENCH / "out" / SHIPPED_BY).read_text(encoding="utf-8"))
+    assert "unfinished" not in sel
+    full = json.loads((BENCH / "out" / "ours_selection.json").read_text(encoding="utf-8"))
+    ranking = {k: v for k, v in full["chosen on all folds (shipped)"]["knobs"].items() if not k.startswith("set_")}
+    assert {k: sel["every search starts at"][k] for k in ranking} == ranking
     chosen = sel["chosen on all folds (shipped)"]["knobs"]
     knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in chosen.items() if k in S.GRID}
     assert S.variant_of(knobs) == V.Variant()
@@ -41,7 +48,13 @@ def test_the_shipped_setting_is_the_search_on_every_conversation():
     assert len(searches) == S.FOLDS + len(benchmarks) + 1  # the folds, each benchmark left out once, all
     assert not any(step[0] in S.DROPPED for path in searches for step in path)
     assert all(path[-1][0] == "end" and path[-1][1].startswith("converged") for path in searches)  # none cut short
-    assert all(path[-1][1].endswith("no open-ended weight at its grid's largest value") for path in searches)
+    # no choice behind a shipped or held-out-by-fold figure rests on the edge of its grid (a leave-one-benchmark-out
+    # direction may reach the cap its grid can grow to: its end step names the weight, and its figures are reported so)
+    deciding = [f["search path"] for f in sel["cross_validation"]["per_fold"]] + [
+        sel["chosen on all folds (shipped)"]["search path"]]
+    assert all(path[-1][1].endswith("no open-ended weight at its grid's largest value") for path in deciding)
+    assert all(path[-1][1].endswith(("no open-ended weight at its grid's largest value", *S.OPEN_ENDED))
+               for path in searches)
 
 
 def _cases(scopes: list[str]) -> list[S.RankCase]:
@@ -74,6 +87,19 @@ def test_the_protocol_runs_end_to_end_on_fake_conversations():
     assert set(counts) == {"locomo", "longmemeval"} and sum(counts["locomo"].values()) == len(locomo)
     row = S.case_row(locomo[0], V.Variant())
     assert row.dtype == np.int8 and row[0] == 1
+
+
+def test_a_search_restricted_to_some_coordinates_moves_only_those_from_its_start():
+    locomo, lme = _cases([f"c{i}" for i in range(5)]), _cases([f"h{i}" for i in range(5)])
+    coords = ("set_spread", "set_cover")
+    out = S.protocol({"locomo": locomo, "longmemeval": lme, S.OFFICIAL: lme}, start=S.PREVIOUS, coords=coords)
+    assert out["every search moves (the other coordinates stay at its start)"] == list(coords)
+    knobs = [f["knobs"] for f in out["cross_validation"]["per_fold"]] + [out["chosen on all folds (shipped)"]["knobs"]]
+    start = S._json_knobs(S.PREVIOUS)
+    assert all({k: v for k, v in kn.items() if k not in coords} == {k: v for k, v in start.items() if k not in coords}
+               for kn in knobs)
+    paths = [f["search path"] for f in out["cross_validation"]["per_fold"]]
+    assert all(step[0] in ("start", "end", "grid", *coords) for path in paths for step in path)
 
 
 def test_official_rows_count_only_gold_user_turns_as_run_retrieval_does():
@@ -126,7 +152,7 @@ class _Peaked:
     """A stand-in for Grid whose objective peaks at dates 6.0 (past the typed grid's edge, 3.0) and at
     remark_shift 0.5 (bounded: never grows)."""
 
-    passes, grow = S.PASSES, S.GROW
+    passes, grow, start, coords = S.PASSES, S.GROW, S.START, tuple(S.GRID)
 
     def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
         f = 50 - abs(knobs["dates"] - 6.0) - abs(knobs["remark_shift"] - 0.5) + (knobs["remark"] != "off")
@@ -162,7 +188,8 @@ def test_case_order_reads_the_requirement_rows_as_the_arm_does():
     rows[int(ranked[0])], rows[late] = 0b01, 0b10
     req = (Requirement("r1", "a", "fact", ("a",)), Requirement("r2", "b", "fact", ("b",)))
     case = replace(case, reqs=req, req_rows=rows, dates=tuple(None for _ in case.ids))
-    plain = S.case_order(case, V.Variant())
+    zero = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    plain = S.case_order(case, V.Variant(zero))
     assert list(plain) == list(ranked)
-    covered = S.case_order(case, V.Variant(replace(turn_scores.DEFAULT, set_cover=100.0)))
+    covered = S.case_order(case, V.Variant(replace(zero, set_cover=100.0)))
     assert int(covered[1]) == late and set(covered[:40]) == set(ranked[:40])

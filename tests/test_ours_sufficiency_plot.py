@@ -33,3 +33,13 @@ def test_pooled_figures_weigh_each_question_set_by_its_size():
     p = B.pooled([a, b])
     assert p["n"] == 200 and p["turn_hit"] == 75.0 and p["recall_all"] == 65.0 and p["set_size"] == 10.0
     assert B.pooled([a]) == a
+
+
+def test_from_selection_reads_bfr_held_out_and_the_top_k_rankings_at_every_budget():
+    row = {f"{m}@{k}": float(k + (m == "hit")) for m in ("hit", "cer") for k in B.SIZES}
+    sel = {"cross_validation": {"held out (cross-validated, held-out folds pooled)": {"locomo": row}},
+           "dense top-k, the store's dense view (no weight chosen)": {"locomo": {**row, "hit@10": 1.0}}}
+    data = B.from_selection(sel)["locomo"]
+    assert set(data) == {"bfr (held out, CV)", "dense top-k (amem)"}
+    assert data["bfr (held out, CV)"]["10"] == {"turn_hit": 11.0, "recall_all": 10.0}
+    assert data["dense top-k (amem)"]["10"]["turn_hit"] == 1.0 and list(data["dense top-k (amem)"]) == ["5", "10", "20", "40"]

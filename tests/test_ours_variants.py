@@ -14,7 +14,7 @@ from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.fusion import rank_fusion, zscore
-from bfr_core.method import turn_scores
+from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext
 from bfr_core.records import Query
@@ -74,13 +74,17 @@ def test_text_variants_rrf_static_dense_and_no_bm25():
         V.text_score(vp, V.Variant(fusion="max"))
 
 
-def test_without_the_cover_e0_is_the_score_order():
+def test_without_the_cover_e0_is_the_set_order():
+    """No cover: E0 is the set order's first b turns, which with both set weights 0 is the score order."""
     views = make_views(big_rows())
     q = Query("q", "s", QUESTIONS[0])
-    steps = V.run_variant(_ctx(views), q, V.Variant(cover=False))
-    grounding = next(s for s in steps if s.kind == "grounding")
-    order = turn_scores.ranking(turn_scores.score_turns(views, q).final)[:10]
-    assert grounding.data["cover"] == [] and grounding.data["e0"] == [views.turns[int(i)].turn_id for i in order]
+    sc = turn_scores.score_turns(views, q)
+    plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    for settings, order in ((plain, turn_scores.ranking(sc.final)[:10]),
+                            (turn_scores.DEFAULT, ours.stage_one(_ctx(views), q, sc, False)[2][:10])):
+        steps = V.run_variant(_ctx(views), q, V.Variant(settings, cover=False))
+        grounding = next(s for s in steps if s.kind == "grounding")
+        assert grounding.data["cover"] == [] and grounding.data["e0"] == [views.turns[int(i)].turn_id for i in order]
     assert "selection" not in [s.kind for s in steps]
     assert "selection" in [s.kind for s in V.run_variant(_ctx(views), q, V.Variant())]
 
