@@ -12,7 +12,6 @@ file changes. A positive control per option shows the command's arguments reach 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from reliability_stats import record
 
 from bfr_core.cli import COMMANDS, command_parser, main
 from bfr_core.outfile import is_output
@@ -66,12 +66,7 @@ STATS: dict[str, int] = {"probes": 0, "changed_stores": 0, "old_files_changed": 
 def _stats():
     """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
     yield
-    path = os.environ.get("BFR_RELIABILITY_STATS")
-    if path:
-        p = Path(path)
-        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
-        data["outputs"] = {**STATS, "options": len(OUTPUTS)}
-        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    record("outputs", {**STATS, "options": len(OUTPUTS)})
 
 
 def test_every_option_that_looks_like_an_output_is_declared_as_one() -> None:

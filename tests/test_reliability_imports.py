@@ -11,7 +11,6 @@ for ``bench/bench_reliability.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import shutil
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability_stats import record as record_stats
 
 from bfr_core.cli import main
 from bfr_core.store import Store
@@ -38,12 +38,7 @@ def record(**counts: int) -> None:
 @pytest.fixture(scope="module", autouse=True)
 def _stats():
     yield
-    path = os.environ.get("BFR_RELIABILITY_STATS")
-    if path:
-        p = Path(path)
-        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
-        data["imports"] = STATS
-        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    record_stats("imports", STATS)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from reliability_stats import record
 
 from bfr_core import pipeline
 from bfr_core.cli import main
@@ -26,12 +27,7 @@ STATS: dict[str, int] = {}
 def _stats():
     """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
     yield
-    path = os.environ.get("BFR_RELIABILITY_STATS")
-    if path:
-        p = Path(path)
-        data = json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
-        data["plugins"] = STATS
-        p.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    record("plugins", STATS)
 
 
 def _arm(evidence_of):
@@ -139,7 +135,6 @@ HUNG_TIMEOUT_S = 60  # far above a loaded machine's exit (seconds); how long the
 
 
 def test_ctrl_c_with_workers_2_does_not_wait_for_a_hung_plugin_arm(demo, tmp_path) -> None:
-    import os
     import shutil
     import signal
     import subprocess
