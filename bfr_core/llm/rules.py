@@ -56,7 +56,7 @@ from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.llm.rules_judges import judge, lme_judge
 from bfr_core.llm.rules_tokens import NOT_FOUND, toks
 
-RULES_VERSION = "6"
+RULES_VERSION = "7"
 NAME = "offline rules"
 
 # -- sentences -----------------------------------------------------------------------------------
@@ -466,11 +466,13 @@ LONG_REFERENCE = 8  # informative words past which overlap cannot tell a stated 
 
 
 def answer_supported(question: str, reference: str, evidence: Sequence[str]) -> bool | None:
-    """Whether the evidence states the reference answer: True when it holds every informative word of
-    the reference (a word the question does not already hold) and every day date it names, or, for an
-    asked span, computes it or states it in one text; False when it holds under 60 % of those words or misses a date; None (cannot tell
-    from words) when in between, when the reference adds no word to the question (a yes / no), or when
-    it is longer than :data:`LONG_REFERENCE` informative words."""
+    """Whether the evidence states the reference answer.
+
+    True when it holds every informative word of the reference (a word the question does not already
+    hold) and every day date it names, or, for an asked span, computes it or states it in one text;
+    False when it holds under 60 % of those words or misses a date; None (words cannot tell) when in
+    between, when the reference adds no word to the question (a yes / no), or when it is longer than
+    :data:`LONG_REFERENCE` informative words."""
     if not evidence:
         return False
     if SPAN_UNIT.search(question):  # a span is computed from dates, or stated with its unit in one text
