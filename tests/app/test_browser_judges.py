@@ -41,6 +41,8 @@ def test_judges_page_and_a_disputed_key(bc, tmp_path):
         page.goto(url + "/judges")
         page.wait_for_selector("text=Agreement on answers both judges decided", timeout=60_000)
         bc.wait_idle(page)
+        page.wait_for_function(  # the judges' table may draw after the page goes idle on a loaded machine
+            "() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('lenient')", timeout=60_000)
         judges_text = bc.main_text(page)
         judges_errors = bc.exceptions(page)
         page.goto(url + "/trace?dataset=demo&question=q3&arm=mem0")
