@@ -63,7 +63,7 @@ def pytest_runtest_logreport(report) -> None:
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     """With ``$BFR_SUITE_TIMES`` set, write each test file's seconds there as JSON, slowest first
-    (``bench/bench_suite.py`` reads it to record the suite's time per file)."""
+    (``bench/speed/bench_suite.py`` reads it to record the suite's time per file)."""
     target = os.environ.get("BFR_SUITE_TIMES")
     if not target:
         return

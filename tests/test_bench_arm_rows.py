@@ -1,14 +1,10 @@
-"""bench/bench_arm_rows.py: comparing two dumps of arm rows, and what the differing rows did to gold."""
+"""bench/checks/bench_arm_rows.py: comparing two dumps of arm rows, and what the differing rows did to gold."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_arm_rows as B  # noqa: E402
+import bench.checks.bench_arm_rows as B
 
 OLD = {"a:q1": [["t1", "t2", "g1"], ["k"], 3], "a:q2": [["g2", "t1"], ["k"], 2], "a:q3": [["g3", "t1"], ["k"], 2],
        "b:q1": [["g1", "t2"], ["k"], 2]}

@@ -1,15 +1,11 @@
-"""bench/bench_associative.py: the paired figures of the ranking with and without the antecedent."""
+"""bench/quality/bench_associative.py: the paired figures of the ranking with and without the antecedent."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import bench_associative as B  # noqa: E402
-from bench_ours_selection import COLS  # noqa: E402
+import bench.quality.bench_associative as B
+from bench.quality.bench_ours_selection import COLS
 
 
 def _rows(hits10: list[int], hits40: list[int]) -> np.ndarray:
@@ -42,9 +38,9 @@ class _Model:
 
 
 def test_compare_asks_only_for_remark_regime_questions_and_pairs_both_rankings():
-    from bench_ours_selection import RankCase
     from fakes_views import SHUTTER_ROWS, make_views
 
+    from bench.quality.bench_ours_selection import RankCase
     from bfr_core.method import turn_scores
     from bfr_core.records import Query
 

@@ -1,20 +1,15 @@
-"""bench/bench_export_data.py: its integrity counts and its outside system, on a hand-made store."""
+"""bench/checks/bench_export_data.py: its integrity counts and its outside system, on a hand-made store."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_export_data as B  # noqa: E402
-from test_ingest_longmemeval import _data, _write  # noqa: E402
+from test_ingest_longmemeval import _data, _write
 
-from bfr_core.ingest import ingest  # noqa: E402
-from bfr_core.ingest.corpus import blind_id, corpus_lines  # noqa: E402
-from bfr_core.store import Store  # noqa: E402
+import bench.checks.bench_export_data as B
+from bfr_core.ingest import ingest
+from bfr_core.ingest.corpus import blind_id, corpus_lines
+from bfr_core.store import Store
 
 
 def test_integrity_counts_nothing_on_a_true_export_and_a_mismatch_on_a_tampered_one(tmp_path):

@@ -1,13 +1,8 @@
-"""bench/bench_ingest.py: the cache folder of a machine that never calibrated MiniLM."""
+"""bench/speed/bench_ingest.py: the cache folder of a machine that never calibrated MiniLM."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_ingest as B  # noqa: E402
+import bench.speed.bench_ingest as B
 
 
 def test_the_first_machine_cache_links_the_static_model_and_holds_no_calibration(monkeypatch, tmp_path):

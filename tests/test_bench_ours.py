@@ -1,12 +1,8 @@
-"""bench/bench_ours.py: bfr paired against every other top-k ranking of the curve."""
+"""bench/quality/bench_ours.py: bfr paired against every other top-k ranking of the curve."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import bench_ours as B  # noqa: E402
+import bench.quality.bench_ours as B
 
 
 def test_paired_compares_bfr_with_every_other_ranking_on_the_same_questions():

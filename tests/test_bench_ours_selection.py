@@ -1,24 +1,22 @@
-"""bench/bench_ours_selection.py: its grid covers every number of OursSettings, the shipped setting is the
+"""bench/quality/bench_ours_selection.py: its grid covers every number of OursSettings, the shipped setting is the
 one its JSON says was chosen, and the protocol runs end to end (on fake conversations, in seconds)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
 from fakes_views import SHUTTER_ROWS, make_views
 
+import bench.lib.ours_variants as V
+import bench.quality.bench_ours_selection as S
 from bfr_core.evaluation.metrics import strip_turn_id
 from bfr_core.method import turn_scores
 from bfr_core.records import Query
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_ours_selection as S  # noqa: E402
-import ours_variants as V  # noqa: E402
 
 
 def test_the_grid_covers_every_setting_and_drops_only_what_no_search_chose():

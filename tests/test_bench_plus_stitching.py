@@ -1,16 +1,11 @@
-"""bench/bench_plus_stitching.py: the change it reports between the two stitchings, and its probe ranking."""
+"""bench/quality/bench_plus_stitching.py: the change it reports between the two stitchings, and its probe ranking."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_plus_stitching as B  # noqa: E402
+import bench.quality.bench_plus_stitching as B
 
 
 def _summary(hit10: float | None, hit40: float) -> dict:

@@ -1,17 +1,12 @@
-"""bench/bench_session_spread.py: the round-robin re-ordering over sessions and the figures it reports."""
+"""bench/quality/bench_session_spread.py: the round-robin re-ordering over sessions and the figures it reports."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 from test_bench_ours_selection import _cases
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_session_spread as B  # noqa: E402
-import ours_variants as V  # noqa: E402
+import bench.lib.ours_variants as V
+import bench.quality.bench_session_spread as B
 
 
 def test_round_robin_takes_every_sessions_best_turn_before_any_second():

@@ -1,13 +1,8 @@
-"""bench/bench_speaker_labels.py: the labelled copy of a LoCoMo sample."""
+"""bench/quality/bench_speaker_labels.py: the labelled copy of a LoCoMo sample."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_speaker_labels as B  # noqa: E402
+import bench.quality.bench_speaker_labels as B
 
 
 def test_relabel_replaces_first_names_as_whole_words_and_keeps_ids_and_nicknames():

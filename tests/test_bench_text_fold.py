@@ -1,13 +1,8 @@
-"""bench/bench_text_fold.py: what it counts as touched by the fold."""
+"""bench/quality/bench_text_fold.py: what it counts as touched by the fold."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import bench_text_fold as B  # noqa: E402
+import bench.quality.bench_text_fold as B
 
 
 def test_the_old_rule_is_the_ascii_one_and_counts_tell_letters_from_other_symbols():

@@ -1,16 +1,11 @@
-"""plots.sufficiency_gap (the plot of bench/bench_ours_sufficiency.py) and that bench's pooling."""
+"""plots.sufficiency_gap (the plot of bench/quality/bench_ours_sufficiency.py) and that bench's pooling."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import plotly.graph_objects as go
 
+import bench.quality.bench_ours_sufficiency as B
 from bfr_core import plots
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import bench_ours_sufficiency as B  # noqa: E402
 
 
 def test_each_system_gets_an_any_line_and_a_dashed_all_line_in_one_colour():

@@ -1,26 +1,22 @@
-"""bench/ours_variants.py: the variants bfr's shipped setting leaves off. With every extra off a variant
+"""bench/lib/ours_variants.py: the variants bfr's shipped setting leaves off. With every extra off a variant
 scores exactly as ``turn_scores`` does; each extra computes what it did inside bfr_core before issue 25."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
+import bench.lib.ours_variants as V
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.fusion import rank_fusion, zscore
 from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext
 from bfr_core.records import Query
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import ours_variants as V  # noqa: E402
 
 QUESTIONS = ["What did Caroline say about the camera?", "When did the remote shutter release arrive?",
              "Alice finally got the shutter thing working after the wait.", "Tell me about the lake."]
