@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 from fakes_views import SHUTTER_ROWS, make_views
 
-import bench.lib.ours_variants as V
 import bench.quality.bench_ours_selection as S
 from bfr_core.evaluation.metrics import strip_turn_id
 from bfr_core.method import turn_scores
+from bfr_core.method import variants as V
 from bfr_core.records import Query
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from test_bench_ours_selection import _cases
 
-import bench.lib.ours_variants as V
 import bench.quality.bench_session_spread as B
+from bfr_core.method import variants as V
 
 
 def test_round_robin_takes_every_sessions_best_turn_before_any_second():

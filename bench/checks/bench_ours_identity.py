@@ -9,8 +9,8 @@ same evidence in the same order, the same ranking, bit-identical scores, and the
 
 Issue 25 ("Fewer knobs") ran it at b47aa4f (``before``) and after the dead settings left
 ``OursSettings`` (``after``). ``--variants COMMIT`` checks the variants that left for
-bench/lib/ours_variants.py: ``turn_scores`` as it was at COMMIT (read with ``git show``) against
-``ours_variants.score_variant`` over random settings of the old 22 fields (Rocchio and the MiniLM
+bfr_core/method/variants.py: ``turn_scores`` as it was at COMMIT (read with ``git show``) against
+``variants.score_variant`` over random settings of the old 22 fields (Rocchio and the MiniLM
 session topic included), on the first LoCoMo chat and the first dev50 questions; it writes
 ``bench/out/ours_variants_identity.json`` (questions x settings with bit-identical scores).
 
@@ -37,10 +37,10 @@ from types import ModuleType
 import numpy as np
 
 from bench.lib import git_commit  # the code this bench measured
-from bench.lib.ours_variants import Variant, score_variant
 from bench.quality.bench_ours import OUT, Views, open_store, questions
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.method import turn_scores
+from bfr_core.method.variants import Variant, score_variant
 from bfr_core.pipeline import run_query
 
 DATASETS = ("locomo", "longmemeval")
@@ -125,7 +125,7 @@ def old_turn_scores(commit: str, where: Path) -> ModuleType:
 
 
 def as_variant(old: object) -> Variant:
-    """The ours_variants.Variant that names what an old OursSettings named."""
+    """The variants.Variant that names what an old OursSettings named."""
     d = {f.name: getattr(old, f.name) for f in fields(old)}  # type: ignore[arg-type]
     kept = {f.name for f in fields(turn_scores.OursSettings)}
     bm25 = "plain" if not d["stemmed"] else "stemmed+speaker" if d["bm25_speaker"] else "stemmed"
@@ -134,7 +134,7 @@ def as_variant(old: object) -> Variant:
 
 
 def variants(db: Path, commit: str, points: int, lme_questions: int) -> dict:
-    """Old turn_scores against ours_variants over ``points`` random old settings (plus the start and the shipped one)."""
+    """Old turn_scores against variants over ``points`` random old settings (plus the start and the shipped one)."""
     rng = random.Random(0)
     store = open_store(db)
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +172,7 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=2, help="LoCoMo chats (sorted ids) dumped")
     ap.add_argument("--dump", metavar="LABEL", help="write bench/out/cache/ours_identity_LABEL.json")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two dumps into ours_identity.json")
-    ap.add_argument("--variants", metavar="COMMIT", help="old turn_scores at COMMIT against ours_variants")
+    ap.add_argument("--variants", metavar="COMMIT", help="old turn_scores at COMMIT against bfr_core.method.variants")
     ap.add_argument("--points", type=int, default=40, help="random old settings the variant check draws")
     ap.add_argument("--lme-questions", type=int, default=20, help="dev50 questions the variant check reads")
     args = ap.parse_args()

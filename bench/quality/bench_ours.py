@@ -1,7 +1,7 @@
 """Benchmark of our arm ``bfr``: quality-versus-size curve, ablation, LongMemEval dev50, latency.
 
 Everything runs through the real pipeline (store -> ``retrieval.scope.scope_views`` -> ``pipeline.run_query``,
-or ``ours_variants.run_variant`` for the ablation: bfr's pipeline over a variant's ranking), on a store it builds once under
+or ``variants.run_variant`` for the ablation: bfr's pipeline over a variant's ranking), on a store it builds once under
 ``bench/out/cache/`` (or ``--db``). Writes
 
 * ``bench/out/ours.json`` - on LoCoMo (1,536 scoreable questions, ``curve``) and LongMemEval dev50
@@ -37,13 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.byo_common import paired_figures
-from bench.lib.ours_variants import Variant, run_variant, score_variant
 from bfr_core.config import Budget, Config, RetrievalConfig
 from bfr_core.evaluation.metrics import aggregate, score_question
 from bfr_core.fusion import rank_fusion
 from bfr_core.ingest.sources import benchmark_file, data_dir
 from bfr_core.method import turn_scores
 from bfr_core.method.budgets import budget_for
+from bfr_core.method.variants import Variant, run_variant, score_variant
 from bfr_core.pipeline import ArmContext, run_query
 from bfr_core.records import Question
 from bfr_core.sentences import search_texts
@@ -65,7 +65,7 @@ SIZE_PLAN: dict[int, tuple[int, str | Budget]] = {
 }
 
 # The ablation: each component removed (or, for the pieces the shipped setting leaves off, added) in turn;
-# each variant differs from the shipped ranking (ours_variants.Variant()) in one piece.
+# each variant differs from the shipped ranking (variants.Variant()) in one piece.
 SHIPPED = turn_scores.DEFAULT
 ABLATIONS: dict[str, Variant] = {
     "full": Variant(),

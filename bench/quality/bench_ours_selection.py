@@ -6,9 +6,9 @@ a fourth, BEAM's 100K tier (its 500K and 1M tiers are never in the protocol: hel
 
 Ranking-only: each question's score parts (``turn_scores.score_parts``, plus what the variants the
 shipped setting leaves off read: the three BM25 indexes with their word-trust signals, the static
-cosine, recency, the session BM25 and both session-topic vector sets; ``ours_variants.variant_parts``)
+cosine, recency, the session BM25 and both session-topic vector sets; ``variants.variant_parts``)
 are computed once (and cached to ``bench/out/cache/selection_cases.pkl``, ``--reuse-cases``); a grid
-point re-weights them (``ours_variants.combine``, which composes ``turn_scores``' own functions) and
+point re-weights them (``variants.combine``, which composes ``turn_scores``' own functions) and
 is scored by the top-k of its ranking alone (no Stage I cover; the
 shipped arm's pipeline figures are in ``ours.json``, and they are **development** figures). Every
 figure goes through ``bfr_core.evaluation.metrics`` (``turn_hit``, ``complete_evidence_recall``,
@@ -70,7 +70,6 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.byo_common import code_fingerprint
-from bench.lib.ours_variants import DOC_VIEWS, INDEXES, Variant, VariantParts, combine, variant_parts
 from bench.quality.bench_ours import OUT, Views, open_store, questions
 from bfr_core.evaluation.metrics import complete_evidence_recall, official_scores, session_recalls, turn_hit
 from bfr_core.evaluation.stats import wilson_interval
@@ -78,12 +77,13 @@ from bfr_core.method import turn_scores, word_trust
 from bfr_core.method.budget_set import set_order
 from bfr_core.method.requirements import decompose_rules
 from bfr_core.method.stage1 import covering, latest_rows
+from bfr_core.method.variants import DOC_VIEWS, INDEXES, Variant, VariantParts, combine, variant_parts
 from bfr_core.store import Store
 
 # Every chosen number of the ranking: coordinate -> values (the first is START's). "bm25": which
-# lexical scores (ours_variants.INDEXES: "stemmed" bare text, "plain" = the shared unstemmed view,
+# lexical scores (variants.INDEXES: "stemmed" bare text, "plain" = the shared unstemmed view,
 # "stemmed+speaker" = "Speaker: text" indexed); "near": (near1, near2) together. The coordinates the
-# shipped setting leaves off are bench/lib/ours_variants.py's (Variant), the others OursSettings'.
+# shipped setting leaves off are bfr_core/method/variants.py's (Variant), the others OursSettings'.
 GRID: dict[str, tuple] = {
     "bm25": INDEXES,
     "w_dense": (1.0, 0.5, 1.5, 2.0, 3.0),  # 2.0 and 3.0 added once 1.5, the old edge, was chosen

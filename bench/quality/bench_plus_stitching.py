@@ -8,7 +8,7 @@ This bench runs every arm and the four reference rankings over the dev half's tr
 stitchings, the benchmark's (``locomo-plus``) and the cue embedded inside the session before it
 (``locomo-plus-embedded``: ``bfr ingest locomo-plus ... --stitch embedded``), and one session-level
 ranking that ``bfr`` does not ship, ``ref:dense+session-topic`` (z(dense) + z(cosine of the trigger with
-the turn's session's mean MiniLM vector), ``ours_variants.session_topic``), as the probe: the signal
+the turn's session's mean MiniLM vector), ``variants.session_topic``), as the probe: the signal
 the selection protocol would buy if offered it in the remark regime.
 
 Writes ``bench/out/plus_stitching.json``: per stitching, every system's Turn Hit and recall_all at 10
@@ -32,10 +32,10 @@ import numpy as np
 
 from bench.lib.byo_common import PAIRED, machine, paired, plus_arguments, result_row, run_rows, summary
 from bench.lib.git_commit import commit
-from bench.lib.ours_variants import session_topic
 from bfr_core.fusion import zscore
 from bfr_core.ingest import ingest
 from bfr_core.method.turn_scores import ranking
+from bfr_core.method.variants import session_topic
 from bfr_core.records import Question
 from bfr_core.retrieval.scope import scope_views
 from bfr_core.store import Store

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.lib.ours_variants import Variant, combine
 from bench.quality.bench_ours_selection import (
     BEAM,
     COLS,
@@ -43,6 +42,7 @@ from bench.quality.bench_ours_selection import (
     summarize,
 )
 from bfr_core.method import turn_scores
+from bfr_core.method.variants import Variant, combine
 
 
 def round_robin(order: np.ndarray, session: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ first, then the set order, up to ``b`` turns); Stage II deepens the same order i
 Every number is either a coordinate of the selection grid, chosen by bench/bench_ours_selection.py
 with conversation-level cross-validation, or fixed by an argument that reads no benchmark question;
 the variants the selection searched but the shipped setting leaves off are composed from
-``turn_scores``' functions in bench/ours_variants.py.
+``turn_scores``' functions in ``variants``.
 
 Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime,
 writes the antecedent, nothing else), coreference, learned weights. Reads only the question text and
@@ -243,7 +243,7 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
                settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`;
+    """The arm over given turn scores (``variants`` passes a variant's; ``cover``: see :func:`stage_one`;
     ``settings``: the set weights read)."""
     steps, e0, order = stage_one(ctx, query, sc, cover, settings)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:

@@ -1,4 +1,4 @@
-"""bench/lib/ours_variants.py: the variants bfr's shipped setting leaves off. With every extra off a variant
+"""bfr_core/method/variants.py: the variants bfr's shipped setting leaves off. With every extra off a variant
 scores exactly as ``turn_scores`` does; each extra computes what it did inside bfr_core before issue 25."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from fakes_views import SHUTTER_ROWS, big_rows, make_views
 
-import bench.lib.ours_variants as V
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.fusion import rank_fusion, zscore
 from bfr_core.method import ours, turn_scores
+from bfr_core.method import variants as V
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext
 from bfr_core.records import Query

@@ -1,22 +1,21 @@
-"""The variants of ``bfr``'s ranking that its shipped setting leaves off, for the selection protocol
-(bench_ours_selection.py) and the ablation (bench_ours.py).
+"""The variants of our arm's ranking that its shipped setting leaves off: what the weight-selection
+protocol searches and the ablation compares against.
 
-Covers: :class:`Variant`, the shipped ``OursSettings`` plus the choices and terms that left
-``bfr_core`` at issue 25 ("Fewer knobs"): the BM25 index ("plain" = the shared unstemmed view,
-"stemmed+speaker" = "Speaker: text" indexed), w_bm25 (the unit, 0 = dense alone), RRF instead of
-z-score fusion, the static vectors' cosine instead of the dense view, recency, the session BM25 and
-session topic terms (and the topic's vectors), Rocchio feedback in the remark regime, and Stage I
-without its cover. :func:`variant_parts` computes what they read beside ``turn_scores.score_parts``;
-:func:`combine` weighs them through ``turn_scores``' own ``z_fusion``, ``words_scores`` and
-``in_regime`` (no patching); :func:`run_variant` is the arm through ``ours.run_scored``. ``Variant()``
-(every extra off) scores exactly as ``turn_scores.combine`` does (tests/test_ours_variants.py).
+Covers: :class:`Variant`, the shipped ``OursSettings`` plus choices and terms that are not settings of
+the arm: the BM25 index ("plain" = the shared unstemmed view, "stemmed+speaker" = "Speaker: text"
+indexed), w_bm25 (the unit, 0 = dense alone), RRF instead of z-score fusion, the static vectors' cosine
+instead of the dense view, recency, the session BM25 and session topic terms (and the topic's vectors),
+Rocchio feedback in the remark regime, and Stage I without its cover. :func:`variant_parts` computes
+what they read beside ``turn_scores.score_parts``; :func:`combine` weighs them through ``turn_scores``'
+own ``z_fusion``, ``words_scores`` and ``in_regime`` (no patching); :func:`run_variant` is the arm
+through ``ours.run_scored``. ``Variant()`` (every extra off) scores exactly as ``turn_scores.combine``
+does.
 
-Each term is what ``bfr_core.method.turn_scores`` computed before issue 25, moved unchanged (the
-selection's figures and choices do not move): recency = times (session date rank - 0.5); the session
-document = doc_bm25 * z(stemmed BM25 over each session's joined text) + doc_dense * z(cosine of the
-question with the session's normalised mean turn vector) added after the context and session terms.
+The terms: recency = times (session date rank - 0.5); the session document = doc_bm25 * z(stemmed BM25
+over each session's joined text) + doc_dense * z(cosine of the question with the session's normalised
+mean turn vector) added after the context and session terms.
 
-Does not cover: choosing among the variants (bench_ours_selection.py), the shipped ranking
+Does not cover: choosing among the variants (the selection bench), the shipped ranking
 (``turn_scores``).
 """
 
