@@ -34,7 +34,7 @@ class Case:
 
 
 def load(store: Store, dataset: str) -> list[Case]:
-    from bench.quality.bench_ours import Views, questions
+    from bench.lib.ours_runs import Views, questions
 
     views = Views(store, dataset)
     out = []

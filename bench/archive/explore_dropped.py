@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.quality.bench_ours import Views, questions
+from bench.lib.ours_runs import Views, questions
 from bench.quality.bench_ours_selection import (
     BENCHMARKS,
     COLS,

@@ -37,7 +37,7 @@ from types import ModuleType
 import numpy as np
 
 from bench.lib import git_commit  # the code this bench measured
-from bench.quality.bench_ours import OUT, Views, open_store, questions
+from bench.lib.ours_runs import OUT, Views, open_store, questions
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.method import turn_scores
 from bfr_core.method.variants import Variant, score_variant

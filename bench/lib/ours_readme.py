@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from bench.lib.byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
-from bench.quality.bench_ours import PAIRED as CURVE_PAIRED  # ours.json's paired key
+from bench.lib.ours_runs import PAIRED as CURVE_PAIRED  # ours.json's paired key
 
 OUT = Path(__file__).resolve().parents[2] / "bench" / "out"
 CV = "held out (cross-validated, held-out folds pooled)"

@@ -30,39 +30,39 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
-
-from bench.lib.byo_common import paired_figures
-from bfr_core.config import Budget, Config, RetrievalConfig
-from bfr_core.evaluation.metrics import aggregate, score_question
-from bfr_core.fusion import rank_fusion
-from bfr_core.ingest.sources import benchmark_file, data_dir
+from bench.lib.ours_runs import (
+    OUT,
+    PAIRED,
+    SIZE_PLAN,
+    Runner,
+    Views,
+    arm_runner,
+    hybrid_runner,
+    open_store,
+    paired,
+    plain_fusion_runner,
+    questions,
+    rounded,
+    score,
+    variant_runner,
+    zfusion_runner,
+)
+from bfr_core.ingest.sources import data_dir
 from bfr_core.method import turn_scores
-from bfr_core.method.budgets import budget_for
-from bfr_core.method.variants import Variant, run_variant, score_variant
-from bfr_core.pipeline import ArmContext, run_query
-from bfr_core.records import Question
-from bfr_core.sentences import search_texts
+from bfr_core.method.variants import Variant
 from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
-OUT = ROOT / "bench" / "out"
 DATA = data_dir()
-SOURCES = {kind: benchmark_file(kind) for kind in ("locomo", "longmemeval")}
 SIZES = (5, 10, 20, 30, 40)
 MV_POINTS = ("C0", "C1", "C2", "C6")  # C4 lands on C6 (40 turns, within 0.3 points)
 SHUTTER = ("b3c15d39", ("answer_05d808e6_1_11", "answer_05d808e6_2_1"))
 
-# (E0 size b, completion budget) giving each target size; grid names where the grid has the point.
-SIZE_PLAN: dict[int, tuple[int, str | Budget]] = {
-    5: (5, "C0"), 10: (10, "C0"), 20: (10, Budget(rounds=1, calls=1, new=10, keep=10)),
-    30: (10, "C1"), 40: (10, "C6"),
-}
 
 # The ablation: each component removed (or, for the pieces the shipped setting leaves off, added) in turn;
 # each variant differs from the shipped ranking (variants.Variant()) in one piece.
@@ -104,136 +104,9 @@ ABLATIONS: dict[str, Variant] = {
 # ------------------------------------------------------------------------------------------------
 
 
-def open_store(path: Path) -> Store:
-    from bfr_core.ingest import ingest
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    store = Store(str(path))
-    for name, src in SOURCES.items():
-        if store.dataset(name) is None and src.exists():
-            print(f"ingesting {src.name} into {path} ...", file=sys.stderr)
-            ingest(store, name, src, entities=False)  # NER: only bfr-mv's entity view needs it, on first use
-    return store
-
-
-def questions(store: Store, dataset: str) -> list[Question]:
-    return store.questions(dataset, scoreable_only=True)
-
-
-class Views:
-    """scope_views per scope, fetched once (the LRU in bfr_core.retrieval.scope holds 64 scopes)."""
-
-    def __init__(self, store: Store, dataset: str) -> None:
-        self.store, self.dataset = store, dataset
-        self._seen: dict = {}
-
-    def __call__(self, scope_id: str, question: str | None = None):
-        from bfr_core.retrieval.scope import scope_views
-
-        if scope_id not in self._seen:
-            self._seen[scope_id] = scope_views(self.store, self.dataset, scope_id)
-        if question is not None:
-            # Read the question's vectors cached at ingest back into the query LRU (4,096 entries):
-            # Stage I's requirement vectors from 1,536 questions push them out between two runners,
-            # and re-encoding every question with MiniLM would dominate this benchmark's time.
-            self._seen[scope_id].dense.prime(search_texts([question]), self.store, encode=False)
-        return self._seen[scope_id]
-
-
 # ------------------------------------------------------------------------------------------------
 # Runners: question -> (evidence, calls, elapsed ms)
 # ------------------------------------------------------------------------------------------------
-
-Runner = Callable[[Question], tuple[Sequence[str], int, float]]
-
-
-def arm_runner(views: Views, dataset: str, arm: str, budget: str | Budget | None = None, k: int | None = None,
-               ground: int = 10) -> Runner:
-    config = Config(retrieval=RetrievalConfig(ground=ground))
-
-    def run(q: Question) -> tuple[Sequence[str], int, float]:
-        tr = run_query(views(q.scope_id, q.text), q.query(), arm, dataset_id=dataset, budget=budget, config=config, k=k)
-        return tr.evidence, tr.calls, tr.elapsed_ms
-    return run
-
-
-def hybrid_runner(views: Views, k: int) -> Runner:
-    """RRF top-k straight from the shared hybrid view (no arm wraps it)."""
-    def run(q: Question) -> tuple[Sequence[str], int, float]:
-        t0 = time.perf_counter()
-        hits = views(q.scope_id, q.text).hybrid.search(q.text, k, ())
-        return [h.turn_id for h in hits], 1, (time.perf_counter() - t0) * 1000
-    return run
-
-
-def plain_fusion_runner(views: Views, k: int) -> Runner:
-    """Stemmed BM25 + the dense view, RRF top-k: bench_retrieval's ``hybrid-stemmed`` (the issue-16 bar)."""
-    def run(q: Question) -> tuple[Sequence[str], int, float]:
-        t0 = time.perf_counter()
-        v = views(q.scope_id, q.text)
-        bm = turn_scores.stemmed_bm25(v).scores(q.text)
-        fused = rank_fusion([np.asarray(bm, dtype=np.float64), np.asarray(v.dense.scores(q.text), np.float64)], [1.0, 1.0])
-        ids = [v.turns[int(i)].turn_id for i in turn_scores.ranking(fused)[:k]]
-        return ids, 1, (time.perf_counter() - t0) * 1000
-    return run
-
-
-# The strongest simple baseline: bfr's own text score alone (z(stemmed BM25) + z(static dense cosine)),
-# no priors, no context, no session terms, the remark gate off; top-k of that ranking (bench_ours_selection's START).
-ZFUSION = Variant(turn_scores.OursSettings(), dense_view=False)
-
-
-def zfusion_runner(views: Views, k: int) -> Runner:
-    """z-fusion top-k: :data:`ZFUSION`'s ranking cut at k."""
-    def run(q: Question) -> tuple[Sequence[str], int, float]:
-        t0 = time.perf_counter()
-        v = views(q.scope_id, q.text)
-        order = turn_scores.ranking(score_variant(v, q.query(), ZFUSION).final)[:k]
-        return [v.turns[int(i)].turn_id for i in order], 1, (time.perf_counter() - t0) * 1000
-    return run
-
-
-def variant_runner(views: Views, variant: Variant, budget: str | Budget, ground: int) -> Runner:
-    b = budget_for("bfr", budget) if isinstance(budget, str) else budget
-    config = Config(retrieval=RetrievalConfig(ground=ground))
-
-    def run(q: Question) -> tuple[Sequence[str], int, float]:
-        t0 = time.perf_counter()
-        steps = run_variant(ArmContext(views(q.scope_id, q.text), config, b, str(budget)), q.query(), variant)
-        return steps[-1].evidence, steps[-1].calls, (time.perf_counter() - t0) * 1000
-    return run
-
-
-def score(qs: Sequence[Question], runner: Runner, *, halves: bool = False, hits: dict | None = None) -> dict:
-    """Run over every question; aggregate percentages overall, by type (and by conversation half);
-    ``hits`` (when given) receives each question's 0/1 Gold Hit by question id, for :func:`paired`."""
-    rows, times = [], []
-    scopes = sorted({q.scope_id for q in qs})
-    first_half = set(scopes[: len(scopes) // 2])
-    for q in qs:
-        ev, calls, ms = runner(q)
-        s = score_question(list(ev), q.gold).as_dict()
-        if hits is not None:
-            hits[q.question_id] = bool(s["gold_hit"])
-        s.update(calls=calls, qtype=q.qtype, half="A" if q.scope_id in first_half else "B")
-        rows.append(s)
-        times.append(ms)
-    agg = aggregate(rows, by="qtype", means=("set_size", "calls"))
-    out = {k: _r(v) for k, v in agg["overall"].items() if k in ("gold_hit", "turn_hit", "er", "cer", "recall_all",
-                                                              "set_size", "calls", "n")}
-    out["by_type"] = {t: {m: _r(v[m]) for m in ("n", "gold_hit", "turn_hit", "cer", "recall_all")}
-                      for t, v in agg["by"].items()}
-    if halves:
-        h = aggregate(rows, by="half")["by"]
-        out["by_conversation_half"] = {
-            f"{k} ({', '.join(scopes[:len(scopes) // 2] if k == 'A' else scopes[len(scopes) // 2:])})":
-                {m: _r(h[k][m]) for m in ("n", "gold_hit", "cer")} for k in ("A", "B") if k in h}
-    out["ms_p50"] = _r(statistics.median(times)) if times else None
-    return out
-
-
-def _r(x: object) -> object:
-    return round(x, 2) if isinstance(x, float) else x
 
 
 # ------------------------------------------------------------------------------------------------
@@ -291,16 +164,6 @@ def curve(store: Store, dataset: str = "locomo", *, baselines: bool = False,
     return out
 
 
-PAIRED = "paired (bfr against each top-k ranking, gold hit, exact McNemar)"  # curve()'s key; bench/lib/ours_readme.py reads it
-
-
-def paired(hits: dict[str, dict[str, bool]], system: str = "bfr") -> dict[str, dict]:
-    """``system`` against every other ranking with per-question hits, on the same questions
-    (``byo_common.paired_figures``)."""
-    return {name: paired_figures(hits[system], theirs, system) for name, theirs in hits.items()
-            if name != system and theirs and hits.get(system)}
-
-
 def _log(out: dict, size: int) -> None:
     line = "  ".join(f"{name.split()[0]} {v[str(size)]['turn_hit']}/{v[str(size)]['cer']}"
                      for name, v in out.items() if str(size) in v and name != PAIRED)
@@ -318,9 +181,9 @@ def latency(store: Store) -> dict:
         cold.append(run(q)[2])
         warm.append(run(q)[2])
     warm.sort()
-    return {"questions": len(qs), "warm_ms_p50": _r(statistics.median(warm)),
-            "warm_ms_p95": _r(warm[int(0.95 * (len(warm) - 1))]), "warm_ms_mean": _r(statistics.fmean(warm)),
-            "cold_ms_p50": _r(statistics.median(cold)), "cold_ms_max": _r(max(cold)),
+    return {"questions": len(qs), "warm_ms_p50": rounded(statistics.median(warm)),
+            "warm_ms_p95": rounded(warm[int(0.95 * (len(warm) - 1))]), "warm_ms_mean": rounded(statistics.fmean(warm)),
+            "cold_ms_p50": rounded(statistics.median(cold)), "cold_ms_max": rounded(max(cold)),
             "note": "elapsed inside the arm (Trace.elapsed_ms); views built once per scope before timing"}
 
 
@@ -354,8 +217,8 @@ def longmemeval(store: Store, with_mv: bool = True) -> dict:
         cold.append(arms["bfr (C6)"](q)[2])
         warm.append(arms["bfr (C6)"](q)[2])
     out["bfr (C6)"].pop("ms_p50", None)
-    out["bfr (C6)"]["ms_p50_warm"] = _r(statistics.median(warm))
-    out["bfr (C6)"]["ms_p50_first_question_of_scope"] = _r(statistics.median(cold))
+    out["bfr (C6)"]["ms_p50_warm"] = rounded(statistics.median(warm))
+    out["bfr (C6)"]["ms_p50_first_question_of_scope"] = rounded(statistics.median(cold))
     qid, gold = SHUTTER
     q = next((x for x in qs if x.question_id == qid), None)
     if q is not None:
@@ -380,7 +243,7 @@ def ablation(store: Store, dataset: str = "locomo") -> dict:
         full = rows["full"]
         for r in rows.values():
             for k in keys:
-                r[f"d_{k}"] = _r(r[k] - full[k])
+                r[f"d_{k}"] = rounded(r[k] - full[k])
         out[str(size)] = rows
     return out
 

@@ -70,7 +70,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.byo_common import code_fingerprint
-from bench.quality.bench_ours import OUT, Views, open_store, questions
+from bench.lib.ours_runs import OUT, Views, open_store, questions
 from bfr_core.evaluation.metrics import complete_evidence_recall, official_scores, session_recalls, turn_hit
 from bfr_core.evaluation.stats import wilson_interval
 from bfr_core.method import turn_scores, word_trust

@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from bench.quality.bench_ours import (
+from bench.lib.ours_runs import (
     OUT,
     ROOT,
     SIZE_PLAN,

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from bench.lib import git_commit  # the code this bench measured
-from bench.quality.bench_ours import SIZE_PLAN, Views, arm_runner, questions, score
+from bench.lib.ours_runs import SIZE_PLAN, Views, arm_runner, questions, score
 from bfr_core.ingest import ingest
 from bfr_core.ingest.sources import benchmark_file
 from bfr_core.method import turn_scores

@@ -1,8 +1,8 @@
-"""bench/quality/bench_ours.py: bfr paired against every other top-k ranking of the curve."""
+"""bench/lib/ours_runs.py: bfr paired against every other top-k ranking of the curve."""
 
 from __future__ import annotations
 
-import bench.quality.bench_ours as B
+import bench.lib.ours_runs as B
 
 
 def test_paired_compares_bfr_with_every_other_ranking_on_the_same_questions():
