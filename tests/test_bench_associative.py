@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import bench.quality.bench_associative as B
-from bench.quality.bench_ours_selection import COLS
+from bench.lib.selection import COLS
 
 
 def _rows(hits10: list[int], hits40: list[int]) -> np.ndarray:
@@ -40,7 +40,7 @@ class _Model:
 def test_compare_asks_only_for_remark_regime_questions_and_pairs_both_rankings():
     from fakes_views import SHUTTER_ROWS, make_views
 
-    from bench.quality.bench_ours_selection import RankCase
+    from bench.lib.selection import RankCase
     from bfr_core.method import turn_scores
     from bfr_core.records import Query
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from test_bench_ours_selection import _cases
+from test_bench_lib_selection import _cases
 
 import bench.quality.bench_session_spread as B
 from bfr_core.method import variants as V

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.ours_runs import OUT, Views, questions
-from bench.quality.bench_ours_selection import PLUS, open_all
+from bench.lib.selection import PLUS, open_all
 from bfr_core.fusion import zscore
 from bfr_core.method import turn_scores as T
 from bfr_core.sentences import form

@@ -33,17 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.lib.ours_runs import Views, questions
-from bench.quality.bench_ours_selection import (
-    BENCHMARKS,
-    COLS,
-    OUT,
-    RankCase,
-    cached_cases,
-    open_all,
-    order_row,
-    summarize,
-)
+from bench.lib.ours_runs import OUT, Views, questions
+from bench.lib.selection import BENCHMARKS, COLS, RankCase, cached_cases, open_all, order_row, summarize
 from bfr_core.fusion import zscore
 from bfr_core.method import turn_scores as T
 from bfr_core.method.requirements import decompose_rules

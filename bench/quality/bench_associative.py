@@ -1,7 +1,7 @@
 """bfr's associative step with a model, on every question its gate puts in the remark regime, on the
 four development benchmarks: the ranking with and without the model's antecedent (issue 28).
 
-For each question of the selection protocol's cases (``bench_ours_selection.cached_cases``: LoCoMo,
+For each question of the selection protocol's cases (``bench.lib.selection.cached_cases``: LoCoMo,
 dev50, the LoCoMo-Plus dev half, BEAM 100K) that the shipped setting ranks in the remark regime, the
 local model writes the earlier message it refers back to (``roles.antecedent``; replies cached in the
 store's LLM cache, so a rerun asks nothing) and ``ours.with_antecedent`` ranks with it, exactly as the
@@ -29,17 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.lib.ours_runs import Views, questions
-from bench.quality.bench_ours_selection import (
-    BENCHMARKS,
-    COLS,
-    OUT,
-    RankCase,
-    cached_cases,
-    open_all,
-    order_row,
-    summarize,
-)
+from bench.lib.ours_runs import OUT, Views, questions
+from bench.lib.selection import BENCHMARKS, COLS, RankCase, cached_cases, open_all, order_row, summarize
 from bfr_core.config import LLMConfig
 from bfr_core.evaluation.stats import mcnemar_by_key
 from bfr_core.llm import LLMCallFailed, make_llm

@@ -42,7 +42,7 @@ from bench.lib.ours_runs import (
     score,
     zfusion_runner,
 )
-from bench.quality.bench_ours_selection import DEV200, open_all
+from bench.lib.selection import DEV200, open_all
 from bfr_core import plots
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.method import ours, turn_scores

@@ -4,7 +4,7 @@ LoCoMo-Plus's construction before anyone reads its figures as association.
 LoCoMo-Plus stitches each cue dialogue into a LoCoMo chat as a session of its own (two turns, beside the
 chat's 19-32 sessions of ~20 turns; ``../shared/data/README.md``). A ranking that takes one turn from
 every session before a second from any then holds the cue's session by construction at 40 turns. This
-bench measures that on the selection protocol's cases (``bench_ours_selection.cached_cases``; the same
+bench measures that on the selection protocol's cases (``bench.lib.selection.cached_cases``; the same
 score parts, gold and metrics), with no weight to choose:
 
 * ``dense``: the store's dense view, top-k (``bench_ours_selection.DENSE_ONLY``);
@@ -30,17 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.quality.bench_ours_selection import (
-    BEAM,
-    COLS,
-    DENSE_ONLY,
-    OUT,
-    RankCase,
-    cached_cases,
-    open_all,
-    order_row,
-    summarize,
-)
+from bench.lib.ours_runs import OUT
+from bench.lib.selection import BEAM, COLS, DENSE_ONLY, RankCase, cached_cases, open_all, order_row, summarize
 from bfr_core.method import turn_scores
 from bfr_core.method.variants import Variant, combine
 

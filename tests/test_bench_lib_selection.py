@@ -1,4 +1,4 @@
-"""bench/quality/bench_ours_selection.py: its grid covers every number of OursSettings, the shipped setting is the
+"""bench/lib/selection.py (the protocol of bench/quality/bench_ours_selection.py): its grid covers every number of OursSettings, the shipped setting is the
 one its JSON says was chosen, and the protocol runs end to end (on fake conversations, in seconds)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from fakes_views import SHUTTER_ROWS, make_views
 
-import bench.quality.bench_ours_selection as S
+import bench.lib.selection as S
 from bfr_core.evaluation.metrics import strip_turn_id
 from bfr_core.method import turn_scores
 from bfr_core.method import variants as V
@@ -96,7 +96,7 @@ def test_a_search_restricted_to_some_coordinates_moves_only_those_from_its_start
     out = S.protocol({"locomo": locomo, "longmemeval": lme, S.OFFICIAL: lme}, start=S.PREVIOUS, coords=coords)
     assert out["every search moves (the other coordinates stay at its start)"] == list(coords)
     knobs = [f["knobs"] for f in out["cross_validation"]["per_fold"]] + [out["chosen on all folds (shipped)"]["knobs"]]
-    start = S._json_knobs(S.PREVIOUS)
+    start = S.json_knobs(S.PREVIOUS)
     assert all({k: v for k, v in kn.items() if k not in coords} == {k: v for k, v in start.items() if k not in coords}
                for kn in knobs)
     paths = [f["search path"] for f in out["cross_validation"]["per_fold"]]
