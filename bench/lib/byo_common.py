@@ -58,7 +58,7 @@ def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms:
         views = scope_views(store, dataset_id, scope_id)
         views.dense.prime([q.text for q in qs], store)
         if cached_ner_only:
-            views.entity._ner = _cached_only(store)
+            views.entity._ner = cached_only(store)
         for q in qs:
             base = {"question_id": q.question_id, **group(q)}
             for arm in arms:
@@ -79,7 +79,7 @@ def run_rows(store: Store, dataset_id: str, questions: Sequence[Question], arms:
     return rows
 
 
-def _cached_only(store: Store) -> Callable[[Sequence[str]], list[Any]]:
+def cached_only(store: Store) -> Callable[[Sequence[str]], list[Any]]:
     """An entity-view NER that returns the store's cached spans and parses nothing."""
     def ner(texts: Sequence[str]) -> list[Any]:
         known = known_entities(store, texts)

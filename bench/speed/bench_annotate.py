@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.lib.apptest import app_test, timed
 from bfr_core.duck import insert_columns
 from bfr_core.evaluation import agreement as AG
 from bfr_core.evaluation import labels as L
@@ -63,29 +64,6 @@ def build(path: Path) -> int:
     cur.execute("CHECKPOINT")
     s.close()
     return len(cols["run_id"])
-
-
-def timed(fn) -> tuple[float, object]:
-    t0 = time.perf_counter()
-    out = fn()
-    return round(time.perf_counter() - t0, 4), out
-
-
-def app_test(db: Path):
-    os.environ["BFR_STORE"] = str(db)
-    from streamlit.runtime import pages_manager as pm
-    from streamlit.testing.v1 import AppTest
-
-    if not getattr(pm.PagesManager, "_bench_patched", False):  # st.navigation mode on every run (tests/app/conftest.py)
-        original = pm.PagesManager.__init__
-
-        def init(self, *a, **k):
-            original(self, *a, **k)
-            pm.PagesManager.uses_pages_directory = False
-
-        pm.PagesManager.__init__ = init
-        pm.PagesManager._bench_patched = True
-    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
 
 
 def open_page(db: Path) -> tuple[float, object]:

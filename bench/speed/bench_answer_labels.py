@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.speed.bench_annotate import app_test, timed  # the same AppTest set-up and timer
+from bench.lib.apptest import app_test, timed
 from bfr_core.evaluation import answer_labels as AL
 from bfr_core.evaluation import labels as L
 from bfr_core.evaluation.answer_import import import_answers

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.lib.byo_common import _cached_only, machine
+from bench.lib.byo_common import cached_only, machine
 from bfr_core.pipeline import run_query
 from bfr_core.retrieval.scope import scope_views
 from bfr_core.store import Store
@@ -64,7 +64,7 @@ def main() -> int:
     views = scope_views(store, dataset, scope)
     views.dense.prime([q.text for q in qs], store)
     if args.cached_ner_only:
-        views.entity._ner = _cached_only(store)
+        views.entity._ner = cached_only(store)
     build_s = time.perf_counter() - t0
     for q in qs[: args.warmup]:
         run_query(views, q.query(), args.arm, dataset_id=dataset, k=args.k)

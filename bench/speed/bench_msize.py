@@ -30,7 +30,6 @@ import argparse
 import gzip
 import json
 import os
-import random
 import shutil
 import statistics
 import tempfile
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lib import git_commit  # the code this bench measured
+from bench.lib.haystacks import padded
 from bfr_core.ingest import ingest
 from bfr_core.pipeline import run_query
 from bfr_core.retrieval.scope import clear_cache, scope_views
@@ -48,35 +48,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 DEV50 = ROOT.parent / "shared" / "data" / "longmemeval_s_dev50.json.gz"
 DATASET = "lme_msize"
-
-
-def padded(data: list[dict[str, Any]], n_questions: int, sessions: int, seed: int) -> list[dict[str, Any]]:
-    """``n_questions`` dev50 items, each haystack padded to ``sessions`` sessions (see module doc)."""
-    rng = random.Random(seed)
-    chosen = rng.sample(sorted(range(len(data))), n_questions)
-    out = []
-    for i in sorted(chosen):
-        item = data[i]
-        own = set(item["haystack_session_ids"])
-        pool = sorted({(sid, j, k) for j, other in enumerate(data) if j != i
-                       for k, sid in enumerate(other["haystack_session_ids"]) if sid not in own},
-                      key=lambda x: (x[0], x[1]))
-        seen: set[str] = set()
-        unique = []
-        for sid, j, k in pool:  # one copy of each session id (shared sessions occur in many haystacks)
-            if sid not in seen:
-                seen.add(sid)
-                unique.append((sid, j, k))
-        need = max(0, sessions - len(own))
-        fill = rng.sample(unique, min(need, len(unique)))
-        rows = list(zip(item["haystack_session_ids"], item["haystack_dates"], item["haystack_sessions"], strict=True))
-        for sid, j, k in fill:
-            turns = [{"role": t["role"], "content": t["content"]} for t in data[j]["haystack_sessions"][k]]
-            rows.append((f"m_{sid}", data[j]["haystack_dates"][k], turns))
-        rows.sort(key=lambda r: r[1])  # "2023/05/20 (Sat) 02:21" orders as text
-        out.append({**item, "haystack_session_ids": [r[0] for r in rows], "haystack_dates": [r[1] for r in rows],
-                    "haystack_sessions": [r[2] for r in rows]})
-    return out
 
 
 def pct(values: list[float], q: float) -> float:

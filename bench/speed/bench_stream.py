@@ -100,7 +100,7 @@ def run_child(mode: str, path: Path, tmp: Path) -> dict[str, Any]:
 # -- parent: files of growing size ------------------------------------------------------------------
 def block(sessions: int, seed: int) -> list[tuple[str, str]]:
     """dev50 padded to ``sessions`` per haystack: (question id, the item's JSON without its id)."""
-    from bench.speed.bench_msize import padded  # the padding bench_msize.py measures with
+    from bench.lib.haystacks import padded  # the padding bench_msize.py measures with
 
     with gzip.open(DEV50) as fh:
         data = json.load(fh)
