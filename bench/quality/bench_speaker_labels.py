@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from bench.lib import git_commit  # the code this bench measured
 from bench.lib.ours_runs import SIZE_PLAN, Views, arm_runner, questions, score
+from bench.lib.speaker_labels import LABELS, lowercase_questions, relabel
 from bfr_core.ingest import ingest
 from bfr_core.ingest.sources import benchmark_file
 from bfr_core.method import turn_scores
@@ -40,27 +40,8 @@ from bfr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LABELS = ("Speaker 1", "Speaker 2")
 SIZES = (10, 40)
 OTHER_ARMS = {"bfr-mv": "C6", "mragent-flat": None}
-
-
-def relabel(sample: dict) -> dict:
-    """One LoCoMo sample with its two speakers labelled (see the module docstring)."""
-    conv = sample["conversation"]
-    names = (conv["speaker_a"], conv["speaker_b"])
-    text = json.dumps(sample, ensure_ascii=False)
-    for name, label in zip(names, LABELS, strict=True):  # the whole name first, then the first name alone
-        for word in dict.fromkeys((name, name.split()[0])):
-            text = re.sub(rf"\b{re.escape(word)}\b", label, text)
-    out = json.loads(text)
-    out["conversation"]["speaker_a"], out["conversation"]["speaker_b"] = LABELS
-    return out
-
-
-def lowercase_questions(sample: dict) -> dict:
-    """One LoCoMo sample with its questions typed in lower case (names included: "what did caroline ...")."""
-    return {**sample, "qa": [{**q, "question": q["question"].lower()} for q in sample["qa"]]}
 
 
 def one_speaker_named(views: Views, qs: list) -> int:

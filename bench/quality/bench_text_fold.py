@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bench.lib.text_fold import ascii_words, counts
 from bfr_core.store import Store
 from bfr_core.text import words
 
@@ -32,22 +32,6 @@ CACHE = ROOT / "bench" / "out" / "cache"
 SOURCES = (("locomo", "ours.duckdb", "locomo"), ("longmemeval dev50", "ours.duckdb", "longmemeval"),
            ("locomo-plus dev", "ours.duckdb", "locomo-plus"), ("beam 100K", "ours.duckdb", "beam-100k"),
            ("beam 500K", "byo_beam_500k.duckdb", ""), ("beam 1M", "byo_beam_1m.duckdb", ""))
-_ASCII = re.compile(r"[a-z0-9]+")
-
-
-def ascii_words(text: str) -> list[str]:
-    """The rule before the fold, as ``text.words`` read it until 2026-12-02 (the reference)."""
-    return _ASCII.findall(text.lower().replace("'", "").replace("\u2019", ""))
-
-
-def has_non_ascii_letter(text: str) -> bool:
-    return not text.isascii() and any(not c.isascii() and c.isalpha() for c in text)
-
-
-def counts(texts: Sequence[str]) -> dict[str, int]:
-    """Texts, those with a non-ASCII letter, and those whose words the fold changed."""
-    return {"texts": len(texts), "with_non_ascii_letters": sum(map(has_non_ascii_letter, texts)),
-            "words_changed": sum(words(t) != ascii_words(t) for t in texts)}
 
 
 def best_of(fn: Callable[[str], list[str]], texts: Sequence[str], runs: int = 3) -> float:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lib.git_commit import commit
+from bench.lib.ingest_cache import first_machine_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = ("read", "plan", "static", "minilm", "write", "ner", "other")
@@ -289,22 +290,6 @@ def full_s_sized(dev50: Path, out: Path, min_texts: int = FULL_S_TEXTS) -> dict[
     out.write_text(json.dumps(items), encoding="utf-8")
     return {"copies": copies, "questions": len(items), "unique_texts_estimate": unique * copies,
             "bytes": out.stat().st_size}
-
-
-def first_machine_cache(folder: Path) -> Path:
-    """A cache folder as on a machine where MiniLM was never calibrated (``embed.remembered`` finds
-    nothing): this machine's distilled static model linked in (distilling it again would take a
-    minute no user pays twice), no ``calibration.json``."""
-    try:
-        from bfr_core.retrieval.encoders import cache_dir
-    except ImportError:  # code before 2026-12-03 (--code)
-        from bfr_core.retrieval.encoders import _cache_dir as cache_dir
-
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in cache_dir().glob("*.npy"):
-        if not (folder / f.name).exists():
-            (folder / f.name).symlink_to(f)
-    return folder
 
 
 def bench_input(name: str, kind: str, path: Path, code: Path, tmp: Path, opts: argparse.Namespace) -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""bench/quality/bench_associative.py: the paired figures of the ranking with and without the antecedent."""
+"""bench/lib/associative.py: the paired figures of the ranking with and without the antecedent."""
 
 from __future__ import annotations
 
 import numpy as np
 
-import bench.quality.bench_associative as B
+import bench.lib.associative as B
 from bench.lib.selection import COLS
 
 

@@ -1,11 +1,11 @@
-"""bench/quality/bench_plus_stitching.py: the change it reports between the two stitchings, and its probe ranking."""
+"""bench/lib/stitching.py: the change it reports between the two stitchings, and its probe ranking."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import bench.quality.bench_plus_stitching as B
+import bench.lib.stitching as B
 
 
 def _summary(hit10: float | None, hit40: float) -> dict:

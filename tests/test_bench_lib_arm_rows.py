@@ -1,10 +1,10 @@
-"""bench/checks/bench_arm_rows.py: comparing two dumps of arm rows, and what the differing rows did to gold."""
+"""bench/lib/arm_rows.py: comparing two dumps of arm rows, and what the differing rows did to gold."""
 
 from __future__ import annotations
 
 import json
 
-import bench.checks.bench_arm_rows as B
+import bench.lib.arm_rows as B
 
 OLD = {"a:q1": [["t1", "t2", "g1"], ["k"], 3], "a:q2": [["g2", "t1"], ["k"], 2], "a:q3": [["g3", "t1"], ["k"], 2],
        "b:q1": [["g1", "t2"], ["k"], 2]}

@@ -1,8 +1,8 @@
-"""bench/quality/bench_speaker_labels.py: the labelled copy of a LoCoMo sample."""
+"""bench/lib/speaker_labels.py: the labelled copy of a LoCoMo sample."""
 
 from __future__ import annotations
 
-import bench.quality.bench_speaker_labels as B
+import bench.lib.speaker_labels as B
 
 
 def test_relabel_replaces_first_names_as_whole_words_and_keeps_ids_and_nicknames():

@@ -1,8 +1,8 @@
-"""bench/speed/bench_ingest.py: the cache folder of a machine that never calibrated MiniLM."""
+"""bench/lib/ingest_cache.py: the cache folder of a machine that never calibrated MiniLM."""
 
 from __future__ import annotations
 
-import bench.speed.bench_ingest as B
+import bench.lib.ingest_cache as B
 
 
 def test_the_first_machine_cache_links_the_static_model_and_holds_no_calibration(monkeypatch, tmp_path):

@@ -1,11 +1,11 @@
-"""bench/quality/bench_session_spread.py: the round-robin re-ordering over sessions and the figures it reports."""
+"""bench/lib/session_spread.py: the round-robin re-ordering over sessions and the figures it reports."""
 
 from __future__ import annotations
 
 import numpy as np
 from test_bench_lib_selection import _cases
 
-import bench.quality.bench_session_spread as B
+import bench.lib.session_spread as B
 from bfr_core.method import variants as V
 
 

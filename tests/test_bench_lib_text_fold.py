@@ -1,8 +1,8 @@
-"""bench/quality/bench_text_fold.py: what it counts as touched by the fold."""
+"""bench/lib/text_fold.py: what it counts as touched by the fold."""
 
 from __future__ import annotations
 
-import bench.quality.bench_text_fold as B
+import bench.lib.text_fold as B
 
 
 def test_the_old_rule_is_the_ascii_one_and_counts_tell_letters_from_other_symbols():

@@ -1,4 +1,4 @@
-"""bench/checks/bench_export_data.py: its integrity counts and its outside system, on a hand-made store."""
+"""bench/lib/export_check.py: its integrity counts and its outside system, on a hand-made store."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 from test_ingest_longmemeval import _data, _write
 
-import bench.checks.bench_export_data as B
+import bench.lib.export_check as B
 from bfr_core.ingest import ingest
 from bfr_core.ingest.corpus import blind_id, corpus_lines
 from bfr_core.store import Store
