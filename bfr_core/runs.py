@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import duckdb
 
-from bfr_core.duck import insert_columns, rows_to_columns
+from bfr_core.duck import fetch_if_tables, insert_columns, rows_to_columns
 
 
 class Store(Protocol):
@@ -215,12 +215,8 @@ def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
     """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None (also when no run was
     ever written: a read-only open has no runs table to create)."""
     ensure_schema(store)  # a runs table of another shape is refused here, not half way through a report
-    try:
-        return store.cursor().execute(
-            "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
-        ).fetchone()
-    except duckdb.CatalogException:
-        return None
+    return fetch_if_tables(store.cursor(), "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs "
+                           "WHERE run_id = ?", [run_id], one=True)
 
 
 def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -248,12 +244,8 @@ def list_runs(store: Store) -> list[dict[str, Any]]:
 
 def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> dict[str, Any] | None:
     ensure_schema(store)
-    try:
-        row = store.cursor().execute(
-            "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
-        ).fetchone()
-    except duckdb.CatalogException:  # a read-only store no run was ever written to
-        return None
+    row = fetch_if_tables(store.cursor(), "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?",
+                          [run_id, question_id, arm], one=True)
     return json.loads(row[0]) if row else None
 
 

@@ -40,6 +40,7 @@ from typing import Any
 import duckdb
 
 from bfr_core import pipeline
+from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError, some
 from bfr_core.evaluation.evaluate import select_questions
 from bfr_core.evaluation.metrics import official_scores, official_session_scores
@@ -288,10 +289,7 @@ def imported_systems(store: Store, dataset_id: str | None = None) -> list[Import
            "any_value(t.trace->>'$.provider'), count(*) FROM traces t JOIN runs u USING (run_id) "
            "WHERE t.trace->>'$.provider' LIKE ? " + ("AND u.dataset_id = ? " if dataset_id else "")
            + "GROUP BY t.run_id, u.dataset_id, t.arm, u.created ORDER BY u.created DESC, t.run_id, t.arm")
-    try:
-        rows = store.cursor().execute(sql, [f"{PROVIDER}:%", *([dataset_id] if dataset_id else [])]).fetchall()
-    except duckdb.CatalogException:
-        return []
+    rows = fetch_if_tables(store.cursor(), sql, [f"{PROVIDER}:%", *([dataset_id] if dataset_id else [])]) or []
     return [ImportedSystem(r[0], r[1], r[2], r[3] or "", (r[4] or "").removeprefix(f"{PROVIDER}:"), int(r[5]))
             for r in rows]
 

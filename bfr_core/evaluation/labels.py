@@ -51,8 +51,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
+from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError
 from bfr_core.jsonl import dumps_line, split_lines
 from bfr_core.outfile import check_output, write_output
@@ -195,10 +194,7 @@ def sync_queue(store: Store) -> int:
     """
     ensure_schema(store)
     if store.read_only:
-        try:
-            return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
-        except duckdb.CatalogException:
-            return 0
+        return (fetch_if_tables(store.cursor(), "SELECT count(*) FROM label_items", one=True) or (0,))[0]
     snapshots = Q_SYNC_ITEMS.replace("{versions}", run_versions(store))
     with store.transaction() as cur:
         cur.execute(f"""
@@ -221,12 +217,11 @@ def queue_stamp(store: Store) -> tuple[int, str, int]:
     result rows). A page keys its cached queue on it, so a run finished (or judged) meanwhile by
     another process shows without a Refresh."""
     ensure_schema(store)
-    try:
-        runs, newest = store.cursor().execute("SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs").fetchone()
-        judged = store.cursor().execute(
-            "SELECT count(*) FROM results WHERE suff IS NOT NULL OR suff_detail IS NOT NULL").fetchone()[0]
-    except duckdb.CatalogException:  # a read-only view of a store without run tables yet
-        return 0, "", 0
+    cur = store.cursor()
+    runs, newest = fetch_if_tables(cur, "SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs",
+                                   one=True) or (0, "")
+    judged = (fetch_if_tables(cur, "SELECT count(*) FROM results WHERE suff IS NOT NULL OR suff_detail IS NOT NULL",
+                              one=True) or (0,))[0]
     return int(runs), str(newest), int(judged)
 
 

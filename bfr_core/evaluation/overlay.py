@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
+from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_files import question_resolver, same_question
 from bfr_core.evaluation.metrics import score_question
@@ -152,11 +151,8 @@ def ingest_overlay(store: Store, path: str | Path, *, dataset_id: str, name: str
 
 
 def overlay_names(store: Store, dataset_id: str) -> list[str]:
-    try:
-        return [r[0] for r in store.cursor().execute(
-            "SELECT DISTINCT overlay FROM key_overlays WHERE dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()]
-    except duckdb.CatalogException:
-        return []
+    return [r[0] for r in fetch_if_tables(
+        store.cursor(), "SELECT DISTINCT overlay FROM key_overlays WHERE dataset_id = ? ORDER BY 1", [dataset_id]) or ()]
 
 
 def load_overlay(store: Store, dataset_id: str, name: str) -> dict[str, Finding]:
