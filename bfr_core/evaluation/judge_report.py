@@ -179,19 +179,24 @@ def ceilings(store: Store, run_ids: Sequence[str], key: str) -> dict[str, Any]:
             if key in overlay_names(store, ds)}
 
 
-def keys_markdown(store: Store, run_id: str) -> str:
+def keys_markdown(store: Store, run_id: str, k: int | None = None, *, own_budgets: bool = False) -> str:
     """``bfr report``'s section on the answer keys: each arm's Gold Hit / CER under the original key
-    and under every overlay of the run's dataset, and each overlay's answer ceiling; "" without an overlay."""
+    and under every overlay of the run's dataset, at the report's set size (``overlay.retrieval_under``),
+    and each overlay's answer ceiling; "" without an overlay."""
     dataset_id = run_row(store, run_id)[0]
     names = overlay_names(store, dataset_id)
     if not names:
         return ""
     keys = [ORIGINAL, *names]
-    per = {key: retrieval_under(store, run_id, key) for key in keys}
+    per = {key: retrieval_under(store, run_id, key, k, own_budgets=own_budgets) for key in keys}
     arms = sorted({arm for figures in per.values() for arm in figures})
+    cut = next((f["k"] for figures in per.values() for f in figures.values()), None)
+    size = (f"every set cut to its first {cut} ids" if cut is not None
+            else "each arm's whole set: NOT AT EQUAL BUDGET" if own_budgets
+            else "each arm's whole set; every arm's largest set has the same size")
     lines = ["", "## Under each answer key", ""]
     if arms:
-        lines += ["Gold Hit / CER (%) of each arm's whole evidence set (its own set size, uncut) against the "
+        lines += [f"Gold Hit / CER (%) of each arm's evidence ({size}) against the "
                   "dataset's gold turns (original) and each overlay's corrected evidence; n = questions scored "
                   "(an overlay's unanswerable ones left out).", "",
                   "| arm | " + " | ".join(f"{k} Gold Hit | {k} CER | {k} n" for k in keys) + " |",
