@@ -156,7 +156,7 @@ def latency(store, dataset: str, limit: int = 0) -> dict:
 def figure(entry: dict, key: str) -> dict:
     """The benchmark's plot as HTML under bench/out and PNG under docs/screenshots (a failed PNG export is recorded)."""
     fig = plots.sufficiency_gap(sufficiency.curves(entry), title=f"{entry['name']}: any gold (solid) against "
-                                f"all gold (dashed) in the first k turns, {entry['n']} questions")
+                                f"all gold (dashed) in the first k turns, {entry['n']:,} questions (bfr: development)")
     html = OUT / f"sufficiency_{key}.html"
     fig.write_html(html, include_plotlyjs="cdn")
     png = ROOT / "docs" / "screenshots" / f"sufficiency_{key}.png"
