@@ -169,7 +169,7 @@ def figure(entry: dict, key: str) -> dict:
 
 
 def measure(args: argparse.Namespace) -> None:
-    t0 = time.time()
+    t0, code = time.time(), commit(ROOT)  # before this run writes its image (a tracked file)
     rows, source = arm_rows(args.db, args.dataset, args.rows, args.limit)  # before this process opens the store
     store = Store(args.db)
     qs = questions(store, args.dataset)[: args.limit or None]
@@ -186,7 +186,7 @@ def measure(args: argparse.Namespace) -> None:
     path = Path(args.out)
     result = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     result.update({
-        "benchmark": "sufficiency_budgets", "commit": commit(ROOT),
+        "benchmark": "sufficiency_budgets", "commit": code,
         "ours_toml_sha256": hashlib.sha256(SETTING.read_bytes()).hexdigest(),
         "settings": asdict(turn_scores.DEFAULT), "budgets": list(SIZES), "llm": "none: offline rules",
         "figures": "any: % of questions with a gold turn among the first k turns (Turn Hit / Gold Hit); all: % with "
