@@ -188,7 +188,8 @@ def measure(args: argparse.Namespace) -> None:
     result.update({
         "benchmark": "sufficiency_budgets", "commit": code,
         "ours_toml_sha256": hashlib.sha256(SETTING.read_bytes()).hexdigest(),
-        "settings": asdict(turn_scores.DEFAULT), "budgets": list(SIZES), "llm": "none: offline rules",
+        "settings": asdict(turn_scores.DEFAULT), "budgets": list(SIZES),
+        "llm": "none (offline; the rules stand-in wherever an arm calls a model)",
         "figures": "any: % of questions with a gold turn among the first k turns (Turn Hit / Gold Hit); all: % with "
                    "every gold turn among them (recall_all / CER); gap = any - all; over the questions with gold turns",
         "development": "bfr's figures are development figures (its weights were chosen on LoCoMo, LongMemEval dev50 + "

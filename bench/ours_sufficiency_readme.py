@@ -123,7 +123,7 @@ def budgets() -> list[str]:
     if not data:
         return ["Not measured yet: run `bench/bench_ours_sufficiency.py` (its docstring gives the line)."]
     sizes = [str(k) for k in data["budgets"]]
-    out = [f"Commit `{data['commit']}`, `ours.toml` sha256 `{data['ours_toml_sha256'][:12]}`; {data['llm']}. "
+    out = [f"Commit `{data['commit']}`, `ours.toml` sha256 `{data['ours_toml_sha256'][:12]}`; model calls: {data['llm']}. "
            f"{data['figures']}. {data['development']}.", ""]
     for entry in data["benchmarks"].values():
         out += [f"**{entry['name']}** ({entry['n']:,} questions with gold turns)", ""]
@@ -135,7 +135,7 @@ def budgets() -> list[str]:
         for system, row in entry["systems"].items():
             b = row["budgets"]
             gap = f"{b['10']['gap']:.1f}" if "10" in b and b["10"].get("reached", 1.0) >= 0.5 else "-"
-            kind = "development" if row["label"].startswith("development") else "no weight chosen on them"
+            kind = "development" if row["label"].startswith("development") else "no weight chosen here"
             out.append(f"| `{system}` | " + " | ".join(_cell(b[k]) for k in sizes if k in b) + f" | {gap} | {kind} |")
         out.append("")
     return out[:-1]

@@ -300,7 +300,7 @@ def sufficiency_gap(
 
     def heading(system: str, xs: list[float], hit: list[float], every: list[float]) -> str:
         gap = [a - b for x, a, b in zip(xs, hit, every, strict=True) if x == gap_at]
-        return f"<b>{system}</b>" + (f"<br>gap at {gap_at}: {gap[0]:.1f}" if gap else f"<br>not measured at {gap_at}")
+        return f"<b>{system}</b>" + (f"<br>gap at {gap_at}: {gap[0]:.1f}" if gap else f"<br>no point at {gap_at}")
 
     fig = make_subplots(rows=n_rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.03,
                         vertical_spacing=0.35 / n_rows if n_rows > 1 else 0.1,

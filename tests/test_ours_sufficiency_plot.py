@@ -23,7 +23,7 @@ def test_one_panel_per_system_with_its_gap_shaded_and_the_first_system_repeated_
     fig = plots.sufficiency_gap(curves)
     assert isinstance(fig, go.Figure)
     titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["<b>bfr</b><br>gap at 10: 13.0", "<b>fca-ms</b><br>not measured at 10"]  # "nothing": no point
+    assert titles == ["<b>bfr</b><br>gap at 10: 13.0", "<b>fca-ms</b><br>no point at 10"]  # "nothing": no point
     band, every, hit = fig.data[0], fig.data[1], fig.data[2]
     assert band.fill == "toself" and list(band.x) == [5.0, 10.0, 10.0, 5.0] and list(band.y) == [76.0, 83.0, 70.0, 63.0]
     assert list(hit.x) == [5.0, 10.0] and list(hit.y) == [76.0, 83.0] and hit.line.dash == "solid"  # sorted by budget
