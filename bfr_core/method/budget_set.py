@@ -17,7 +17,7 @@ change. SPREAD and COVER are ``OursSettings.set_spread`` / ``set_cover``, chosen
 protocol (bench/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
 COVER reads no requirement (as Stage I's cover does there).
 
-Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.stage_one``, reading
+Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading
 a model (the offline requirements are ``requirements.decompose_rules``').
 """
 

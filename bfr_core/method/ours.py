@@ -94,7 +94,7 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 
 
-def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
+def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
               settings: OursSettings = DEFAULT) -> tuple[list[Step], list[str], np.ndarray]:
     """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
     (``cover`` False: E0 in set order alone, the ablation of bench/bench_ours.py); also returns the set
@@ -243,9 +243,9 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
                settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`;
+    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`initial_evidence`;
     ``settings``: the set weights read)."""
-    steps, e0, order = stage_one(ctx, query, sc, cover, settings)
+    steps, e0, order = initial_evidence(ctx, query, sc, cover, settings)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
         steps += complete(ctx, query, e0, sc, order)
     return steps
