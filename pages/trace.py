@@ -11,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from bfr_core import pipeline, plots
+from bfr_core.arm_names import canonical_arm
 from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
@@ -47,7 +48,7 @@ if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection
         if qp["question"]:
             ss["trace_question"] = qp["question"]
     if qp["arm"]:
-        ss["trace_arm"] = qp["arm"]  # checked against the dataset's arms below
+        ss["trace_arm"] = canonical_arm(qp["arm"])  # checked against the dataset's arms below
     # a link to a stored trace: that run's trace is shown while its question and arm stay chosen
     ss["trace_link"] = qp if qp["run"] else None
 
@@ -137,7 +138,7 @@ view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", r
 if shown and q.gold and show_gold:
     st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
 if SUFFICIENCY.exists():  # measured by bench/bench_ours_sufficiency.py: the gap between one gold turn and all of them
-    with st.expander("Any gold against all gold by budget: bfr, the paper's arms, top-k rankings (measured)"):
+    with st.expander("Any gold against all gold by budget: conv-fusion, the paper's arms, top-k rankings (measured)"):
         suff = json.loads(SUFFICIENCY.read_text(encoding="utf-8"))
         for ds in (d for d in ("locomo", "longmemeval") if isinstance(suff.get(d), dict)):
             st.plotly_chart(plots.sufficiency_gap(suff[ds], title=f"{ds}: any gold (solid), all gold (dashed)"),

@@ -30,7 +30,7 @@ SETTINGS = [turn_scores.DEFAULT, turn_scores.OursSettings(),
 
 
 def _ctx(views, budget: str = "C6") -> ArmContext:
-    return ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", budget), budget)
+    return ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", budget), budget)
 
 
 @pytest.mark.parametrize("rows", [big_rows(), SHUTTER_ROWS], ids=["three-friends", "shutter"])

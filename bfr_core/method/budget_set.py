@@ -1,4 +1,4 @@
-"""The set at each budget: which k turns of ``bfr``'s ranking together hold what the question needs.
+"""The set at each budget: which k turns of ``conv-fusion``'s ranking together hold what the question needs.
 
 The first k turns of a ranking are a list, not a set chosen to be sufficient: two turns that state the
 same fact (the same session, one the other's reply) both rank above the one turn that states the other

@@ -1,4 +1,5 @@
-"""Our own arm ``bfr`` (beyond the paper): more gold evidence at the same evidence-set size.
+"""Our own arm (beyond the paper), registered as ``conv-fusion`` (``bfr`` is accepted as an alias,
+``arm_names``): conversation-aware score fusion, for more gold evidence at the same evidence-set size.
 
 It keeps the paper's shape - a Stage I pool, requirements, FCA context, lattice, prefilter, minimum
 cover and grounding, then budgeted completion rounds with the exclusion rule - but ranks every turn
@@ -251,6 +252,6 @@ def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True
     return steps
 
 
-def bfr(ctx: ArmContext, query: Query) -> list[Step]:
-    """Our arm at the context's budget (default C6 -> 40 turns)."""
+def conv_fusion(ctx: ArmContext, query: Query) -> list[Step]:
+    """The ``conv-fusion`` arm at the context's budget (default C6 -> 40 turns)."""
     return run(ctx, query, DEFAULT)
