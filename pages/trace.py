@@ -41,6 +41,7 @@ if not datasets:
 live = arm_names()
 
 qp = {k: st.query_params.get(k) for k in ("dataset", "question", "arm", "run")}
+qp["arm"] = qp["arm"] and canonical_arm(qp["arm"])  # a link may name an arm by its alias (arm_names)
 if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection once
     ss["trace_qp"] = qp
     if qp["dataset"] in datasets:
@@ -48,7 +49,7 @@ if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection
         if qp["question"]:
             ss["trace_question"] = qp["question"]
     if qp["arm"]:
-        ss["trace_arm"] = canonical_arm(qp["arm"])  # checked against the dataset's arms below
+        ss["trace_arm"] = qp["arm"]  # checked against the dataset's arms below
     # a link to a stored trace: that run's trace is shown while its question and arm stay chosen
     ss["trace_link"] = qp if qp["run"] else None
 
