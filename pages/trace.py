@@ -142,7 +142,8 @@ if SUFFICIENCY.exists():  # measured by bench/bench_ours_sufficiency.py: the gap
     with st.expander("Any gold against all gold by budget: conv-fusion, the paper's arms, top-k rankings (measured)"):
         suff = json.loads(SUFFICIENCY.read_text(encoding="utf-8"))
         for ds in (d for d in ("locomo", "longmemeval") if isinstance(suff.get(d), dict)):
-            st.plotly_chart(plots.sufficiency_gap(suff[ds], title=f"{ds}: any gold (solid), all gold (dashed)"),
+            curves = {canonical_arm(system): points for system, points in suff[ds].items()}  # keys may be an alias
+            st.plotly_chart(plots.sufficiency_gap(curves, title=f"{ds}: any gold (solid), all gold (dashed)"),
                             key=f"trace_sufficiency_{ds}")
 prev: tuple[str, ...] = ()
 for i, step in enumerate(trace.steps[:shown]):
