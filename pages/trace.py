@@ -8,6 +8,7 @@ import-run``) is listed beside the arms; it has no live run, so its stored evide
 import streamlit as st
 
 from bfr_core import pipeline, plots
+from bfr_core.arm_names import canonical_arm
 from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
@@ -37,6 +38,7 @@ if not datasets:
 live = arm_names()
 
 qp = {k: st.query_params.get(k) for k in ("dataset", "question", "arm", "run")}
+qp["arm"] = qp["arm"] and canonical_arm(qp["arm"])  # a link may name an arm by its alias (arm_names)
 if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection once
     ss["trace_qp"] = qp
     if qp["dataset"] in datasets:

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm
+
 RELATIVE = "bench/out/sufficiency_budgets.json"  # from the project root
 PATH = Path(__file__).resolve().parents[1] / RELATIVE
 COMMAND = "nice .venv/bin/python bench/bench_ours_sufficiency.py --db STORE --dataset DATASET"
@@ -46,11 +48,12 @@ def benchmark_for(data: Mapping[str, Any], kind: str) -> str | None:
 
 def curves(entry: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     """System -> budget -> {"any", "all"} for one benchmark's entry, the budgets each system reaches
-    (:data:`REACH`) only, systems in the entry's order."""
+    (:data:`REACH`) only, systems in the entry's order under their registered names (an alias such as
+    ``bfr`` in the JSON shows as its arm, ``arm_names.canonical_arm``)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for system, row in entry.get("systems", {}).items():
         points = {k: {"any": p["any"], "all": p["all"]} for k, p in row.get("budgets", {}).items()
                   if p.get("reached", 1.0) >= REACH}
         if points:
-            out[system] = points
+            out[canonical_arm(system)] = points
     return out

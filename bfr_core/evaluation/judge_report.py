@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm
 from bfr_core.evaluation.answer_labels import annotator_verdicts, majorities
 from bfr_core.evaluation.overlay import covered_ceiling, golds_under, overlay_names, retrieval_under
 from bfr_core.evaluation.stats import cohen_kappa
@@ -48,8 +49,8 @@ Key = tuple[str, str, str]  # (run, question, arm)
 
 
 def answered_arms(store: Store, run_ids: Sequence[str]) -> list[str]:
-    """The arms of the runs that hold at least one answer, sorted."""
-    return sorted({a for r in run_ids for (a,) in store.cursor().execute(
+    """The arms of the runs that hold at least one answer, by registered name (``arm_names``), sorted."""
+    return sorted({canonical_arm(a) for r in run_ids for (a,) in store.cursor().execute(
         "SELECT DISTINCT arm FROM results WHERE run_id = ? AND answer IS NOT NULL", [r]).fetchall()})
 
 
@@ -123,8 +124,9 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
         qtype = {q.question_id: q.qtype for q in store.questions(run[0])}
         for r in load_results(store, run_id):
             if r["answer"] is not None and r["status"] == "ok":
-                rows[(run_id, r["question_id"], r["arm"])] = {"arm": r["arm"], "qtype": qtype.get(r["question_id"]),
+                rows[(run_id, r["question_id"], r["arm"])] = {"arm": canonical_arm(r["arm"]), "qtype": qtype.get(r["question_id"]),
                                                               "bucket": length_bucket(r["answer"])}
+    known_wrong = [canonical_arm(a) for a in known_wrong]
     out: dict[str, Any] = {"runs": list(run_ids), "answers": len(rows), "known_wrong": list(known_wrong), "keys": {}}
     for key in keys:
         table = verdict_table(store, run_ids, key)
@@ -189,7 +191,7 @@ def keys_markdown(store: Store, run_id: str, k: int | None = None, *, own_budget
         return ""
     keys = [ORIGINAL, *names]
     per = {key: retrieval_under(store, run_id, key, k, own_budgets=own_budgets) for key in keys}
-    arms = sorted({arm for figures in per.values() for arm in figures})
+    arms = sorted({arm for figures in per.values() for arm in figures}, key=canonical_arm)
     cut = next((f["k"] for figures in per.values() for f in figures.values()), None)
     size = (f"every set cut to its first {cut} ids" if cut is not None
             else "each arm's whole set: NOT AT EQUAL BUDGET" if own_budgets
@@ -206,7 +208,7 @@ def keys_markdown(store: Store, run_id: str, k: int | None = None, *, own_budget
             for key in keys:
                 f = per[key].get(arm, {})
                 cells += [_pct(f.get("gold_hit")), _pct(f.get("cer")), str(f.get("n", ""))]
-            lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+            lines.append(f"| {canonical_arm(arm)} | " + " | ".join(cells) + " |")
         lines.append("")
     for name in names:
         c = ceilings(store, [run_id], name)[dataset_id]

@@ -51,6 +51,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm_sql
 from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError
 from bfr_core.jsonl import dumps_line, split_lines
@@ -605,6 +606,7 @@ def annotators(store: Store, task: Task = SUFFICIENCY) -> list[str]:
 
 
 # -- export -------------------------------------------------------------------------------------
+SOURCE_ARM = canonical_arm_sql("s.arm")  # the arm behind an item as exported: by registered name (arm_names)
 EXPORT_COLUMNS = ("label_id", "task", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
                   "created", "is_current", "judges", "evidence", "answer", "sources")
 
@@ -629,7 +631,7 @@ def export_rows(store: Store, annotator: str | None = None,
                    l.note, strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
                    l.label_id = max(l.label_id) OVER (PARTITION BY l.item_id, l.annotator) AS is_current,
                    {task.fields},
-                   (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM {task.sources} s
+                   (SELECT list(s.run_id || '/' || {SOURCE_ARM} ORDER BY s.run_id, s.arm) FROM {task.sources} s
                     WHERE s.item_id = l.item_id) AS sources
             FROM {task.table} l JOIN {task.items} i USING (item_id)
             WHERE ? IS NULL OR l.annotator = ?""", [annotator, annotator])
