@@ -204,6 +204,8 @@ def local_pass(n: int, seed: int, until: str | None, db: Path = LOCAL_DB, out_pa
                 write("running")
         if status != "complete":
             break
+        print(f"{dt.datetime.now(dt.UTC):%H:%M:%S} {min(i + chunk, len(order))} of {len(order)} per file; this pass "
+              f"{done['judged']} judged in {done['judge_s']:.0f} s", flush=True)
     figures = write(status)
     store.close()
     return figures
