@@ -157,8 +157,8 @@ def local_pass(n: int, seed: int, until: str | None, db: Path = LOCAL_DB, out_pa
                chunk: int = 5, threads: int = 1) -> dict[str, Any]:
     """The local model's judge (strict prompt) on ``n`` sampled answers per file, each question in every
     file in turn (so the files stay within one question of each other when the pass stops), writing
-    the figures after each question and logging each round of ``chunk`` questions; starts nothing after ``until`` (HH:MM
-    UTC) and resumes where it stopped when run again."""
+    the figures after each question and logging each round of ``chunk`` questions; starts nothing
+    after ``until`` (HH:MM UTC) and resumes where it stopped when run again."""
     import datetime as dt
 
     from bfr_core.config import LLMConfig
