@@ -23,55 +23,12 @@ Does not cover: answers and judgments (``bench_rules_answers.py``), speed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
-from bench.lib.arm_rows import compare
+from bench.lib.arm_rows import ARMS, compare, dump
 
 ROOT = Path(__file__).resolve().parents[2]
-ARMS = "mem0,amem,com,mragent-flat,fca-ms,bfr-text,bfr-mv,bfr"
-
-
-def _count_ner() -> list[float]:
-    """[texts parsed, seconds] by the entity view's NER during the dump (it parses what the cache lacks)."""
-    from bfr_core.retrieval.views import entity
-
-    seen = [0, 0.0]
-    inner = entity.run_ner
-
-    def counted(texts, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - a pass-through
-        start = time.perf_counter()
-        out = inner(texts, *args, **kwargs)
-        seen[0] += len(texts)
-        seen[1] += time.perf_counter() - start
-        return out
-
-    entity.run_ner = counted
-    return seen
-
-
-def dump(db: str, dataset: str, arms: list[str], out: str) -> None:
-    try:  # the layout before 2026-12-01 had the scope builder in bfr_core.index
-        from bfr_core.retrieval.scope import scope_views
-    except ImportError:
-        from bfr_core.index import scope_views
-    from bfr_core.pipeline import run_query
-    from bfr_core.store import Store
-
-    store = Store(db)
-    rows: dict[str, list] = {}
-    parsed = _count_ner()
-    start = time.perf_counter()
-    for q in store.questions(dataset, scoreable_only=True):
-        views = scope_views(store, dataset, q.scope_id)
-        for arm in arms:
-            tr = run_query(views, q.query(), arm, dataset_id=dataset)
-            rows[f"{arm}:{q.question_id}"] = [list(tr.evidence), [s.kind for s in tr.steps], tr.budget]
-    Path(out).write_text(json.dumps(rows), encoding="utf-8")
-    print(f"{len(rows)} rows in {time.perf_counter() - start:.1f} s -> {out}; NER parsed {parsed[0]:,} text(s) "
-          f"in {parsed[1]:.1f} s; turns in the dataset {store.counts(dataset)['turns']:,}")
 
 
 def main(argv: list[str] | None = None) -> int:
