@@ -127,9 +127,9 @@ def recorded_for(store: Any, question: str) -> Any:
 
 def local_trace_time() -> str:
     """The measured time of one full trace with the local model, as a phrase citing its JSON ("" if
-    unmeasured): Run all on the Trace page with every call made (``bench/bench_trace_local.py``), else
+    unmeasured): Run all on the Trace page with every call made (``bench/speed/bench_trace_local.py``), else
     the mean time of the two calls an fca-ms trace makes (decompose, select) in
-    ``bench/bench_llm_local.py``'s run."""
+    ``bench/quality/bench_llm_local.py``'s run."""
     out = Path(__file__).resolve().parents[1] / "bench" / "out"
     try:
         t = json.loads((out / "trace_local.json").read_text("utf-8"))["runs"]["cold"]

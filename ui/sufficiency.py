@@ -20,7 +20,7 @@ from bfr_core.arm_names import canonical_arm
 
 RELATIVE = "bench/out/sufficiency_budgets.json"  # from the project root
 PATH = Path(__file__).resolve().parents[1] / RELATIVE
-COMMAND = "nice .venv/bin/python bench/bench_ours_sufficiency.py --db STORE --dataset DATASET"
+COMMAND = "nice .venv/bin/python -m bench.quality.bench_ours_sufficiency --db STORE --dataset DATASET"
 # A budget is drawn for a system when at least half of its sets hold k turns; past that the first k turns
 # are the whole set (a one-shot baseline's 10 turns, say), which is no measurement at budget k.
 REACH = 0.5
