@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bfr_core.evaluation.answers import render_evidence
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.sources import benchmark_file
 from bfr_core.llm.base import LLMRequest, LLMResponse
 from bfr_core.llm.local_provider import LocalLLM, chat, prefix_state_cache
 from bfr_core.roles import answer_judge, answerer, decomposer, selector, sufficiency
+from bfr_core.roles.snippets import render as render_evidence
 
 ROOT = Path(__file__).resolve().parents[2]
 
