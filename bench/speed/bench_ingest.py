@@ -347,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
                          "measured apart by --ner-sample)")
     ap.add_argument("--ner-sample", type=int, default=0, help="time run_ner on this many unique turn texts")
     ap.add_argument("--keep", type=Path, default=None, help="keep each cold store in this folder (rows compared later)")
-    ap.add_argument("--code", type=Path, default=ROOT, help="the bfr_core to measure (default: this checkout)")
+    ap.add_argument("--code", type=Path, default=ROOT, help="the bfr_core to measure (default: this checkout); its children run with PYTHONPATH=CODE:ROOT, so "
+                    "a CODE whose bench/ is a package lends them its bench code too")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "ingest.json")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
