@@ -36,7 +36,7 @@ BENCHES = (
     ("bench/bench_views.py", "views.json", "one view query's latency per view"),
     ("bench/bench_method.py", "method.json", "every paper arm: Gold Hit / ER / CER / calls / set size / p50, the C0..C9 grid"),
     ("bench/bench_ours.py", "ours.json", "`bfr` (development): quality against set size beside the fusion baselines, ablation"),
-    ("bench/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `bfr`, the paper's arms and baselines, top-k rankings"),
+    ("bench/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `conv-fusion`, the paper's arms and baselines, top-k rankings"),
     ("bench/bench_ours_selection.py", "ours_selection.json", "how every weight of `bfr` is chosen: grid, cross-validation, leave-one-benchmark-out"),
     ("bench/bench_beam.py", "beam_<tier>.json", "every arm and the reference rankings on BEAM 100K / 500K / 1M"),
     ("bench/bench_locomo_plus.py", "locomo_plus.json", "every arm and the reference rankings on LoCoMo-Plus dev"),
@@ -98,9 +98,9 @@ SECTIONS = {
                                       "placed inside the session before it (`--stitch embedded`)."),
     "bench/ours_sufficiency_readme.py budgets": (
         "The sufficiency gap by budget", "How often a gold turn is among the first k turns (any gold) against how "
-        "often every gold turn is (all gold), for `bfr`, the paper's arms and baselines and the top-k rankings, "
+        "often every gold turn is (all gold), for `conv-fusion`, the paper's arms and baselines and the top-k rankings, "
         "each evidence set in its own order cut at k (`bench/bench_ours_sufficiency.py`). The shaded band is the "
-        "gap; grey lines repeat `bfr` in every panel."),
+        "gap; grey lines repeat `conv-fusion` in every panel."),
 }
 
 
