@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bfr_core.arm_names import canonical_arm
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "bench" / "out"
 BEFORE_COMMIT = "ce3392a"
@@ -136,7 +138,7 @@ def budgets() -> list[str]:
             b = row["budgets"]
             gap = f"{b['10']['gap']:.1f}" if "10" in b and b["10"].get("reached", 1.0) >= 0.5 else "-"
             kind = "development" if row["label"].startswith("development") else "no weight chosen here"
-            out.append(f"| `{system}` | " + " | ".join(_cell(b[k]) for k in sizes if k in b) + f" | {gap} | {kind} |")
+            out.append(f"| `{canonical_arm(system)}` | " + " | ".join(_cell(b[k]) for k in sizes if k in b) + f" | {gap} | {kind} |")
         out.append("")
     return out[:-1]
 

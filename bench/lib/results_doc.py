@@ -36,7 +36,7 @@ BENCHES = (
     ("bench/speed/bench_views.py", "views.json", "one view query's latency per view"),
     ("bench/quality/bench_method.py", "method.json", "every paper arm: Gold Hit / ER / CER / calls / set size / p50, the C0..C9 grid"),
     ("bench/quality/bench_ours.py", "ours.json", "`bfr` (development): quality against set size beside the fusion baselines, ablation"),
-    ("bench/quality/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `bfr`, the paper's arms and baselines, top-k rankings"),
+    ("bench/quality/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `conv-fusion`, the paper's arms and baselines, top-k rankings"),
     ("bench/quality/bench_ours_selection.py", "ours_selection.json", "how every weight of `bfr` is chosen: grid, cross-validation, leave-one-benchmark-out"),
     ("bench/quality/bench_beam.py", "beam_<tier>.json", "every arm and the reference rankings on BEAM 100K / 500K / 1M"),
     ("bench/quality/bench_locomo_plus.py", "locomo_plus.json", "every arm and the reference rankings on LoCoMo-Plus dev"),

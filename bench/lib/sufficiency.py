@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from bench.lib.ours_runs import ZFUSION
 from bench.lib.selection import BASELINES, DENSE_ONLY
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.evaluation.metrics import complete_evidence_recall, turn_hit
 
 SIZES = (5, 10, 20, 40)
@@ -22,7 +23,7 @@ RANKINGS = {
     "z-fusion top-k": ZFUSION,
 }
 # The panels' order: our arm, the paper's arms, the simple rankings, the paper's baselines
-ORDER = ("bfr", "fca-ms", "bfr-text", "bfr-mv", *RANKINGS, "mem0", "amem", "com", "mragent-flat")
+ORDER = (CONV_FUSION, "fca-ms", "bfr-text", "bfr-mv", *RANKINGS, "mem0", "amem", "com", "mragent-flat")
 
 
 def at_budget(sets: Sequence[tuple[Sequence[str], frozenset[str]]], k: int) -> dict:
@@ -45,6 +46,7 @@ def curves(rows: Mapping[str, Sequence[str]], gold: Mapping[str, frozenset[str]]
     by_system: dict[str, list] = {}
     for key, ev in rows.items():
         system, qid = key.split(":", 1)
+        system = canonical_arm(system)  # a dump names our arm as it was asked for (bfr is its alias)
         if qid in gold:
             by_system.setdefault(system, []).append((ev, gold[qid]))
     names = [s for s in ORDER if s in by_system] + sorted(set(by_system) - set(ORDER))

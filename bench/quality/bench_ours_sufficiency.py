@@ -1,11 +1,12 @@
 """The sufficiency gap by budget: at k = 5, 10, 20 and 40 turns, how often a gold turn is among the first k
-(any gold: Turn Hit / Gold Hit) against how often every gold turn is (all gold: recall_all / CER), for ``bfr``,
+(any gold: Turn Hit / Gold Hit) against how often every gold turn is (all gold: recall_all / CER), for our arm
+``conv-fusion`` (``bfr`` is its alias),
 the paper's arms, the paper's baselines and the simple top-k rankings, on one benchmark in a store.
 
 * The arms (``bench_arm_rows.ARMS``: mem0, amem, com, mragent-flat, fca-ms, bfr-text, bfr-mv, bfr) run once per
   scoreable question the way ``bench_arm_rows.py dump`` runs them (``pipeline.run_query`` at each arm's own
   default budget, offline: no LLM, the rules stand-in wherever an arm calls a model); each evidence set is
-  taken in the order the arm built it and cut to its first k turns. ``bfr`` runs at the shipped setting
+  taken in the order the arm built it and cut to its first k turns. ``conv-fusion`` runs at the shipped setting
   (``bfr_core/method/ours.toml`` as it is; its sha256 is recorded). The paper's one-shot baselines return
   ``RetrievalConfig.k`` (10) turns, so at 20 and 40 they hold their whole set: ``reached`` says so and
   the plot leaves those points out (``ui.sufficiency.REACH``).
@@ -13,7 +14,7 @@ the paper's arms, the paper's baselines and the simple top-k rankings, on one be
   both) are ranked once per question over its whole scope and cut at k, as ``bench_ours_selection.py``
   scores them.
 
-``bfr``'s figures are **development** figures: its weights were chosen on these benchmarks' questions
+``conv-fusion``'s figures are **development** figures: its weights were chosen on these benchmarks' questions
 (``bench_ours_selection.py``; its held-out figures are ``ours_selection.json``'s cross-validation). These are
 whole-benchmark figures. No arm or ranking here chose a weight on them. Writes one benchmark's entry into
 ``ui.sufficiency.PATH`` (``bench/out/sufficiency_budgets.json``; the Trace page reads it) and its plot
@@ -22,7 +23,7 @@ the system's Chromium) and ``bench/out/sufficiency_<key>.html``.
 
 Run (one benchmark per run; ``--rows`` reuses a ``bench_arm_rows.py dump`` of the same code and store):
 ``nice .venv/bin/python -m bench.quality.bench_ours_sufficiency --db STORE --dataset locomo --key locomo
---name LoCoMo [--rows DUMP.json] [--limit N]``; ``--latency-only``: ``bfr`` at C6 with the shipped setting
+--name LoCoMo [--rows DUMP.json] [--limit N]``; ``--latency-only``: ``conv-fusion`` at C6 with the shipped setting
 against its set weights at 0 (warm p50 / p95), written to ``bench/out/ours_sufficiency_latency.json``.
 """
 
@@ -45,6 +46,7 @@ from bench.lib.git_commit import commit
 from bench.lib.ours_runs import OUT, ROOT, Views, questions
 from bench.lib.sufficiency import RANKINGS, SIZES, curves
 from bfr_core import plots
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.config import Config, RetrievalConfig
 from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
@@ -60,7 +62,7 @@ PAPER = "the paper's arm, offline (the rules stand-in where it calls a model); n
 BASELINE = ("the paper's baseline, offline; no weight chosen on these questions; it returns its default k "
             "(10) turns, so larger budgets hold its whole set")
 RANKING = "a top-k ranking; no weight chosen on these questions (held out)"
-LABELS = {"bfr": DEVELOPMENT, "fca-ms": PAPER, "bfr-text": PAPER, "bfr-mv": PAPER,
+LABELS = {CONV_FUSION: DEVELOPMENT, "fca-ms": PAPER, "bfr-text": PAPER, "bfr-mv": PAPER,
           **dict.fromkeys(("mem0", "amem", "com", "mragent-flat"), BASELINE), **dict.fromkeys(RANKINGS, RANKING)}
 
 
@@ -91,12 +93,12 @@ def arm_rows(db: str, dataset: str, rows: str, limit: int) -> tuple[dict[str, li
 
 
 def latency(store, dataset: str, limit: int = 0) -> dict:
-    """``bfr`` at C6 (40 turns) with its shipped setting and with the set weights at 0 (the ranking's order),
+    """``conv-fusion`` at C6 (40 turns) with its shipped setting and with the set weights at 0 (the ranking's order),
     each question run cold then warm, both settings in turn per question (the same machine load for both):
     warm p50 / p95 in ms inside the arm. ``limit``: the first N questions."""
     qs = questions(store, dataset)[: limit or None]
     views = Views(store, dataset)
-    config, budget = Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6")
+    config, budget = Config(retrieval=RetrievalConfig(ground=10)), budget_for(CONV_FUSION, "C6")
     settings = {"shipped": turn_scores.DEFAULT,
                 "set weights 0": replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)}
     warm: dict[str, list[float]] = {k: [] for k in settings}
@@ -119,7 +121,7 @@ def latency(store, dataset: str, limit: int = 0) -> dict:
 def figure(entry: dict, key: str) -> dict:
     """The benchmark's plot as HTML under bench/out and PNG under docs/screenshots (a failed PNG export is recorded)."""
     fig = plots.sufficiency_gap(sufficiency.curves(entry), title=f"{entry['name']}: any gold (solid) against "
-                                f"all gold (dashed) in the first k turns, {entry['n']:,} questions (bfr: development)")
+                                f"all gold (dashed) in the first k turns, {entry['n']:,} questions ({CONV_FUSION}: development)")
     html = OUT / f"sufficiency_{key}.html"
     fig.write_html(html, include_plotlyjs="cdn")
     png = ROOT / "docs" / "screenshots" / f"sufficiency_{key}.png"
@@ -142,7 +144,7 @@ def measure(args: argparse.Namespace) -> None:
     store.close()
     entry = {"name": args.name, "kind": kind, "dataset": args.dataset, "store": args.db, "arm_rows": source,
              "n": sum(1 for g in gold.values() if g), "limit": args.limit,
-             "labels": {s: LABELS.get(s, "") for s in (*ARMS.split(","), *RANKINGS)},
+             "labels": {s: LABELS.get(s, "") for s in (*map(canonical_arm, ARMS.split(",")), *RANKINGS)},
              "systems": {s: {"label": LABELS.get(s, ""), "budgets": b} for s, b in curves(rows, gold).items()}}
     entry["figure"] = figure(entry, args.key)
     entry["elapsed_s"] = round(time.time() - t0, 1)
@@ -155,7 +157,7 @@ def measure(args: argparse.Namespace) -> None:
         "llm": "none (offline; the rules stand-in wherever an arm calls a model)",
         "figures": "any: % of questions with a gold turn among the first k turns (Turn Hit / Gold Hit); all: % with "
                    "every gold turn among them (recall_all / CER); gap = any - all; over the questions with gold turns",
-        "development": "bfr's figures are development figures (its weights were chosen on LoCoMo, LongMemEval dev50 + "
+        "development": f"{CONV_FUSION}'s figures are development figures (its weights were chosen on LoCoMo, LongMemEval dev50 + "
                        "dev200, LoCoMo-Plus dev and BEAM 100K); every other system chose no weight on them"})
     result.setdefault("benchmarks", {})[args.key] = entry
     result["benchmarks"][args.key]["commit"] = result["commit"]
