@@ -73,6 +73,7 @@ BENCHES = (
     ("bench/quality/bench_demo_case.py --offline", "demo_case_offline.json", "the Demo's case under the recorded decomposition: requirements, concepts, cover"),
     ("bench/quality/bench_rules_suff.py", "rules_suff.json", "the offline Suff@Set stand-in's verdicts by the gold turns a set holds (LoCoMo, BEAM 100K)"),
     ("bench/speed/bench_suite.py", "suite_times.json", "`.ci/run` from a fresh clone: wall time and seconds per test file"),
+    ("bench/checks/bench_layout.py", "bench_layout.json", "`bench/` counted: files per package, `sys.path` edits, `noqa: E402`, bench scripts imported by benches or tests"),
 )
 
 INTRO = """# Measured results
