@@ -6,7 +6,7 @@ before the set at each budget joined the grid: the "before" column), ``bench/out
 setting, when it was run) and ``bench/out/ours_sufficiency_latency.json`` (latency). Prints markdown.
 With ``budgets``: docs/results.md's section on the sufficiency gap by budget instead, per benchmark its plot and
 a table of any gold / all gold at 5, 10, 20 and 40 turns, from ``bench/out/sufficiency_budgets.json``
-(bench_ours_sufficiency.py).
+(``bench.quality.bench_ours_sufficiency``).
 
 Run: ``.venv/bin/python -m bench.lib.ours_sufficiency_readme [budgets]``.
 """

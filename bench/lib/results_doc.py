@@ -99,9 +99,9 @@ SECTIONS = {
                                       "placed inside the session before it (`--stitch embedded`)."),
     "-m bench.lib.ours_sufficiency_readme budgets": (
         "The sufficiency gap by budget", "How often a gold turn is among the first k turns (any gold) against how "
-        "often every gold turn is (all gold), for `bfr`, the paper's arms and baselines and the top-k rankings, "
+        "often every gold turn is (all gold), for `conv-fusion`, the paper's arms and baselines and the top-k rankings, "
         "each evidence set in its own order cut at k (`bench/quality/bench_ours_sufficiency.py`). The shaded band is the "
-        "gap; grey lines repeat `bfr` in every panel."),
+        "gap; grey lines repeat `conv-fusion` in every panel."),
 }
 
 
