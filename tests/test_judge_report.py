@@ -113,3 +113,25 @@ def test_retrieval_under_each_key_compares_arms_at_the_common_set_size(tmp_path:
     assert "every set cut to its first 1 ids" in keys_markdown(store, run_id)
     assert "NOT AT EQUAL BUDGET" in keys_markdown(store, run_id, own_budgets=True)
     store.close()
+
+
+def test_seconds_per_verdict_from_stored_timings(tmp_path: Path):
+    from bfr_core.verdicts import write_verdicts
+
+    store = ensure_demo_store(tmp_path / "demo.duckdb", embed=False)
+    qs = store.questions("demo")[:3]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"question_id": q.question_id, "answer": q.answer,
+                                           "verdicts": {"lenient": True}}) + "\n" for q in qs))
+    run_id = import_answers(store, answers, dataset_id="demo", name="sys").run_id
+    # a model judge's three verdicts, timed 1, 2 and 6 s; one of them under an overlay key too (4 s)
+    rows = [(run_id, q.question_id, "sys", "m/strict", "original", "CORRECT", "r", "m", "strict", "h", q.answer,
+             ms) for q, ms in zip(qs, (1000.0, 2000.0, 6000.0), strict=True)]
+    rows.append((run_id, qs[0].question_id, "sys", "m/strict", "other", "WRONG", "r", "m", "strict", "h", "x", 4000.0))
+    write_verdicts(store, rows)
+    rep = judge_report(store, [run_id])
+    store.close()
+    judges = rep["keys"]["original"]["judges"]
+    assert (judges["m/strict"]["timed"], judges["m/strict"]["s_per_verdict"]) == (4, 3.25)
+    assert judges["m/strict"]["n"] == 3
+    assert (judges["lenient"]["timed"], judges["lenient"]["s_per_verdict"]) == (0, None)  # imported: untimed

@@ -10,6 +10,9 @@ key:
   (:func:`length_bucket`, words of the answer), and overall; the undecided rate;
 * false-accept rate on the systems named ``known_wrong`` (answers written to be wrong: every
   acceptance is a false one);
+* the time a verdict took (:func:`verdict_seconds`: the mean of the verdicts' stored timings and how
+  many are timed; an imported verdict has none, a model verdict the call cache replayed counts its
+  replay);
 * pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
 * agreement with human answer-correctness labels where they exist: the annotators' majority label on
   each answer (``answer_labels.human_verdicts``) is the :data:`HUMAN` judge, given the original key's
@@ -81,6 +84,17 @@ def verdict_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> 
     return dict(out)
 
 
+def verdict_seconds(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """judge -> {"timed": verdicts with a stored time, "s_per_verdict": their mean in seconds} over
+    every key of ``run_ids`` (a judge whose verdicts carry no time, an imported one, is absent)."""
+    ms: dict[str, list[float]] = defaultdict(list)
+    for run_id in run_ids:
+        for v in load_verdicts(store, run_id):
+            if v["label"] is not None and v["elapsed_ms"] is not None:
+                ms[v["judge"]].append(float(v["elapsed_ms"]))
+    return {j: {"timed": len(x), "s_per_verdict": round(sum(x) / len(x) / 1000, 3)} for j, x in ms.items()}
+
+
 def annotator_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> dict[str, dict[Key, str]]:
     """Annotator -> (run, question, arm) -> their verdict, kept under ``key`` only where its gold is the
     original key's (the gold the annotator saw) and the question is not left out."""
@@ -128,6 +142,7 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
                                                               "bucket": length_bucket(r["answer"])}
     known_wrong = [canonical_arm(a) for a in known_wrong]
     out: dict[str, Any] = {"runs": list(run_ids), "answers": len(rows), "known_wrong": list(known_wrong), "keys": {}}
+    timing = verdict_seconds(store, run_ids)
     for key in keys:
         table = verdict_table(store, run_ids, key)
         golds = {run_id: golds_under(store, run_id, key) for run_id in run_ids}
@@ -147,6 +162,8 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
             real = [label for k, label in mine.items() if rows[k]["arm"] not in known_wrong]
             section["judges"][judge] = {
                 **_rates(list(mine.values())), "not_judged": len(judged_rows) - len(mine),
+                "timed": timing.get(judge, {}).get("timed", 0),
+                "s_per_verdict": timing.get(judge, {}).get("s_per_verdict"),
                 "real_answers": _rates(real),
                 "false_accept_pct": _rates(wrong)["accept_pct"] if wrong else None,
                 "by_system": {s: _rates(v) for s, v in sorted(by["system"].items())},
