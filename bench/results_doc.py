@@ -35,17 +35,17 @@ BENCHES = (
     ("bench/bench_retrieval.py", "retrieval.json", "BM25 / dense / hybrid top-10 and top-40 on LoCoMo and dev50"),
     ("bench/bench_views.py", "views.json", "one view query's latency per view"),
     ("bench/bench_method.py", "method.json", "every paper arm: Gold Hit / ER / CER / calls / set size / p50, the C0..C9 grid"),
-    ("bench/bench_ours.py", "ours.json", "`bfr` (development): quality against set size beside the fusion baselines, ablation"),
-    ("bench/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `bfr`, the paper's arms and baselines, top-k rankings"),
-    ("bench/bench_ours_selection.py", "ours_selection.json", "how every weight of `bfr` is chosen: grid, cross-validation, leave-one-benchmark-out"),
+    ("bench/bench_ours.py", "ours.json", "`conv-fusion` (development): quality against set size beside the fusion baselines, ablation"),
+    ("bench/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `conv-fusion`, the paper's arms and baselines, top-k rankings"),
+    ("bench/bench_ours_selection.py", "ours_selection.json", "how every weight of `conv-fusion` is chosen: grid, cross-validation, leave-one-benchmark-out"),
     ("bench/bench_beam.py", "beam_<tier>.json", "every arm and the reference rankings on BEAM 100K / 500K / 1M"),
     ("bench/bench_locomo_plus.py", "locomo_plus.json", "every arm and the reference rankings on LoCoMo-Plus dev"),
     ("bench/bench_plus_stitching.py", "plus_stitching.json", "LoCoMo-Plus stitched as the benchmark does and with each cue embedded"),
-    ("bench/bench_associative.py", "associative.json", "`bfr`'s associative step with the local model on remark questions"),
+    ("bench/bench_associative.py", "associative.json", "`conv-fusion`'s associative step with the local model on remark questions"),
     ("bench/bench_export_data.py", "export_data.json", "`bfr export-data` per dataset, read back; an outside run imported"),
     ("bench/bench_session_spread.py", "session_spread.json", "how much each benchmark rewards one turn per session first"),
     ("bench/bench_text_fold.py", "text_fold.json", "how much text the Unicode fold touches per benchmark"),
-    ("bench/bench_stating_role.py", "stating_role.json", "where `bfr`'s stating-role prior fires, scope by scope"),
+    ("bench/bench_stating_role.py", "stating_role.json", "where `conv-fusion`'s stating-role prior fires, scope by scope"),
     ("bench/bench_speaker_labels.py", "speaker_labels.json", "LoCoMo with speakers relabelled \"Speaker 1\" / \"Speaker 2\""),
     ("bench/bench_app.py", "app.json", "app start time, Failures filtering, a fresh clone to a usable Home"),
     ("bench/bench_app_ingest.py", "app_ingest.json", "dev50 ingest through the Data page: stages, progress updates, cancel"),
@@ -86,7 +86,7 @@ the same number of turns (k) unless a column gives the set size.
 """
 
 SECTIONS = {
-    "bench/ours_readme.py": ("Our arm `bfr`", "How `bfr` compares with the simple baselines and the paper's arms, "
+    "bench/ours_readme.py": ("Our arm `conv-fusion`", "How `conv-fusion` compares with the simple baselines and the paper's arms, "
                              "per benchmark and question type, from the selection protocol "
                              "(`bench/bench_ours_selection.py`)."),
     "bench/byo_readme.py 100K 500K 1M": ("BEAM", "Every arm and the reference rankings per BEAM tier. Cells: "
@@ -98,9 +98,9 @@ SECTIONS = {
                                       "placed inside the session before it (`--stitch embedded`)."),
     "bench/ours_sufficiency_readme.py budgets": (
         "The sufficiency gap by budget", "How often a gold turn is among the first k turns (any gold) against how "
-        "often every gold turn is (all gold), for `bfr`, the paper's arms and baselines and the top-k rankings, "
+        "often every gold turn is (all gold), for `conv-fusion`, the paper's arms and baselines and the top-k rankings, "
         "each evidence set in its own order cut at k (`bench/bench_ours_sufficiency.py`). The shaded band is the "
-        "gap; grey lines repeat `bfr` in every panel."),
+        "gap; grey lines repeat `conv-fusion` in every panel."),
 }
 
 
