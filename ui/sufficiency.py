@@ -48,8 +48,8 @@ def benchmark_for(data: Mapping[str, Any], kind: str) -> str | None:
 
 def curves(entry: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     """System -> budget -> {"any", "all"} for one benchmark's entry, the budgets each system reaches
-    (:data:`REACH`) only, systems in the entry's order under their registered names (an alias such as
-    ``bfr`` in the JSON shows as its arm, ``arm_names.canonical_arm``)."""
+    (:data:`REACH`) only, systems in the entry's order under their registered names (an alias in the JSON,
+    ``arm_names.ALIASES``, shows as its arm, ``arm_names.canonical_arm``)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for system, row in entry.get("systems", {}).items():
         points = {k: {"any": p["any"], "all": p["all"]} for k, p in row.get("budgets", {}).items()

@@ -4,12 +4,13 @@ Reads, per column group named on the command line, ``bench/out/beam_<tier>.json`
 --tier TIER``) or ``locomo_plus.json`` (``bench/quality/bench_locomo_plus.py``, its trigger items) and prints one
 markdown table: a row per system (arms, then the reference rankings), per source the cells
 ``Turn Hit / recall_all`` at k = 10 and at k = 40 with the mean set size at 40, then a line per
-source with what it covers and the machine's load. Where the source's ``bfr`` rerun exists
-(``beam_<tier>_bfr.json``, ``locomo_plus_bfr.json``: ``bfr`` at the shipped setting), its ``bfr`` row and
-its reference rankings (computed beside it, by the same code) are the ones shown and the source's own
-``bfr``, unless both recorded the same ``bfr_setting``, becomes "bfr (earlier setting)"; where
-``<rerun>_local.json`` exists (``bench_locomo_plus.py --provider local``), a row "bfr (local model)"
-shows ``bfr`` with the local model.
+source with what it covers and the machine's load. Our arm is shown as ``conv-fusion`` whether a JSON keys
+it so or by its alias ``bfr`` (``bfr_core.arm_names``). Where the source's rerun of our arm exists
+(``beam_<tier>_bfr.json``, ``locomo_plus_bfr.json``: the arm at the shipped setting), its row and its
+reference rankings (computed beside it, by the same code) are the ones shown and the source's own row,
+unless both recorded the same ``bfr_setting``, becomes "conv-fusion (earlier setting)"; where
+``<rerun>_local.json`` exists (``bench_locomo_plus.py --provider local``), a row "conv-fusion (local
+model)" shows the arm with the local model.
 
     .venv/bin/python -m bench.lib.byo_readme 100K 500K 1M
     .venv/bin/python -m bench.lib.byo_readme plus
@@ -22,6 +23,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 
 OUT = Path(__file__).resolve().parents[2] / "bench" / "out"
 REFS = {"ref:bm25": "BM25 top-k", "ref:dense": "dense top-k", "ref:rrf": "RRF top-k", "ref:z-fusion": "z-fusion top-k"}
@@ -40,19 +43,25 @@ def source(name: str) -> tuple[str, dict[str, Any], str]:
         about = (f"{name}: {data['conversations_done']} of {data['conversations']} conversations, "
                  f"{systems['mem0']['10']['overall']['n']} scoreable questions, {loads(data)}, `beam_{name.lower()}.json`")
         label = f"BEAM {name}"
-    if rerun.is_file():  # bfr and the reference rankings of the rerun: one run, one code
+    systems = named(systems)
+    if rerun.is_file():  # our arm and the reference rankings of the rerun: one run, one code
         run = json.loads(rerun.read_text(encoding="utf-8"))
-        again = (run.get("triggers") or run)["systems"]
+        again = named((run.get("triggers") or run)["systems"])
         if data.get("bfr_setting") is None or data["bfr_setting"] != run.get("bfr_setting"):  # another (or unknown)
-            systems = {**systems, "bfr (earlier setting)": systems["bfr"]}
-        systems = {**systems, "bfr": again["bfr"], **{r: again[r] for r in REFS if r in again}}
-        about += f" (`bfr` and the reference rankings: `{rerun.name}`)"
-    model = rerun.with_name(rerun.stem + "_local.json")  # bfr with the local model (its associative step)
+            systems = {**systems, f"{CONV_FUSION} (earlier setting)": systems[CONV_FUSION]}
+        systems = {**systems, CONV_FUSION: again[CONV_FUSION], **{r: again[r] for r in REFS if r in again}}
+        about += f" (`{CONV_FUSION}` and the reference rankings: `{rerun.name}`)"
+    model = rerun.with_name(rerun.stem + "_local.json")  # our arm with the local model (its associative step)
     if model.is_file():
         run = json.loads(model.read_text(encoding="utf-8"))
-        systems = {**systems, "bfr (local model)": (run.get("triggers") or run)["systems"]["bfr"]}
-        about += f"; `bfr (local model)`: `{model.name}`, {run.get('provider', 'a model')}, development"
+        systems = {**systems, f"{CONV_FUSION} (local model)": named((run.get("triggers") or run)["systems"])[CONV_FUSION]}
+        about += f"; `{CONV_FUSION} (local model)`: `{model.name}`, {run.get('provider', 'a model')}, development"
     return label, systems, about
+
+
+def named(systems: dict[str, Any]) -> dict[str, Any]:
+    """A JSON's systems under their registered names (an arm keyed by its alias, ``arm_names``, as its arm)."""
+    return {canonical_arm(name): figures for name, figures in systems.items()}
 
 
 def cell(fig: dict[str, Any], size: bool = False) -> str:
@@ -99,7 +108,7 @@ def stitching_table() -> str:
     for s in systems:
         a, b = hits("session", s), hits("embedded", s)
         change = [None if x is None or y is None else round(y - x, 2) for x, y in zip(a, b, strict=True)]
-        lines.append(f"| {names.get(s, s)} | {pair(a)} | {pair(b)} | {' / '.join('-' if c is None else f'{c:+.2f}' for c in change)} |")
+        lines.append(f"| {names.get(s, canonical_arm(s))} | {pair(a)} | {pair(b)} | {' / '.join('-' if c is None else f'{c:+.2f}' for c in change)} |")
     return "\n".join(lines) + (f"\n\nLoCoMo-Plus dev: {st['session']['n']} trigger items, Turn Hit @10 / @40, "
                                 f"`plus_stitching.json` ({data['provider']}, commit {data['commit']}).")
 

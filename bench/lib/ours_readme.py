@@ -1,4 +1,4 @@
-"""The README's tables about ``bfr``, generated from the JSON they cite (nothing typed by hand).
+"""The README's tables about ``conv-fusion`` (our arm), generated from the JSON they cite (nothing typed by hand).
 
 Reads ``bench/out/ours_selection.json`` (held-out and development figures of the selection protocol,
 over LoCoMo, dev50, the LoCoMo-Plus dev half and, when it was run with ``--beam``, BEAM 100K), and for the table against the simple baselines
@@ -6,7 +6,8 @@ over LoCoMo, dev50, the LoCoMo-Plus dev half and, when it was run with ``--beam`
 ``beam_100k_bfr.json`` (``bench_beam.py --tier 100K --arms bfr``: the shipped pipeline beside BM25 / dense / RRF / z-fusion top-k),
 ``beam_500k_bfr.json`` and ``beam_1m_bfr.json`` (``--arms bfr`` at the shipped setting; ``beam_500k.json`` /
 ``beam_1m.json``, every arm at an earlier setting, where those are missing). Prints
-markdown; paste it into README's ``bfr`` section.
+markdown; paste it into README's ``conv-fusion`` section. The JSON may key our arm by its alias
+``bfr``; :func:`ours_key` finds it under either name (``bfr_core.arm_names``).
 
 Run: ``.venv/bin/python -m bench.lib.ours_readme``. Does not cover: any figure not in those files.
 """
@@ -18,6 +19,8 @@ from pathlib import Path
 
 from bench.lib.byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
 from bench.lib.ours_runs import PAIRED as CURVE_PAIRED  # ours.json's paired key
+
+from bfr_core.arm_names import CONV_FUSION, stored_names
 
 OUT = Path(__file__).resolve().parents[2] / "bench" / "out"
 CV = "held out (cross-validated, held-out folds pooled)"
@@ -60,7 +63,7 @@ def targets(sel: dict) -> list[str]:
 
 def versus_baseline(sel: dict) -> list[str]:
     cv, zf, dn = sel["cross_validation"][CV], sel[ZF], sel[DENSE]
-    rows = ["| benchmark, figure | `bfr` held out | z-fusion top-k | dense top-k | `bfr` strictly above both |",
+    rows = ["| benchmark, figure | `conv-fusion` held out | z-fusion top-k | dense top-k | `conv-fusion` strictly above both |",
             "| --- | ---: | ---: | ---: | --- |"]
     for d, name in NAMES.items():
         if d not in cv:
@@ -74,7 +77,7 @@ def versus_baseline(sel: dict) -> list[str]:
 
 def by_type(sel: dict) -> list[str]:
     cv, zf, dn = sel["cross_validation"]["held out by type"], sel[ZF]["by type"], sel[DENSE]["by type"]
-    rows = ["| benchmark, type | n | `bfr` held out hit@10 / hit@40 / CER@40 | z-fusion hit@10 / hit@40 / CER@40 | "
+    rows = ["| benchmark, type | n | `conv-fusion` held out hit@10 / hit@40 / CER@40 | z-fusion hit@10 / hit@40 / CER@40 | "
             "dense hit@10 / hit@40 / CER@40 |", "| --- | ---: | --- | --- | --- |"]
 
     def cell(v: dict) -> str:
@@ -112,7 +115,7 @@ def lobo(sel: dict) -> list[str]:
     return rows
 
 
-# The pipeline's figures beside the simple baselines: (benchmark, JSON, bfr's labels) per row group. LoCoMo and dev50
+# The pipeline's figures beside the simple baselines: (benchmark, JSON, our arm's labels) per row group. LoCoMo and dev50
 # from ours.json's curves (--baselines), LoCoMo-Plus and BEAM from byo_common's rows (ref:* = the reference rankings).
 CURVE_REFS = {"BM25": "bm25 top-k (mem0)", "dense": "dense top-k (amem)", "RRF": "rrf top-k (hybrid view)",
               "z-fusion": "z-fusion top-k (stemmed bm25 + static dense, z-scores, no priors, no context)"}
@@ -120,9 +123,10 @@ BYO_REFS = {"BM25": "ref:bm25", "dense": "ref:dense", "RRF": "ref:rrf", "z-fusio
 
 
 def against_baselines(sel: dict) -> list[str]:
-    """bfr's shipped pipeline at 10 and 40 turns beside the best of BM25, dense, RRF and z-fusion top-k."""
-    rows = ["| benchmark (figure) | k | `bfr` pipeline | label | `bfr` held out (ranking, CV) | best simple baseline | "
-            "`bfr` >= best | paired: `bfr` only / best only (exact McNemar p) | source |",
+    """conv-fusion's shipped pipeline at 10 and 40 turns beside the best of BM25, dense, RRF and z-fusion top-k."""
+    rows = ["| benchmark (figure) | k | `conv-fusion` pipeline | label | `conv-fusion` held out (ranking, CV) | "
+            "best simple baseline | `conv-fusion` >= best | paired: `conv-fusion` only / best only (exact McNemar p) | "
+            "source |",
             "| --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |"]
     cv = sel["cross_validation"][CV]
     groups = []
@@ -133,8 +137,8 @@ def against_baselines(sel: dict) -> list[str]:
             refs = {n: c[v][str(k)][fig] for n, v in CURVE_REFS.items() if v in c and str(k) in c[v]}
             pairs = c.get(CURVE_PAIRED, {}).get(str(k), {})
             by_name = {n: pairs[v] for n, v in CURVE_REFS.items() if v in pairs}
-            if "bfr" in c and refs:
-                groups.append((d, fig, k, c["bfr"][str(k)][fig], "development", refs, "ours.json", by_name))
+            if ours_key(c) and refs:
+                groups.append((d, fig, k, c[ours_key(c)][str(k)][fig], "development", refs, "ours.json", by_name))
     held_out = "held out (not in the selection)"
     beam_100k = (BEAM, "development") if BEAM in cv else ("BEAM 100K", held_out)
     rerun = {t: f"beam_{t}_bfr.json" if (OUT / f"beam_{t}_bfr.json").exists() else f"beam_{t}.json" for t in ("500k", "1m")}
@@ -144,10 +148,11 @@ def against_baselines(sel: dict) -> list[str]:
         sy = (j.get("triggers") or j).get("systems", {})
         pairs = (j.get("triggers") or j).get(PAIRED, {})
         for k in (10, 40):
-            if "bfr" in sy:
+            if ours_key(sy):
                 refs = {n: sy[v][str(k)]["overall"]["turn_hit"] for n, v in BYO_REFS.items() if v in sy}
                 by_name = {n: pairs[str(k)][v] for n, v in BYO_REFS.items() if v in pairs.get(str(k), {})}
-                groups.append((d, "turn_hit", k, sy["bfr"][str(k)]["overall"]["turn_hit"], label, refs, f, by_name))
+                groups.append((d, "turn_hit", k, sy[ours_key(sy)][str(k)]["overall"]["turn_hit"], label, refs, f,
+                               by_name))
     for d, fig, k, b, label, refs, src, pair in groups:
         best = max(refs, key=lambda n: (refs[n], n))
         held = cv.get(d, {}).get(f"hit@{k}")
@@ -158,6 +163,11 @@ def against_baselines(sel: dict) -> list[str]:
                     f"{_f(held) if held is not None else 'not in the CV'} | {best} {_f(refs[best])} | "
                     f"{'yes' if b >= refs[best] else 'no'} | {test} | `{src}`, `ours_selection.json` |")
     return rows
+
+
+def ours_key(systems: dict) -> str | None:
+    """The key our arm has in a bench JSON's systems: its registered name or an alias; None when absent."""
+    return next((k for k in stored_names(CONV_FUSION) if k in systems), None)
 
 
 def _p(p: float) -> str:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bfr_core.arm_names import canonical_arm
+from bfr_core.arm_names import CONV_FUSION, canonical_arm, stored_names
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "bench" / "out"
@@ -88,7 +88,7 @@ def targets(new: dict, old: dict) -> list[str]:
 
 def baselines(new: dict) -> list[str]:
     cv = new["cross_validation"][CV]
-    rows = ["| benchmark, figure | `bfr` held out | BM25 | dense | RRF | z-fusion | at or above all |",
+    rows = ["| benchmark, figure | `conv-fusion` held out | BM25 | dense | RRF | z-fusion | at or above all |",
             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for d, name in NAMES.items():
         if d not in cv:
@@ -106,11 +106,16 @@ def beam(tier: str) -> str | None:
     now, before = _read(f"beam_{tier}_bfr.json"), _read(f"cache/beam_{tier}_before.json")
     if now is None or before is None:
         return None
-    a, b = (j["systems"]["bfr"]["10"]["overall"] for j in (now, before))
-    c, d = (j["systems"]["bfr"]["40"]["overall"] for j in (now, before))
+    a, b = (ours(j["systems"])["10"]["overall"] for j in (now, before))
+    c, d = (ours(j["systems"])["40"]["overall"] for j in (now, before))
     return (f"| BEAM {tier.upper()} (held out) | {_f(b['turn_hit'])} / {_f(b['recall_all'])} | "
             f"**{_f(a['turn_hit'])} / {_f(a['recall_all'])}** | {_f(d['turn_hit'])} / {_f(d['recall_all'])} | "
             f"{_f(c['turn_hit'])} / {_f(c['recall_all'])} | {'met' if a['recall_all'] - b['recall_all'] >= 3 else 'missed'} |")
+
+
+def ours(systems: dict) -> dict:
+    """Our arm's figures in a JSON's systems, keyed by its registered name or an alias (``arm_names``)."""
+    return next(systems[k] for k in stored_names(CONV_FUSION) if k in systems)
 
 
 def _cell(p: dict) -> str:

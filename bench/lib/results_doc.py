@@ -35,17 +35,17 @@ BENCHES = (
     ("bench/quality/bench_retrieval.py", "retrieval.json", "BM25 / dense / hybrid top-10 and top-40 on LoCoMo and dev50"),
     ("bench/speed/bench_views.py", "views.json", "one view query's latency per view"),
     ("bench/quality/bench_method.py", "method.json", "every paper arm: Gold Hit / ER / CER / calls / set size / p50, the C0..C9 grid"),
-    ("bench/quality/bench_ours.py", "ours.json", "`bfr` (development): quality against set size beside the fusion baselines, ablation"),
+    ("bench/quality/bench_ours.py", "ours.json", "`conv-fusion` (development): quality against set size beside the fusion baselines, ablation"),
     ("bench/quality/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `conv-fusion`, the paper's arms and baselines, top-k rankings"),
-    ("bench/quality/bench_ours_selection.py", "ours_selection.json", "how every weight of `bfr` is chosen: grid, cross-validation, leave-one-benchmark-out"),
+    ("bench/quality/bench_ours_selection.py", "ours_selection.json", "how every weight of `conv-fusion` is chosen: grid, cross-validation, leave-one-benchmark-out"),
     ("bench/quality/bench_beam.py", "beam_<tier>.json", "every arm and the reference rankings on BEAM 100K / 500K / 1M"),
     ("bench/quality/bench_locomo_plus.py", "locomo_plus.json", "every arm and the reference rankings on LoCoMo-Plus dev"),
     ("bench/quality/bench_plus_stitching.py", "plus_stitching.json", "LoCoMo-Plus stitched as the benchmark does and with each cue embedded"),
-    ("bench/quality/bench_associative.py", "associative.json", "`bfr`'s associative step with the local model on remark questions"),
+    ("bench/quality/bench_associative.py", "associative.json", "`conv-fusion`'s associative step with the local model on remark questions"),
     ("bench/checks/bench_export_data.py", "export_data.json", "`bfr export-data` per dataset, read back; an outside run imported"),
     ("bench/quality/bench_session_spread.py", "session_spread.json", "how much each benchmark rewards one turn per session first"),
     ("bench/quality/bench_text_fold.py", "text_fold.json", "how much text the Unicode fold touches per benchmark"),
-    ("bench/quality/bench_stating_role.py", "stating_role.json", "where `bfr`'s stating-role prior fires, scope by scope"),
+    ("bench/quality/bench_stating_role.py", "stating_role.json", "where `conv-fusion`'s stating-role prior fires, scope by scope"),
     ("bench/quality/bench_speaker_labels.py", "speaker_labels.json", "LoCoMo with speakers relabelled \"Speaker 1\" / \"Speaker 2\""),
     ("bench/speed/bench_app.py", "app.json", "app start time, Failures filtering, a fresh clone to a usable Home"),
     ("bench/speed/bench_app_ingest.py", "app_ingest.json", "dev50 ingest through the Data page: stages, progress updates, cancel"),
@@ -87,7 +87,7 @@ the same number of turns (k) unless a column gives the set size.
 """
 
 SECTIONS = {
-    "-m bench.lib.ours_readme": ("Our arm `bfr`", "How `bfr` compares with the simple baselines and the paper's arms, "
+    "-m bench.lib.ours_readme": ("Our arm `conv-fusion`", "How `conv-fusion` compares with the simple baselines and the paper's arms, "
                              "per benchmark and question type, from the selection protocol "
                              "(`bench/quality/bench_ours_selection.py`)."),
     "-m bench.lib.byo_readme 100K 500K 1M": ("BEAM", "Every arm and the reference rankings per BEAM tier. Cells: "
