@@ -19,7 +19,6 @@ from pathlib import Path
 
 from bench.lib.byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
 from bench.lib.ours_runs import PAIRED as CURVE_PAIRED  # ours.json's paired key
-
 from bfr_core.arm_names import CONV_FUSION, stored_names
 
 OUT = Path(__file__).resolve().parents[2] / "bench" / "out"

@@ -68,7 +68,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AUDIT = benchmark_file("locomo").parent / "locomo-audit"
 TARGETS = {"refused_lines": 0, "rules_wall_s_max": 60.0, "rerun_judged": 0, "rules_undecided_max_pct": 15.0,
            "false_accept_v1_max_pct": 2.0, "false_accept_v2_max_pct": 5.0, "suspect_recall_min_pct": 50.0,
-           "suspect_precision_min_pct": 50.0}
+           "suspect_precision_min_pct": 50.0, "local_answers_per_file_min": 200}
 IMPORTED = "gpt-4o-mini (imported)"
 
 
@@ -362,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         and (out["suspect_keys"]["precision_pct"] or 0) >= TARGETS["suspect_precision_min_pct"],
         "suspect_keys_held_out": (held["recall_pct"] or 0) >= TARGETS["suspect_recall_min_pct"]
         and (held["precision_pct"] or 0) >= TARGETS["suspect_precision_min_pct"],
+        "local_sample": bool(out.get("local")) and all(
+            f["n"] >= TARGETS["local_answers_per_file_min"] for f in out["local"]["per_file"].values()),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
