@@ -55,17 +55,10 @@ from bfr_core.llm.rules_forms import LABEL, choices, event_order, strip_lead
 from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.llm.rules_judges import judge, lme_judge
 from bfr_core.llm.rules_tokens import NOT_FOUND, toks
+from bfr_core.sentences import sentences
 
-RULES_VERSION = "7"
+RULES_VERSION = "8"
 NAME = "offline rules"
-
-# -- sentences -----------------------------------------------------------------------------------
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])|\n+")
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT.split(text) if s and s.strip()]
-
 
 # Evidence is often rendered with its session date first: "(05 February 2023) user: ...".
 _ANCHOR = re.compile(r"^\s*[(\[]([^)\]]{4,40})[)\]]\s*")

@@ -47,7 +47,7 @@ from bfr_core.llm.rules_forms import parts as question_parts
 from bfr_core.method.speaker_names import key_position, name_keys, question_words, same_person
 from bfr_core.records import Query, Turn
 from bfr_core.roles import decomposer
-from bfr_core.sentences import running_sentences
+from bfr_core.sentences import sentences
 from bfr_core.text import stem, tokenize, unaccent, words
 
 KINDS = ("fact", "bridge", "list", "temporal", "constraint", "entity", "latest", "person", "place", "time")
@@ -200,7 +200,7 @@ _CORE_CLAUSE = re.compile(
 
 def _split_core(q: str) -> tuple[str, str]:
     """Long prompts ("I'm planning ... , what's the phone number ...?") -> (core ask, context)."""
-    pieces = running_sentences(q)
+    pieces = sentences(q)
     core, context = (pieces[-1], " ".join(pieces[:-1])) if len(pieces) > 1 else (q, "")
     m = _CORE_CLAUSE.search(core)
     if m and m.start() > 0:
