@@ -274,7 +274,7 @@ def case_row(c: RankCase, variant: Variant) -> np.ndarray:
 def case_order(c: RankCase, variant: Variant) -> np.ndarray:
     """The arm's set order (``budget_set.set_order``) over the variant's ranking: requirement rows read from
     the case's incidence over every turn, the ``latest`` rule applied over the head as ``stage1.incidence``
-    applies it; no requirement counts in the remark regime (as in ``ours.stage_one``)."""
+    applies it; no requirement counts in the remark regime (as in ``ours.initial_evidence``)."""
     sc = combine(c.parts, variant)
     s = variant.settings
     reqs = () if sc.regime == "remark" else c.reqs

@@ -1,92 +1,130 @@
-"""The sufficiency gap by budget: a gold turn found (Turn Hit) against every gold turn found (recall_all)
-at evidence sets of 5, 10, 20 and 40 turns, for ``bfr``, the paper's arms and the simple rankings.
+"""The sufficiency gap by budget: at k = 5, 10, 20 and 40 turns, how often a gold turn is among the first k
+(any gold: Turn Hit / Gold Hit) against how often every gold turn is (all gold: recall_all / CER), for ``bfr``,
+the paper's arms, the paper's baselines and the simple top-k rankings, on one benchmark in a store.
 
-Each arm runs through ``pipeline.run_query`` at bench_ours' ``SIZE_PLAN`` (E0 size b and completion
-budget per set size): ``bfr``, ``bfr-text`` and ``bfr-mv`` at every size, ``fca-ms`` (Stage I alone,
-E0 = b turns) at 5 and 10; BM25 (``mem0``), dense (``amem``), the hybrid view's RRF and the z-fusion
-ranking top-k at every size. Figures through ``evaluation.metrics`` (bench_ours.score). ``bfr``'s
-rows are **development** figures (its setting was chosen on these questions, bench_ours_selection.py;
-the held-out ones are ours_selection.json's cross_validation); the paper's arms and the top-k rankings
-choose no weight on them. ``bfr-mv`` runs on LoCoMo only (its entity view parses the turns a cue could
-match; over 250 LongMemEval haystacks that is the bench's whole budget).
+* The arms (``bench_arm_rows.ARMS``: mem0, amem, com, mragent-flat, fca-ms, bfr-text, bfr-mv, bfr) run once per
+  scoreable question the way ``bench_arm_rows.py dump`` runs them (``pipeline.run_query`` at each arm's own
+  default budget, offline: no LLM, the rules stand-in wherever an arm calls a model); each evidence set is
+  taken in the order the arm built it and cut to its first k turns. ``bfr`` runs at the shipped setting
+  (``bfr_core/method/ours.toml`` as it is; its sha256 is recorded). The paper's one-shot baselines return
+  ``RetrievalConfig.k`` (10) turns, so at 20 and 40 they hold their whole set: ``reached`` says so and
+  the plot leaves those points out (``ui.sufficiency.REACH``).
+* The simple rankings (:data:`RANKINGS`: stemmed BM25, the store's dense view, their RRF, the z-fusion of
+  both) are ranked once per question over its whole scope and cut at k, as ``bench_ours_selection.py``
+  scores them.
 
-Latency: ``bfr`` at C6 with the shipped setting and with its set weights at 0, run alternately on
-each question (warm p50 / p95 inside the arm, and their ratio: what the set step costs under the same
-machine load). Writes ``bench/out/ours_sufficiency.json`` and the plot (``plots.sufficiency_gap``) as
-``docs/screenshots/sufficiency_<dataset>.png`` (Plotly's image export through the system's Chromium)
-and ``bench/out/ours_sufficiency_<dataset>.html``.
+``bfr``'s figures are **development** figures: its weights were chosen on these benchmarks' questions
+(``bench_ours_selection.py``; its held-out figures are ``ours_selection.json``'s cross-validation). These are
+whole-benchmark figures. No arm or ranking here chose a weight on them. Writes one benchmark's entry into
+``ui.sufficiency.PATH`` (``bench/out/sufficiency_budgets.json``; the Trace page reads it) and its plot
+(``plots.sufficiency_gap``) as ``docs/screenshots/sufficiency_<key>.png`` (Plotly's image export through
+the system's Chromium) and ``bench/out/sufficiency_<key>.html``.
 
-Run: ``nice .venv/bin/python bench/bench_ours_sufficiency.py [--db bench/out/cache/ours.duckdb]
-[--datasets locomo,longmemeval] [--limit N]``.
+Run (one benchmark per run; ``--rows`` reuses a ``bench_arm_rows.py dump`` of the same code and store):
+``nice .venv/bin/python bench/bench_ours_sufficiency.py --db STORE --dataset locomo --key locomo
+--name LoCoMo [--rows DUMP.json] [--limit N]``; ``--latency-only``: ``bfr`` at C6 with the shipped setting
+against its set weights at 0 (warm p50 / p95), written to ``bench/out/ours_sufficiency_latency.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from bench_ours import (
-    OUT,
-    ROOT,
-    SIZE_PLAN,
-    Views,
-    arm_runner,
-    hybrid_runner,
-    questions,
-    score,
-    zfusion_runner,
-)
-from bench_ours_selection import DEV200, open_all
+from bench_arm_rows import ARMS, dump
+from bench_ours import OUT, ROOT, ZFUSION, Views, questions
+from bench_ours_selection import BASELINES, DENSE_ONLY
+from git_commit import commit
+from ours_variants import score_variant
 
 from bfr_core import plots
 from bfr_core.config import Config, RetrievalConfig
+from bfr_core.evaluation.metrics import complete_evidence_recall, turn_hit
 from bfr_core.method import ours, turn_scores
 from bfr_core.method.budgets import budget_for
 from bfr_core.pipeline import ArmContext
+from bfr_core.store import Store
+from ui import sufficiency
 
 SIZES = (5, 10, 20, 40)
-PAPER_ARMS = ("fca-ms", "bfr-text", "bfr-mv")
-STAGE_ONE_ONLY = {"fca-ms"}  # E0 alone: its set size is b, so it has the sizes b reaches (5, 10)
-NO_MV = {"longmemeval"}  # bfr-mv left out there (its entity view's parsing over 250 haystacks)
-FIGURES = ("turn_hit", "recall_all", "gold_hit", "cer", "set_size", "n")
+SETTING = ROOT / "bfr_core" / "method" / "ours.toml"
+RANKINGS = {
+    "bm25 top-k": next(v for k, v in BASELINES.items() if k.startswith("bm25 top-k")),
+    "dense top-k": DENSE_ONLY,
+    "rrf top-k": next(v for k, v in BASELINES.items() if k.startswith("rrf top-k")),
+    "z-fusion top-k": ZFUSION,
+}
+DEVELOPMENT = ("development: the shipped weights were chosen on this benchmark's questions "
+               "(bench_ours_selection.py); a whole-benchmark figure, not held out")
+PAPER = "the paper's arm, offline (the rules stand-in where it calls a model); no weight chosen on these questions"
+BASELINE = ("the paper's baseline, offline; no weight chosen on these questions; it returns its default k "
+            "(10) turns, so larger budgets hold its whole set")
+RANKING = "a top-k ranking; no weight chosen on these questions (held out)"
+LABELS = {"bfr": DEVELOPMENT, "fca-ms": PAPER, "bfr-text": PAPER, "bfr-mv": PAPER,
+          **dict.fromkeys(("mem0", "amem", "com", "mragent-flat"), BASELINE), **dict.fromkeys(RANKINGS, RANKING)}
+# The panels' order: our arm, the paper's arms, the simple rankings, the paper's baselines
+ORDER = ("bfr", "fca-ms", "bfr-text", "bfr-mv", *RANKINGS, "mem0", "amem", "com", "mragent-flat")
 
 
-def curves(store, dataset: str, limit: int = 0, paper_arms: bool = True) -> dict[str, dict[str, dict]]:
-    """System -> size -> figures over the dataset's scoreable questions (``limit``: the first N, for a smoke run);
-    LongMemEval is dev50 and dev200 together."""
-    parts = [dataset, DEV200] if dataset == "longmemeval" and store.dataset(DEV200) is not None else [dataset]
-    out: dict[str, dict[str, dict]] = {}
-    for part in parts:
-        qs = questions(store, part)[: limit or None]
-        views = Views(store, part)
-        runs: dict[str, dict[int, object]] = {"bfr": {}}
-        for size in SIZES:
-            ground, budget = SIZE_PLAN[size]
-            runs["bfr"][size] = arm_runner(views, part, "bfr", budget, ground=ground)
-            for arm in PAPER_ARMS if paper_arms else ():
-                if arm == "bfr-mv" and dataset in NO_MV or arm in STAGE_ONE_ONLY and size > 10:
-                    continue
-                runs.setdefault(arm, {})[size] = (arm_runner(views, part, arm, "C0", ground=size)
-                                                  if arm in STAGE_ONE_ONLY else
-                                                  arm_runner(views, part, arm, budget, ground=ground))
-            runs.setdefault("bm25 top-k (mem0)", {})[size] = arm_runner(views, part, "mem0", k=size)
-            runs.setdefault("dense top-k (amem)", {})[size] = arm_runner(views, part, "amem", k=size)
-            runs.setdefault("rrf top-k (hybrid view)", {})[size] = hybrid_runner(views, size)
-            runs.setdefault("z-fusion top-k", {})[size] = zfusion_runner(views, size)
-        for system, by_size in runs.items():
-            for size, run in by_size.items():
-                t0 = time.perf_counter()
-                r = score(qs, run)
-                print(f"  {part} {system} @{size}: hit {r['turn_hit']} all {r['recall_all']} "
-                      f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
-                out.setdefault(system, {}).setdefault(str(size), []).append(r)
-    return {system: {size: pooled(rs) for size, rs in by_size.items()} for system, by_size in out.items()}
+def at_budget(sets: Sequence[tuple[Sequence[str], frozenset[str]]], k: int) -> dict:
+    """Figures of (evidence in order, gold turns) pairs cut to their first ``k`` turns, over the pairs with gold
+    turns: n, any gold and all gold (percentages), their gap, the mean set size held and the share reaching k."""
+    scored = [(list(ev)[:k], len(ev), gold) for ev, gold in sets if gold]
+    if not scored:
+        return {"n": 0}
+    n = len(scored)
+    hit = 100 * sum(turn_hit(ev, g) for ev, _, g in scored) / n
+    every = 100 * sum(complete_evidence_recall(ev, g) or 0.0 for ev, _, g in scored) / n
+    return {"n": n, "any": round(hit, 2), "all": round(every, 2), "gap": round(hit - every, 2),
+            "set_size": round(sum(len(ev) for ev, _, _ in scored) / n, 2),
+            "reached": round(sum(size >= k for _, size, _ in scored) / n, 4)}
+
+
+def curves(rows: Mapping[str, Sequence[str]], gold: Mapping[str, frozenset[str]], sizes: Sequence[int] = SIZES) -> dict:
+    """System -> budget -> :func:`at_budget` from rows keyed ``"SYSTEM:QUESTION_ID"`` (a dump's key), over the
+    questions of ``gold``; systems in :data:`ORDER`, any other after them."""
+    by_system: dict[str, list] = {}
+    for key, ev in rows.items():
+        system, qid = key.split(":", 1)
+        if qid in gold:
+            by_system.setdefault(system, []).append((ev, gold[qid]))
+    names = [s for s in ORDER if s in by_system] + sorted(set(by_system) - set(ORDER))
+    return {s: {str(k): at_budget(by_system[s], k) for k in sizes} for s in names}
+
+
+def ranking_rows(store: Store, dataset: str, qs: Sequence, top: int = max(SIZES)) -> dict[str, list[str]]:
+    """Each of :data:`RANKINGS`' first ``top`` turns per question over its whole scope, keyed as a dump's rows."""
+    views = Views(store, dataset)
+    out: dict[str, list[str]] = {}
+    for q in qs:
+        v = views(q.scope_id, q.text)
+        for name, variant in RANKINGS.items():
+            order = turn_scores.ranking(score_variant(v, q.query(), variant).final)[:top]
+            out[f"{name}:{q.question_id}"] = [v.turns[int(i)].turn_id for i in order]
+    return out
+
+
+def arm_rows(db: str, dataset: str, rows: str, limit: int) -> tuple[dict[str, list[str]], str]:
+    """The arms' evidence per question: a dump of this code and store (``rows``), or ``bench_arm_rows.dump`` run now."""
+    if rows:
+        data = json.loads(Path(rows).read_text(encoding="utf-8"))
+        return {k: v[0] for k, v in data.items()}, rows
+    if limit:
+        raise SystemExit("--limit needs --rows (a dump runs every scoreable question)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rows.json"
+        dump(db, dataset, ARMS.split(","), str(out))
+        data = json.loads(out.read_text(encoding="utf-8"))
+    return {k: v[0] for k, v in data.items()}, "bench_arm_rows.dump, this run"
 
 
 def latency(store, dataset: str, limit: int = 0) -> dict:
@@ -115,96 +153,78 @@ def latency(store, dataset: str, limit: int = 0) -> dict:
     return out
 
 
-def pooled(rows: list[dict]) -> dict:
-    """Figures of several question sets as one: each a question-weighted mean (its ``n`` questions)."""
-    if len(rows) == 1:
-        return {k: rows[0][k] for k in FIGURES if k in rows[0]}
-    n = sum(r["n"] for r in rows)
-    return {"n": n, **{k: round(sum(r[k] * r["n"] for r in rows) / n, 2) for k in FIGURES if k != "n" and k in rows[0]}}
-
-
-# The rankings bench_ours_selection.py scores top-k beside bfr (its JSON's keys, by prefix) -> the plot's names
-SELECTION_RANKINGS = {"z-fusion baseline": "z-fusion top-k", "dense top-k": "dense top-k (amem)",
-                      "bm25 top-k": "bm25 top-k (mem0)", "rrf top-k": "rrf top-k (stemmed BM25 + dense)"}
-
-
-def from_selection(sel: dict) -> dict[str, dict[str, dict[str, dict]]]:
-    """Benchmark -> system -> budget -> {turn_hit, recall_all} from a bench_ours_selection.py JSON: ``bfr``'s
-    held-out rows (cross-validated, ranking-only: no Stage I cover) and the top-k rankings it scores; no paper arm."""
-    held = sel["cross_validation"]["held out (cross-validated, held-out folds pooled)"]
-    sizes = [k for k in SIZES if all(f"hit@{k}" in r for r in held.values())]
-    out: dict[str, dict[str, dict[str, dict]]] = {}
-    for bench, rows in held.items():
-        systems = {"bfr (held out, CV)": rows}
-        for prefix, name in SELECTION_RANKINGS.items():
-            key = next((k for k in sel if k.startswith(prefix)), None)
-            if key is not None and bench in sel[key]:
-                systems[name] = sel[key][bench]
-        out[bench] = {name: {str(k): {"turn_hit": r[f"hit@{k}"], "recall_all": r[f"cer@{k}"]} for k in sizes}
-                      for name, r in systems.items()}
-    return out
-
-
-def figure(data: dict, dataset: str, note: str = "") -> dict:
-    """The plot as HTML under bench/out and PNG under docs/screenshots (the PNG export may fail: recorded)."""
-    fig = plots.sufficiency_gap(data, title=f"Any gold against all gold by budget: {dataset}{note}")
-    html = OUT / f"ours_sufficiency_{dataset}.html"
+def figure(entry: dict, key: str) -> dict:
+    """The benchmark's plot as HTML under bench/out and PNG under docs/screenshots (a failed PNG export is recorded)."""
+    fig = plots.sufficiency_gap(sufficiency.curves(entry), title=f"{entry['name']}: any gold (solid) against "
+                                f"all gold (dashed) in the first k turns, {entry['n']:,} questions (bfr: development)")
+    html = OUT / f"sufficiency_{key}.html"
     fig.write_html(html, include_plotlyjs="cdn")
-    png = ROOT / "docs" / "screenshots" / f"sufficiency_{dataset}.png"
+    png = ROOT / "docs" / "screenshots" / f"sufficiency_{key}.png"
     os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")  # kaleido's Chrome: the system's Chromium
     try:
-        fig.write_image(png, width=900, height=460)
+        fig.write_image(png, width=1100, height=fig.layout.height)
     except Exception as exc:  # the JSON and the HTML stand without the image
         return {"html": html.name, "png": None, "png_error": f"{type(exc).__name__}: {exc}"[:300]}
     return {"html": html.name, "png": str(png.relative_to(ROOT))}
 
 
+def measure(args: argparse.Namespace) -> None:
+    t0, code = time.time(), commit(ROOT)  # before this run writes its image (a tracked file)
+    rows, source = arm_rows(args.db, args.dataset, args.rows, args.limit)  # before this process opens the store
+    store = Store(args.db)
+    qs = questions(store, args.dataset)[: args.limit or None]
+    gold = {q.question_id: frozenset(q.gold) for q in qs}
+    rows.update(ranking_rows(store, args.dataset, qs))
+    kind = store.dataset(args.dataset)["kind"]
+    store.close()
+    entry = {"name": args.name, "kind": kind, "dataset": args.dataset, "store": args.db, "arm_rows": source,
+             "n": sum(1 for g in gold.values() if g), "limit": args.limit,
+             "labels": {s: LABELS.get(s, "") for s in (*ARMS.split(","), *RANKINGS)},
+             "systems": {s: {"label": LABELS.get(s, ""), "budgets": b} for s, b in curves(rows, gold).items()}}
+    entry["figure"] = figure(entry, args.key)
+    entry["elapsed_s"] = round(time.time() - t0, 1)
+    path = Path(args.out)
+    result = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    result.update({
+        "benchmark": "sufficiency_budgets", "commit": code,
+        "ours_toml_sha256": hashlib.sha256(SETTING.read_bytes()).hexdigest(),
+        "settings": asdict(turn_scores.DEFAULT), "budgets": list(SIZES),
+        "llm": "none (offline; the rules stand-in wherever an arm calls a model)",
+        "figures": "any: % of questions with a gold turn among the first k turns (Turn Hit / Gold Hit); all: % with "
+                   "every gold turn among them (recall_all / CER); gap = any - all; over the questions with gold turns",
+        "development": "bfr's figures are development figures (its weights were chosen on LoCoMo, LongMemEval dev50 + "
+                       "dev200, LoCoMo-Plus dev and BEAM 100K); every other system chose no weight on them"})
+    result.setdefault("benchmarks", {})[args.key] = entry
+    result["benchmarks"][args.key]["commit"] = result["commit"]
+    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.key} into {path} in {entry['elapsed_s']} s", file=sys.stderr)
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
-    ap.add_argument("--datasets", default="locomo,longmemeval")
-    ap.add_argument("--limit", type=int, default=0, help="the first N questions of each dataset (a smoke run)")
+    ap.add_argument("--dataset", default="locomo", help="the dataset id in the store")
+    ap.add_argument("--key", default="", help="the benchmark's key in the JSON and the image's name (default: --dataset)")
+    ap.add_argument("--name", default="", help="the benchmark's display name (default: --key)")
+    ap.add_argument("--rows", default="", help="a bench_arm_rows.py dump of the arms on this store and code")
+    ap.add_argument("--limit", type=int, default=0, help="the first N questions (a smoke run; needs --rows)")
+    ap.add_argument("--out", default=str(sufficiency.PATH))
     ap.add_argument("--latency-only", action="store_true", help="only the latency pair (shipped against set weights "
-                    "0), no curves and no plot (write it to another --out)")
-    ap.add_argument("--from-selection", default="", help="plot a bench_ours_selection.py JSON's ranking-only rows "
-                    "(bfr held out, the top-k rankings; no paper arm) instead of running the arms")
-    ap.add_argument("--no-paper-arms", action="store_true", help="bfr and the top-k rankings only, no plot (write it "
-                    "to another --out)")
-    ap.add_argument("--out", default=str(OUT / "ours_sufficiency.json"))
+                    "0) on --dataset, written to --latency-out")
+    ap.add_argument("--latency-out", default=str(OUT / "ours_sufficiency_latency.json"))
     args = ap.parse_args()
-    if args.from_selection:
-        sel = json.loads(Path(args.from_selection).read_text(encoding="utf-8"))
-        data = from_selection(sel)
-        result = {"benchmark": "ours_sufficiency (ranking-only, from the selection)", "source": args.from_selection,
-                  "note": "bfr's rows are held out (5-fold CV of the selection), ranking-only top-k without Stage I's "
-                          "cover; the paper's arms are not in it (they need the full run of this bench)", **data}
-        for dataset in data:
-            result[f"figure_{dataset}"] = figure(data[dataset], dataset, " (ranking-only, bfr held out)")
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+    args.key = args.key or args.dataset
+    args.name = args.name or args.key
+    if not args.latency_only:
+        measure(args)
         return
-    t0 = time.time()
-    store = open_all(Path(args.db))
-    result: dict[str, object] = {
-        "benchmark": "ours_sufficiency", "load_at_start": list(os.getloadavg()),
-        "settings": asdict(turn_scores.DEFAULT),
-        "size_plan": {str(s): {"ground": SIZE_PLAN[s][0], "budget": str(SIZE_PLAN[s][1])} for s in SIZES},
-        "development": "bfr rows are development figures (its setting was chosen on these questions); the paper's "
-                       "arms and the top-k rankings choose no weight on them",
-        "limit": args.limit, "latency_only": args.latency_only}
-    for dataset in [d for d in args.datasets.split(",") if d]:
-        print(f"{dataset} ...", file=sys.stderr, flush=True)
-        if not args.latency_only:
-            data = curves(store, dataset, args.limit, not args.no_paper_arms)
-            result[dataset] = data
-            if not args.no_paper_arms:
-                result[f"figure_{dataset}"] = figure(data, dataset)
-        result[f"latency_{dataset}"] = latency(store, dataset, args.limit)
+    store = Store(args.db)
+    result = {"benchmark": "ours_sufficiency", "load_at_start": list(os.getloadavg()),
+              "settings": asdict(turn_scores.DEFAULT), "limit": args.limit,
+              f"latency_{args.dataset}": latency(store, args.dataset, args.limit)}
     store.close()
     result["load_at_end"] = list(os.getloadavg())
-    result["elapsed_s"] = round(time.time() - t0, 1)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} in {result['elapsed_s']} s", file=sys.stderr)
+    Path(args.latency_out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

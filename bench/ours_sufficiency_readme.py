@@ -3,15 +3,19 @@
 Reads ``bench/out/ours_selection.json`` (this run), the same file as committed at ``BEFORE_COMMIT`` (the run
 before the set at each budget joined the grid: the "before" column), ``bench/out/beam_500k_bfr.json`` /
 ``beam_1m_bfr.json`` (now) beside ``bench/out/cache/beam_<tier>_before.json`` (the same bench at the previous
-setting, when it was run) and ``bench/out/ours_sufficiency.json`` (latency). Prints markdown.
+setting, when it was run) and ``bench/out/ours_sufficiency_latency.json`` (latency). Prints markdown.
+With ``budgets``: docs/results.md's section on the sufficiency gap by budget instead, per benchmark its plot and
+a table of any gold / all gold at 5, 10, 20 and 40 turns, from ``bench/out/sufficiency_budgets.json``
+(bench_ours_sufficiency.py).
 
-Run: ``.venv/bin/python bench/ours_sufficiency_readme.py``.
+Run: ``.venv/bin/python bench/ours_sufficiency_readme.py [budgets]``.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +111,40 @@ def beam(tier: str) -> str | None:
             f"{_f(c['turn_hit'])} / {_f(c['recall_all'])} | {'met' if a['recall_all'] - b['recall_all'] >= 3 else 'missed'} |")
 
 
+def _cell(p: dict) -> str:
+    if p.get("reached", 1.0) < 0.5:  # ui.sufficiency.REACH: past its set size the cut holds the whole set
+        return f"- (its whole set, {p['set_size']:.1f} turns)"
+    return f"{p['any']:.1f} / {p['all']:.1f}"
+
+
+def budgets() -> list[str]:
+    """Per measured benchmark: its plot and a table of any / all gold at each budget, gap at 10, the figures' kind."""
+    data = _read("sufficiency_budgets.json")
+    if not data:
+        return ["Not measured yet: run `bench/bench_ours_sufficiency.py` (its docstring gives the line)."]
+    sizes = [str(k) for k in data["budgets"]]
+    out = [f"Commit `{data['commit']}`, `ours.toml` sha256 `{data['ours_toml_sha256'][:12]}`; model calls: {data['llm']}. "
+           f"{data['figures']}. {data['development']}.", ""]
+    for entry in data["benchmarks"].values():
+        out += [f"**{entry['name']}** ({entry['n']:,} questions with gold turns)", ""]
+        png = (entry.get("figure") or {}).get("png")
+        if png:
+            out += [f"![any gold against all gold by budget: {entry['name']}]({png.removeprefix('docs/')})", ""]
+        out += ["| system | " + " | ".join(f"@{k} any / all" for k in sizes) + " | gap @10 | figures |",
+                "| --- | " + " | ".join("---:" for _ in sizes) + " | ---: | --- |"]
+        for system, row in entry["systems"].items():
+            b = row["budgets"]
+            gap = f"{b['10']['gap']:.1f}" if "10" in b and b["10"].get("reached", 1.0) >= 0.5 else "-"
+            kind = "development" if row["label"].startswith("development") else "no weight chosen here"
+            out.append(f"| `{system}` | " + " | ".join(_cell(b[k]) for k in sizes if k in b) + f" | {gap} | {kind} |")
+        out.append("")
+    return out[:-1]
+
+
 def main() -> None:
+    if sys.argv[1:] == ["budgets"]:
+        print("\n".join(budgets()))
+        return
     new, old = _read("ours_selection.json"), _old_selection()
     print("\n".join(targets(new, old)))
     print()
@@ -118,7 +155,7 @@ def main() -> None:
         print("\n".join(rows))
         print()
     print("\n".join(baselines(new)))
-    suff = _read("ours_sufficiency.json")
+    suff = _read("ours_sufficiency_latency.json")
     if suff:
         print()
         for d in ("locomo", "longmemeval"):

@@ -30,7 +30,7 @@ SETTINGS = [turn_scores.DEFAULT, turn_scores.OursSettings(),
 
 
 def _ctx(views, budget: str = "C6") -> ArmContext:
-    return ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", budget), budget)
+    return ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", budget), budget)
 
 
 @pytest.mark.parametrize("rows", [big_rows(), SHUTTER_ROWS], ids=["three-friends", "shutter"])
@@ -81,7 +81,7 @@ def test_without_the_cover_e0_is_the_set_order():
     sc = turn_scores.score_turns(views, q)
     plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
     for settings, order in ((plain, turn_scores.ranking(sc.final)[:10]),
-                            (turn_scores.DEFAULT, ours.stage_one(_ctx(views), q, sc, False)[2][:10])):
+                            (turn_scores.DEFAULT, ours.initial_evidence(_ctx(views), q, sc, False)[2][:10])):
         steps = V.run_variant(_ctx(views), q, V.Variant(settings, cover=False))
         grounding = next(s for s in steps if s.kind == "grounding")
         assert grounding.data["cover"] == [] and grounding.data["e0"] == [views.turns[int(i)].turn_id for i in order]

@@ -328,7 +328,7 @@ def test_a_failed_copy_leaves_no_folder(template, private_tmp, monkeypatch):
 
 def test_the_unknown_scope_error_is_short(tmp_path):
     from bfr_core.errors import InputError
-    from bfr_core.ingest.jsonl import load_jsonl
+    from bfr_core.ingest.generic_jsonl import load_jsonl
 
     rows = [{"type": "session", "session_id": f"s{i}", "scope": f"c{i}",
              "turns": [{"speaker": "a", "text": "hi"}]} for i in range(5000)]

@@ -87,7 +87,7 @@ def pool(s: Step, v: StepView) -> None:
 
 
 def pool_priors(d: dict) -> list[str]:
-    """What the arm ``bfr`` read from the question beyond its words (empty for other arms' pools)."""
+    """What the arm ``conv-fusion`` read from the question beyond its words (empty for other arms' pools)."""
     out = []
     if d.get("named_speaker"):
         out.append(f"speaker prior on {d['named_speaker']}")

@@ -1,4 +1,4 @@
-"""The score every turn gets in our arm ``bfr``: the pieces (:func:`score_parts`), their weights
+"""The score every turn gets in our arm ``conv-fusion``: the pieces (:func:`score_parts`), their weights
 (:class:`OursSettings`, :func:`combine`) and the ranking they give (:func:`ranking`, :func:`top_unseen`).
 
 ``method.ours`` explains each piece and what it measured; this module computes them. Pure functions

@@ -1,4 +1,4 @@
-"""How much ``bfr`` can trust the question's words: observable signals and the regime they give.
+"""How much ``conv-fusion`` can trust the question's words: observable signals and the regime they give.
 
 Covers: the question's grammatical form (``sentences.form``: a question, a request, or a remark), the
 lexical match's own strength over the scope (the top BM25 z-score), the share of the question's

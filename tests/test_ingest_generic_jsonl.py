@@ -12,7 +12,7 @@ import pytest
 
 from bfr_core.dates import parse_iso_date
 from bfr_core.errors import InputError
-from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
+from bfr_core.ingest.generic_jsonl import default_dataset_id, load_jsonl
 
 
 def _session(sid: str, *texts: str, **over: Any) -> dict[str, Any]:

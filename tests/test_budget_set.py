@@ -67,7 +67,7 @@ def test_the_arm_follows_the_set_order_in_e0_and_stage_two_and_says_what_moved()
     from bfr_core.records import Query
 
     views = make_views(SHUTTER_ROWS)
-    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6"), "C6")
+    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", "C6"), "C6")
     q = Query("q1", "s", "How many days did it take for Alice to receive the remote shutter release after she ordered it?")
     plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
     spread = replace(plain, set_spread=50.0)  # far above any score gap: one turn per session while sessions last
