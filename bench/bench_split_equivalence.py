@@ -6,7 +6,7 @@ regexes are copied here as references:
 
 * ``form`` / ``clauses`` (a question's form and a remark's clauses: ``word_trust``, ``turn_scores`` and
   the clause texts ingest caches) split at every end mark, "3.5" and "p.m." included;
-* ``method.requirements`` (a long question's last sentence) and ``roles.fit`` (the evidence fitter)
+* the offline decomposer (``llm.rules_requirements``: a long question's last sentence) and ``roles.fit`` (the evidence fitter)
   split at whitespace after an ASCII end mark and at line breaks;
 * the offline answerer (``llm.rules``: its evidence units, hence select, answer, span and suff) split
   only where the next sentence opens with a capital or a quote.
@@ -36,7 +36,7 @@ from pathlib import Path
 from bfr_core import sentences as one
 from bfr_core.ingest import load
 from bfr_core.ingest.sources import data_dir
-from bfr_core.method import requirements
+from bfr_core.llm import rules_requirements as requirements
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "split_equivalence.json"
