@@ -1,8 +1,9 @@
 """A text's sentences: their form (question, request or remark) and a remark's clauses.
 
-Covers: :func:`sentences` (split at ASCII and full-width sentence ends, 。！？, and line breaks),
-:func:`running_sentences` (split only where an ASCII end mark is followed by whitespace, and at line
-breaks: how a snippet is cut to fit a context and a long question's last sentence is found),
+Covers: :func:`sentences`, the one sentence splitter of ``bfr_core`` (a break where an ASCII end mark
+``.``, ``!`` or ``?`` is followed by whitespace, after a full-width end mark 。！？ (such text puts no
+space after it), and at line breaks; an end mark inside a token, as in "3.5" or "e.g.,", does not
+split): what the requirement rules, the evidence fitter and the offline answerer cut text with.
 :func:`form` (a question if any sentence asks: '?', full-width too, a wh-opening or an auxiliary before
 its subject; a request if any is an imperative directive; else a remark: English interrogative grammar,
 ``lexicon.WH_WORDS``, ``AUXILIARIES``, ``SUBJECT_WORDS``, ``REQUEST_VERBS``) and :func:`clauses` (a
@@ -14,8 +15,9 @@ the whole sentence averages them; ``turn_scores`` can score the clauses apart. W
 grammar (coordinating and subordinating conjunctions), not from any benchmark's text. ``word_trust`` reads
 the form, ``turn_scores`` the clauses; :func:`search_texts` names what ingest caches for both.
 
-Does not cover: parsing (a conjunction joining two nouns splits as one joining two clauses, and the
-shorter side is then usually dropped by :data:`MIN_WORDS`), other languages' conjunctions.
+Does not cover: abbreviations followed by a space ("4 p.m. today" breaks after "p.m."), parsing (a
+conjunction joining two nouns splits as one joining two clauses, and the shorter side is then usually
+dropped by :data:`MIN_WORDS`), other languages' conjunctions.
 """
 
 from __future__ import annotations
@@ -27,21 +29,15 @@ from bfr_core.lexicon import AUXILIARIES, CLAUSE_JOINERS, REQUEST_VERBS, SUBJECT
 from bfr_core.text import words
 
 MIN_WORDS = 3  # a clause has a subject, a verb and one word more ("I felt stressed"); shorter pieces are dropped
-_SENTENCE = re.compile(r"[^.!?\u3002\uff01\uff1f\n]+[.!?\u3002\uff01\uff1f]*")  # ASCII and full-width ends (。！？)
-_RUNNING_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # whitespace after an end mark, or a line break
+# whitespace after an ASCII end mark, any after a full-width one (。！？), or a line break
+_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])\s*|\n+")
 _CLAUSE_BREAK = re.compile(r"[,;\uff0c\uff1b]|\b(?:" + "|".join(sorted(CLAUSE_JOINERS)) + r")\b", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
-    """The text's sentences, each with its end mark (blank pieces dropped)."""
-    return [s for s in (m.strip() for m in _SENTENCE.findall(text)) if s]
-
-
-def running_sentences(text: str) -> list[str]:
-    """The text's sentences where running text breaks them: at whitespace after ``.``, ``!`` or ``?``
-    and at line breaks; stripped, blank pieces dropped. An end mark with no space after it ("3.5",
-    "e.g.,") does not split, unlike :func:`sentences`."""
-    return [s for s in (p.strip() for p in _RUNNING_BREAK.split(text)) if s]
+    """The text's sentences in order, each with its end mark; stripped, blank pieces dropped (only
+    whitespace is lost: the pieces joined by single spaces read as the text)."""
+    return [s for s in (p.strip() for p in _BREAK.split(text)) if s]
 
 
 def sentence_form(sentence: str) -> str:

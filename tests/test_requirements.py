@@ -6,6 +6,7 @@ from datetime import datetime
 
 import pytest
 
+from bfr_core.llm.rules_requirements import decompose_rules
 from bfr_core.method import requirements as R
 from bfr_core.records import Query, Turn
 from bfr_core.text import stem, tokenize
@@ -15,6 +16,12 @@ SHUTTER = "How many days did it take for me to receive the new remote shutter re
 
 def kinds(reqs):
     return [r.kind for r in reqs]
+
+
+def test_a_pronoun_endpoint_borrows_the_object_not_the_verb_of_an_infinitive_event():
+    arrival, order = decompose_rules("How many days did it take for my new camera strap to arrive after I ordered it?")
+    assert "arriv" in arrival.terms and {"order", "new", "camera", "strap"} <= set(order.terms)
+    assert "arriv" not in order.terms  # the main event's verb is the other endpoint's, not this one's
 
 
 def test_temporal_endpoints_order_and_receipt():
@@ -29,30 +36,30 @@ def test_temporal_endpoints_order_and_receipt():
 
 
 def test_between_endpoints_and_double_anchor():
-    reqs = R.decompose_rules("How many weeks passed between the time I sold baked goods at the market and "
+    reqs = decompose_rules("How many weeks passed between the time I sold baked goods at the market and "
                              "the time I joined the Spring Fling fair?")
     assert kinds(reqs)[:2] == ["temporal", "temporal"]
-    reqs = R.decompose_rules("How many days had passed since I started taking ukulele lessons when I "
+    reqs = decompose_rules("How many days had passed since I started taking ukulele lessons when I "
                              "decided to take my guitar to the tech?")
     assert kinds(reqs) == ["temporal", "temporal"]
     assert "ukulel" in reqs[1].terms and "guitar" in reqs[0].terms
 
 
 def test_entities_constraints_and_dates():
-    reqs = R.decompose_rules("Which recreational activity was James pursuing on March 16, 2022?")
+    reqs = decompose_rules("Which recreational activity was James pursuing on March 16, 2022?")
     assert kinds(reqs) == ["fact", "entity", "constraint"]
     assert reqs[1].text == "James"
     assert reqs[2].when == (2022, 3, 16)
     assert "recreat" in reqs[0].terms and "jame" not in reqs[0].terms
-    reqs = R.decompose_rules("When did Caroline attend a pride parade in August?")
+    reqs = decompose_rules("When did Caroline attend a pride parade in August?")
     assert kinds(reqs) == ["temporal", "time", "entity", "constraint"] and reqs[3].when == (None, 8, None)
 
 
 def test_bridge_and_list():
-    reqs = R.decompose_rules("What is James planning to do after receiving Samantha's phone number?")
+    reqs = decompose_rules("What is James planning to do after receiving Samantha's phone number?")
     assert kinds(reqs)[:2] == ["fact", "bridge"]
     assert {"James", "Samantha"} <= {r.text for r in reqs if r.kind == "entity"}
-    reqs = R.decompose_rules("What are some foods that Audrey likes eating?")
+    reqs = decompose_rules("What are some foods that Audrey likes eating?")
     assert kinds(reqs) == ["list", "entity"]
 
 
@@ -60,17 +67,17 @@ def test_one_to_five_unique_ids_and_determinism():
     qs = [SHUTTER, "What?", "", "Who did I meet first, Mark and Sarah or Tom, and when did Alice, Bob, Carol, "
           "Dave and Eve visit Paris in May 2021 after the party?"]
     for q in qs:
-        reqs = R.decompose_rules(q)
+        reqs = decompose_rules(q)
         assert 1 <= len(reqs) <= 5
         assert [r.rid for r in reqs] == [f"r{i}" for i in range(1, len(reqs) + 1)]
         assert all(r.kind in R.KINDS and r.terms for r in reqs)
-        assert reqs == R.decompose_rules(q)
+        assert reqs == decompose_rules(q)
 
 
 def test_long_prompt_keeps_the_ask():
     q = ("I'm planning my trip to Speyer again and I wanted to confirm, what's the phone number of the "
          "Speyer tourism board that you provided me earlier?")
-    reqs = R.decompose_rules(q)
+    reqs = decompose_rules(q)
     assert {"phone", "tourism", "board"} <= set(reqs[0].terms)
 
 
@@ -84,7 +91,7 @@ def test_first_person():
 
 
 def test_lexical_coverage_rules():
-    req = R.decompose_rules(SHUTTER)[0]  # receipt endpoint
+    req = decompose_rules(SHUTTER)[0]  # receipt endpoint
     arrival = Turn("t", "s", 0, "user", "The new remote shutter release arrived on February 10th.")
     other = Turn("u", "s", 1, "user", "I sell my tripod.")
     st = frozenset(tokenize(arrival.text, stemmed=True))
@@ -124,7 +131,7 @@ def test_llm_path_goes_through_the_decompose_role(monkeypatch):
 
 @pytest.mark.parametrize("text", ["", "   ", "???", "a b c"])
 def test_degenerate_questions_still_give_one_requirement(text):
-    reqs = R.decompose_rules(text)
+    reqs = decompose_rules(text)
     assert len(reqs) == 1 and reqs[0].kind == "fact"
 
 
@@ -138,15 +145,15 @@ def _covers(req: R.Requirement, text: str) -> bool:
 
 
 def test_forms_give_structure_offline():
-    assert kinds(R.decompose_rules("What did I cook for the neighbour who fixed my bike?")) == ["fact", "bridge"]
-    assert kinds(R.decompose_rules("Which bike do I ride these days?"))[-1] == "latest"
-    assert kinds(R.decompose_rules("Which came first, the bakery opening or the river flood?")) == [
+    assert kinds(decompose_rules("What did I cook for the neighbour who fixed my bike?")) == ["fact", "bridge"]
+    assert kinds(decompose_rules("Which bike do I ride these days?"))[-1] == "latest"
+    assert kinds(decompose_rules("Which came first, the bakery opening or the river flood?")) == [
         "temporal", "temporal"]
-    assert kinds(R.decompose_rules("What are my hobbies and pets?")) == ["list", "list"]
+    assert kinds(decompose_rules("What are my hobbies and pets?")) == ["list", "list"]
 
 
 def test_slot_shares_its_facts_terms_yet_stays():
-    reqs = R.decompose_rules("Where did I buy the blue kettle?")
+    reqs = decompose_rules("Where did I buy the blue kettle?")
     assert kinds(reqs) == ["fact", "place"]
     assert reqs[0].terms == reqs[1].terms and reqs[1].text.startswith("where: ")
 
@@ -161,7 +168,7 @@ def test_slot_shares_its_facts_terms_yet_stays():
      "I started the pottery class, it is hard."),
 ])
 def test_a_slot_needs_a_value_of_its_type(question, with_value, without_value):
-    slot = R.decompose_rules(question)[-1]
+    slot = decompose_rules(question)[-1]
     assert slot.kind in ("person", "place", "time")
     assert _covers(slot, with_value)
     assert not _covers(slot, without_value)

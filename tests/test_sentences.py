@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bfr_core.sentences import MIN_WORDS, clauses, form, running_sentences, search_texts, sentences
+from bfr_core.sentences import MIN_WORDS, clauses, form, search_texts, sentences
 
 
 def test_sentences_split_at_ascii_and_full_width_ends_and_line_breaks():
@@ -104,8 +104,15 @@ def test_full_width_punctuation_ends_sentences_as_ascii_does():
     assert form("我买了新相机。你记得是哪天吗？") == "question"
 
 
-def test_running_sentences_split_only_at_whitespace_after_an_end_mark_and_at_line_breaks():
-    assert running_sentences("It cost 3.5 euros, e.g. cheap. Then we left!  OK?\nfine\n\n") == [
+def test_sentences_split_only_at_whitespace_after_an_ascii_end_mark_and_at_line_breaks():
+    assert sentences("It cost 3.5 euros, e.g. cheap. Then we left!  OK?\nfine\n\n") == [
         "It cost 3.5 euros, e.g.", "cheap.", "Then we left!", "OK?", "fine"]
-    assert running_sentences("one line, no end") == ["one line, no end"]
-    assert running_sentences("  \n ") == []
+    assert sentences("one line, no end") == ["one line, no end"]
+    assert sentences("  \n ") == []
+    assert sentences("see www.example.com?ok... then lower case. Fine") == [
+        "see www.example.com?ok...", "then lower case.", "Fine"]
+
+
+def test_sentences_lose_only_whitespace():
+    text = "It cost 3.5 euros!  Then: 我搬家了。你知道吗？\nYes, e.g. so."
+    assert " ".join(sentences(text)).replace(" ", "") == text.replace(" ", "").replace("\n", "")

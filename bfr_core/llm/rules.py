@@ -5,9 +5,9 @@ them through the same :class:`~bfr_core.llm.base.LLM` call as a real model (it r
 ``payload`` and replies with the JSON the role's prompt asks for, so caching, call logs and parsing
 are exercised identically):
 
-* ``decompose``  the question's forms (``rules_forms``: clauses, bridges, conjuncts, which-first, latest,
-  who / where / when slots); for interval questions ("how many days ... after/before/since/between",
-  "when ... after") one requirement per temporal endpoint.
+* ``decompose``  the offline decomposer's requirements (``rules_requirements``: clauses, bridges,
+  conjuncts, which-first, latest, who / where / when slots; for interval questions ("how many days ...
+  after/before/since/between") one requirement per temporal endpoint) as the texts words can check.
 * ``select``     greedy requirement cover over the pool (token overlap with a small synonym table).
 * ``tool``       stop when covered; entity view for an unseen name; session view to find a partner
   turn; else text.
@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from datetime import date
 
 from bfr_core.dates import (
-    INTERVAL_QUESTION,
     SPAN_UNIT,
     UNDATED,
     Ymd,
@@ -51,21 +50,15 @@ from bfr_core.dates import (
 )
 from bfr_core.lexicon import LATEST_CUE, NOT_NAME_CAPITALISED, NUMBER_WORDS
 from bfr_core.llm.base import LLMCallFailed, LLMRequest, LLMResponse
-from bfr_core.llm.rules_forms import LABEL, choices, event_order, strip_lead
-from bfr_core.llm.rules_forms import parts as question_parts
+from bfr_core.llm.rules_forms import LABEL, choices, strip_lead
 from bfr_core.llm.rules_judges import judge, lme_judge
+from bfr_core.llm.rules_requirements import KINDS, Requirement, decompose_rules, later_first
 from bfr_core.llm.rules_tokens import NOT_FOUND, toks
+from bfr_core.sentences import sentences
+from bfr_core.text import tokenize
 
-RULES_VERSION = "7"
+RULES_VERSION = "9"
 NAME = "offline rules"
-
-# -- sentences -----------------------------------------------------------------------------------
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])|\n+")
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT.split(text) if s and s.strip()]
-
 
 # Evidence is often rendered with its session date first: "(05 February 2023) user: ...".
 _ANCHOR = re.compile(r"^\s*[(\[]([^)\]]{4,40})[)\]]\s*")
@@ -129,88 +122,44 @@ def clean_question(q: str) -> str:
 
 # -- decompose ---------------------------------------------------------------------------------
 DATE_KINDS = frozenset({"temporal", "time"})  # parts the rules cover only with a dated text ("date: ...")
+WORD_KINDS = frozenset(KINDS) - {"entity", "constraint"}  # requirements the rules check by their words
 _LABELLED = re.compile(rf"^\s*(?:date|{'|'.join(LABEL.values())}):\s*", re.I)
-_INTERVAL_LEAD = re.compile(
-    r"^(how (many|much) \w+|how long|when)\s+"
-    r"((did|does|do|had|has|have|was|were|is|are|will|would)\s+)?"
-    r"((it|that)\s+(take|took|takes)\s+((for\s+)?(\w+)\s+)?(to\s+)?)?"
-    r"((passed|elapsed|pass)\s+)?", re.I)
-_AUX_SUBJ = re.compile(r"\b(did|do|does|was|were|had|have|has)\s+(I|i|we|you|he|she|they|[A-Z][a-z]+)\b")
-_SUBJ_OBJ = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}
-_PRONOUN = re.compile(r"\b(it|them)\b", re.I)
-
-
-def _event_subject(lead_match: re.Match[str] | None) -> str:
-    if lead_match is None:
-        return ""
-    who = lead_match.group(10)
-    return _SUBJ_OBJ.get(who.lower(), who) if who else ""
-
-
-def _object(clause: str) -> str:
-    """What a clause's verb acts on, naively: the words after the subject and the verb; for an
-    infinitive event ("my new camera strap to arrive") the noun phrase before "to"."""
-    inf = re.match(r"^(?:(?:my|our|your|his|her|their|the|a|an)\s+)?(.+?)\s+to\s+\w+$", clause, re.I)
-    if inf:
-        return inf.group(1)
-    words = clause.split()
-    if words and words[0].lower() in {"i", "we", "you", "he", "she", "they"}:
-        words = words[1:]
-    return " ".join(words[1:])
-
-
-def _interval_events(q: str) -> list[str]:
-    """The two events an interval question spans, earlier first; [] when it is not one."""
-    order = event_order(q)
-    if order:
-        return list(order)
-    if not INTERVAL_QUESTION.search(q):
-        return []
-    between = re.search(r"\bbetween\s+(.+?)\s+and\s+(.+)$", q, re.I)
-    if between:
-        return [between.group(1), between.group(2)]
-    split = re.search(r"\s+(after|before|since|until|till)\s+", q, re.I)
-    if not split:
-        return []
-    left, word, right = q[: split.start()], split.group(1).lower(), q[split.end():]
-    lead = _INTERVAL_LEAD.match(left + " ")
-    subj = _event_subject(lead)
-    left_event = (left + " ")[lead.end():].strip() if lead else left
-    if not left_event:  # "How many days after my birthday did I go to the concert"
-        aux = _AUX_SUBJ.search(right)
-        when = re.search(r"\s+when\s+", right, re.I)
-        if aux:
-            left_event, right = right[aux.start(2):], right[: aux.start()]
-        elif when:  # "... since I bought the laptop when I returned it"
-            left_event, right = right[when.end():], right[: when.start()]
-        else:
-            return []
-    elif subj and not re.match(r"^(i|we|you|he|she|they)\b", left_event, re.I):
-        left_event = f"{subj} {left_event}"
-    left_event = re.sub(r"^(did|do|does)\s+", "", left_event.strip(), flags=re.I)
-    right = right.strip()
-    if _PRONOUN.search(left_event):  # "... I bought the laptop when I returned it"
-        left_event = _PRONOUN.sub(_object(right) or r"\1", left_event)
-    else:
-        right = _PRONOUN.sub(_object(left_event) or r"\1", right)
-    # "B after A": A happened first. "B before A": B happened first.
-    return [right, left_event] if word in {"after", "since"} else [left_event, right]
 
 
 def decompose(question: str) -> list[str]:
-    """1-5 requirement texts for ``question``: the two event dates of an interval question, else its
-    forms (``rules_forms.parts``; a date asked for reads "date: ...", a typed slot "who: ..."); the
-    question itself when nothing splits."""
+    """1-5 requirement texts for ``question``: the offline decomposer's requirements
+    (``rules_requirements.decompose_rules``) that words can check, each with the question's words behind
+    terms its text lacks (:func:`_worded`); a date asked for as "date: ..." (an interval's endpoints, a
+    "when" slot; an interval's two endpoints earlier first), a typed slot as "who: ..."; names and date constraints are left out (Stage I checks
+    them by speaker and session date, and the other texts keep the names); the question itself when
+    nothing is left."""
     q = clean_question(question)
     if not q:
         return []
-    events = _interval_events(q)
-    if len(events) == 2 and all(e.strip() for e in events):
-        reqs = [f"date: {e.strip()}" for e in events]
-    else:
-        reqs = [f"date: {strip_lead(p.text)}" if p.kind in DATE_KINDS else p.label for p in question_parts(q)]
+    reqs = [_worded(r, question) for r in decompose_rules(question) if r.kind in WORD_KINDS]
+    if later_first(question) and len(reqs) > 1:  # an interval's endpoints, earlier first
+        reqs[:2] = reqs[1::-1]
     out = list(dict.fromkeys(r for r in reqs if toks(_LABELLED.sub("", r))))
     return out[:5] or [q]
+
+
+def _from_event(text: str, terms: Sequence[str]) -> str:
+    """``text`` from its first word that holds a term or a name on: the question's scaffold before an
+    event ("days did it take for my new camera strap to arrive" -> "new camera strap to arrive")."""
+    ws = text.split()
+    start = next((i for i, w in enumerate(ws) if w[:1].isupper() or set(tokenize(w, stop=True, stemmed=True)) & set(terms)), 0)
+    return " ".join(ws[start:])
+
+
+def _worded(req: Requirement, question: str) -> str:
+    """A requirement as the rules read it: its text ("date: ..." for a date asked for), then in
+    parentheses the question's words behind the terms its text lacks (what a pronoun-only endpoint
+    borrowed from the other clause: "I ordered it" -> "date: I ordered it (new remote shutter release)")."""
+    text = f"date: {_from_event(strip_lead(_LABELLED.sub('', req.text)), req.terms)}" if req.kind in DATE_KINDS else req.text
+    borrowed = set(req.terms) - set(tokenize(req.text, stop=True, stemmed=True))
+    extra = dict.fromkeys(w.strip(",.?!;:") for w in question.split()
+                          if borrowed & set(tokenize(w, stop=True, stemmed=True)))
+    return f"{text} ({' '.join(extra)})" if extra else text
 
 
 # -- coverage ----------------------------------------------------------------------------------
@@ -329,7 +278,7 @@ def interval_dates(question: str, evidence: Sequence[str]) -> tuple[Ymd, Ymd] | 
     if not dated:
         return None
     picked: list[Ymd] = []
-    if len(reqs) == 2 and all(r.startswith("date:") for r in reqs):
+    if len(reqs) == 2 and all(r.startswith("date:") for r in reqs):  # the interval's two endpoints
         for r in _req_tokens(reqs):
             cands = [(_event_score(r, u), -k, u.dates[0])
                      for k, u in enumerate(dated) if covers(r, u.text, dated=True)]

@@ -20,10 +20,10 @@ would list for it:
 * the rest     one ``fact``: the question without its scaffold, as before.
 
 The span between two events ("how many days between A and B", "... after I ordered it") is split
-by its own rules (``llm.rules._interval_events`` and ``method.requirements``); :func:`parts` sees
-the other forms. Covers :func:`parts` (pure, deterministic; at most :data:`MAX_PARTS`).
+by the offline decomposer itself (``llm.rules_requirements``); :func:`parts` sees the other forms.
+Covers :func:`parts` (pure, deterministic; at most :data:`MAX_PARTS`).
 Does not cover: which records cover a part (``method.requirements.covers_lexically`` for Stage I,
-``llm.rules.coverage`` for the rules roles), names and date constraints (``method.requirements``).
+``llm.rules.coverage`` for the rules roles), names and date constraints (``llm.rules_requirements``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ protocol (bench/quality/bench_ours_selection.py); in the remark regime, whose re
 COVER reads no requirement (as Stage I's cover does there).
 
 Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading
-a model (the offline requirements are ``requirements.decompose_rules``').
+a model (the offline requirements are ``rules_requirements.decompose_rules``').
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ name their speaker). A speaker label and a name span agree when the shorter's st
 the longer's (:func:`same_person`).
 
 Does not cover: nicknames ("Mel" for Melanie: ``turn_scores.named_speakers`` adds a capitalised-prefix
-rule for single-word keys), names of people who are not speakers (``requirements.name_spans``);
+rule for single-word keys), names of people who are not speakers (``rules_requirements.name_spans``);
 a Chinese or Japanese name is keyed by its first character bigram (``text.words``), and by its whole
 label when another speaker's name begins with the same two characters.
 """

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from bfr_core.roles.snippets import HEADER
-from bfr_core.sentences import running_sentences
+from bfr_core.sentences import sentences
 from bfr_core.text import tokenize
 
 ELLIPSIS = " … "
@@ -35,7 +35,7 @@ def _trim(text: str, cue: set[str], cap: int) -> str:
     m = HEADER.match(text)
     if m and len(m.group(0)) < cap:
         return m.group(0) + _trim(text[m.end():], cue, cap - len(m.group(0)))
-    parts = running_sentences(text)
+    parts = sentences(text)
     scored = sorted(range(len(parts)),
                     key=lambda i: (-len(cue & set(tokenize(parts[i], stemmed=True))), i))
     keep: set[int] = set()
