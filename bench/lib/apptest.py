@@ -1,6 +1,6 @@
 """The app under streamlit's AppTest, as the app benches open it: :func:`app_test` (app.py on a
 given store, in st.navigation mode as tests/app/conftest.py sets it) and :func:`timed` (seconds, rounded,
-and the result of a call).
+and the result of a call); :func:`page_times`: warm opens of a page, then clicks of one of its buttons.
 
 Does not cover: the pages' own assertions (each bench checks what it measures).
 """
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,3 +37,20 @@ def app_test(db: Path):
         pm.PagesManager.__init__ = init
         pm.PagesManager._bench_patched = True
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
+
+
+def page_times(open_page: Callable[[Path], tuple[float, Any]], db: Path, button: str, *, opens: int = 3,
+               clicks: int = 5) -> tuple[list[float], list[float], Any]:
+    """Seconds of ``opens`` warm opens of a page (``open_page(db)``), then of ``clicks`` clicks of the button
+    keyed ``button`` on the last one, each click's run free of exceptions; and that last AppTest."""
+    warm = []
+    for _ in range(opens):
+        took, at = open_page(db)
+        warm.append(took)
+    saves = []
+    for _ in range(clicks):
+        t0 = time.perf_counter()
+        at.button(key=button).click().run()
+        saves.append(round(time.perf_counter() - t0, 3))
+        assert not at.exception, [e.value for e in at.exception]
+    return warm, saves, at

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.lib.apptest import app_test, timed
+from bench.lib.apptest import app_test, page_times, timed
 from bfr_core.duck import insert_columns
 from bfr_core.evaluation import agreement as AG
 from bfr_core.evaluation import labels as L
@@ -88,16 +88,7 @@ def main() -> int:
         items = len(L.items(Store(db, read_only=True)))
         import streamlit as st
 
-        warm = []
-        for _ in range(3):
-            took, at = open_page(db)
-            warm.append(took)
-        saves = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            at.button(key="annot_insufficient").click().run()
-            saves.append(round(time.perf_counter() - t0, 3))
-            assert not at.exception, [e.value for e in at.exception]
+        warm, saves, at = page_times(open_page, db, "annot_insufficient")
         st.cache_data.clear()
         st.cache_resource.clear()
         s = Store(db)

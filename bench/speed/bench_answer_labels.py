@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.lib.apptest import app_test, timed
+from bench.lib.apptest import app_test, page_times, timed
 from bfr_core.evaluation import answer_labels as AL
 from bfr_core.evaluation import labels as L
 from bfr_core.evaluation.answer_import import import_answers
@@ -90,16 +90,7 @@ def main() -> int:
         first_open_s, at = open_page(db)
         import streamlit as st
 
-        warm = []
-        for _ in range(3):
-            took, at = open_page(db)
-            warm.append(took)
-        saves = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            at.button(key="ans_undecided").click().run()
-            saves.append(round(time.perf_counter() - t0, 3))
-            assert not at.exception, [e.value for e in at.exception]
+        warm, saves, at = page_times(open_page, db, "ans_undecided")
         st.cache_data.clear()
         st.cache_resource.clear()
         s = Store(db)
