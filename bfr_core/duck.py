@@ -6,7 +6,9 @@
   (a view in a table's place, a missing column), before anything is written;
 * :func:`insert_columns` writes many rows through Arrow in one statement, or one per chunk of rows
   (an ingest's turns: :data:`INSERT_CHUNK_ROWS`), so a large ingest holds one chunk's Arrow copy at a
-  time, not the whole table's (:func:`rows_to_columns` turns row tuples into its columns).
+  time, not the whole table's (:func:`rows_to_columns` turns row tuples into its columns);
+* :func:`fetch_if_tables` reads a query as empty when a table it names does not exist yet: a read-only
+  view of a store no writer has made that table in (the one home of that rule).
 
 ``store`` (the benchmark data) and ``runs`` (runs and traces) both write through here.
 Does not cover: the tables themselves (each owner keeps its DDL beside its code).
@@ -163,3 +165,15 @@ def insert_columns(cur: duckdb.DuckDBPyConnection, table: str, columns: dict[str
 def rows_to_columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, list[Any]]:
     """Row tuples (in ``names`` order) as the column lists :func:`insert_columns` takes."""
     return {name: [row[i] for row in rows] for i, name in enumerate(names)}
+
+
+def fetch_if_tables(cur: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = (), *,
+                    one: bool = False) -> Any:
+    """The rows of ``sql`` (``one``: its first row), or None when a table it reads does not exist: a
+    read-only view cannot create tables, so a store no writer has made them in reads as empty."""
+    try:
+        cur.execute(sql, list(params))
+    except duckdb.CatalogException:
+        return None
+    return cur.fetchone() if one else cur.fetchall()
+

@@ -4,8 +4,8 @@ The app, the CLI and the benchmarks all call :func:`run` (or :func:`run_query` w
 hold the views), so nothing is computed twice in two places. The question's gold ids never reach
 the arm: it receives ``question.query()``. :data:`ARMS` names each arm's function directly, then
 the arms installed packages add through the ``bfr.arms`` entry-point group (:func:`plugin_arms`:
-name -> a function with the arm contract of ``method.arms``; a built-in name is never replaced, an
-entry point that fails to load is left out and its error kept in :data:`PLUGIN_ERRORS`).
+name -> a function with the arm contract of ``method.arms``; a built-in name or an alias of one
+(``arm_names``) is never replaced, an entry point that fails to load is left out and its error kept in :data:`PLUGIN_ERRORS`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
+from bfr_core.arm_names import ALIASES, CONV_FUSION, canonical_arm
 from bfr_core.baselines.com import com
 from bfr_core.baselines.mragent import mragent_flat
 from bfr_core.baselines.topk import amem, mem0
@@ -21,7 +22,7 @@ from bfr_core.config import Budget, Config
 from bfr_core.errors import BfrError
 from bfr_core.method.arms import DEFAULT_BUDGET, ArmContext, ArmFn, checked_steps
 from bfr_core.method.budgets import budget_for
-from bfr_core.method.ours import bfr
+from bfr_core.method.ours import conv_fusion
 from bfr_core.method.stage1 import fca_ms
 from bfr_core.method.stage2 import bfr_mv, bfr_text
 from bfr_core.records import Query, Trace
@@ -42,7 +43,7 @@ ARMS: dict[str, ArmFn] = {
     "fca-ms": fca_ms,  # Stage I only (C0)
     "bfr-text": bfr_text,  # Stage I + text completion (C3)
     "bfr-mv": bfr_mv,  # Stage I + multi-view completion (C6)
-    "bfr": bfr,  # our own arm (beyond the paper)
+    CONV_FUSION: conv_fusion,  # our own arm (beyond the paper): conversation-aware score fusion
 }
 
 
@@ -56,7 +57,7 @@ def plugin_arms() -> dict[str, ArmFn]:
     PLUGIN_ERRORS.clear()
     out: dict[str, ArmFn] = {}
     for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
-        if ep.name in BUILTIN_ARMS or ep.name in out:
+        if ep.name in BUILTIN_ARMS or ep.name in ALIASES or ep.name in out:
             PLUGIN_ERRORS[ep.name] = f"{ep.value}: the name is taken by another arm"
             continue
         try:
@@ -88,9 +89,10 @@ def arm_names() -> list[str]:
 
 
 def resolve(name: str) -> ArmFn:
-    if name not in ARMS:
+    """The function of the arm ``name`` names (a registered name or an alias, ``arm_names``)."""
+    if canonical_arm(name) not in ARMS:
         raise BfrError(f"unknown arm '{name}'; choose from {', '.join(ARMS)}")
-    return ARMS[name]
+    return ARMS[canonical_arm(name)]
 
 
 def provider_label(llm: Any) -> str:
@@ -103,7 +105,7 @@ def resolve_budget(arm: str, budget: str | Budget | None) -> tuple[str, Budget]:
     """A budget name from the grid (C0..C9), an explicit Budget, or the arm's default."""
     if isinstance(budget, Budget):
         return "custom", budget
-    name = budget or DEFAULT_BUDGET.get(arm, "")
+    name = budget or DEFAULT_BUDGET.get(canonical_arm(arm), "")
     return name, budget_for(arm, name) if name else Budget()
 
 
@@ -117,7 +119,7 @@ def run_query(
     start = time.perf_counter()
     steps = checked_steps(resolve(arm)(ctx, query), views.position)  # the arm boundary: ids of this scope
     elapsed = (time.perf_counter() - start) * 1000
-    return Trace(dataset_id, query.question_id, arm, name, provider_label(llm), tuple(steps), elapsed)
+    return Trace(dataset_id, query.question_id, canonical_arm(arm), name, provider_label(llm), tuple(steps), elapsed)
 
 
 def run(

@@ -2,9 +2,10 @@
 
 Covers: the formal context as a heatmap, the concept lattice as a layered graph, a requirement
 coverage matrix, Gold Hit / ER / CER by step, the budget frontier (quality versus calls), a
-confusion matrix, a simple bar chart, one bar per arm with its interval and set size, and the judges' accept rates by
-system. Each builder takes lists and dicts (the JSON a Trace step
-carries, or rows of a results table) and returns a ``plotly.graph_objects.Figure``; none reads
+confusion matrix, a simple bar chart, one bar per arm with its interval and set size, the judges'
+accept rates by system, and any gold against all gold by budget (one panel per system, the
+sufficiency gap shaded). Each builder takes lists and dicts (the JSON a Trace step carries, or
+rows of a results table) and returns a ``plotly.graph_objects.Figure``; none reads
 the store and none imports streamlit, so the CLI, notebooks and tests can call them too.
 
 Does not cover: layout of several figures on a page, colours per user theme, or image export.
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 GOLD_MARK = "★ "
 PLAIN = "#1f77b4"
@@ -270,34 +272,65 @@ def bar_counts(counts: Mapping[str, int], *, title: str = "", x_title: str = "",
     return _base(fig, title, 320)
 
 
-def sufficiency_gap(
-    curves: Mapping[str, Mapping[Any, Mapping[str, Any]]], *, any_key: str = "turn_hit", all_key: str = "recall_all",
-    title: str = "Any gold against all gold, by budget",
-) -> go.Figure:
-    """Per system, two lines over the budget (evidence-set size): a gold turn found (``any_key``, solid) and
-    every gold turn found (``all_key``, dashed, same colour); the space between them is the sufficiency gap.
+ANY_GOLD, ALL_GOLD, GAP_FILL = "#2ca02c", "#d62728", "rgba(127, 127, 127, 0.22)"
 
-    ``curves``: system -> budget (a number or its string) -> a dict with both keys (percentages); a budget
-    missing either key is left out of that system's lines.
+
+def sufficiency_gap(
+    curves: Mapping[str, Mapping[Any, Mapping[str, Any]]], *, any_key: str = "any", all_key: str = "all",
+    title: str = "Any gold against all gold, by budget", columns: int = 4, gap_at: int = 10,
+) -> go.Figure:
+    """One panel per system over the budget (evidence-set size k): a gold turn among the first k (``any_key``,
+    solid) and every gold turn among them (``all_key``, dashed), the band between them shaded: the
+    sufficiency gap. The first system's two lines are repeated thin and grey in every other panel, so each
+    panel reads against it; a panel's title gives its system and gap at ``gap_at`` turns when measured there.
+
+    ``curves``: system -> budget (a number or its string) -> a dict with both keys (percentages), in the order
+    the panels are drawn; a budget missing either key is left out of that panel, a system with none is left out.
     """
-    fig = go.Figure()
-    palette = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
-    for j, (system, points) in enumerate(curves.items()):
+    panels = []
+    for system, points in curves.items():
         rows = sorted(((float(b), p) for b, p in points.items()
                        if isinstance(p, Mapping) and p.get(any_key) is not None and p.get(all_key) is not None),
                       key=lambda bp: bp[0])
-        if not rows:
-            continue
-        colour = palette[j % len(palette)]
-        xs = [b for b, _ in rows]
-        for key, dash, label in ((any_key, "solid", "any gold"), (all_key, "dash", "all gold")):
+        if rows:
+            panels.append((system, [b for b, _ in rows], [float(p[any_key]) for _, p in rows],
+                           [float(p[all_key]) for _, p in rows]))
+    cols = max(1, min(columns, len(panels)))
+    n_rows = max(1, -(-len(panels) // cols))
+
+    def heading(system: str, xs: list[float], hit: list[float], every: list[float]) -> str:
+        gap = [a - b for x, a, b in zip(xs, hit, every, strict=True) if x == gap_at]
+        return f"<b>{system}</b>" + (f"<br>gap at {gap_at}: {gap[0]:.1f}" if gap else f"<br>no point at {gap_at}")
+
+    fig = make_subplots(rows=n_rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.03,
+                        vertical_spacing=0.35 / n_rows if n_rows > 1 else 0.1,
+                        subplot_titles=[heading(*panel) for panel in panels])
+    for j, (system, xs, hit, every) in enumerate(panels):
+        at = {"row": j // cols + 1, "col": j % cols + 1}
+        fig.add_trace(go.Scatter(x=[*xs, *xs[::-1]], y=[*hit, *every[::-1]], mode="none", fill="toself",
+                                 fillcolor=GAP_FILL, name="gap", legendgroup="gap", showlegend=j == 0,
+                                 hoverinfo="skip"), **at)
+        for ys, colour, dash, label in ((every, ALL_GOLD, "dash", "all gold"), (hit, ANY_GOLD, "solid", "any gold")):
             fig.add_trace(go.Scatter(
-                x=xs, y=[float(p[key]) for _, p in rows], mode="lines+markers", name=f"{system}: {label}",
-                legendgroup=system, line={"color": colour, "dash": dash, "width": 3 if j == 0 else 1.5},
-                hovertemplate="%{x:.0f} turns: %{y:.1f}%<extra>" + f"{system}: {label}" + "</extra>"))
-    fig.update_xaxes(title="evidence-set size (turns)", type="log", tickvals=[5, 10, 20, 40])
-    fig.update_yaxes(title="% of questions", range=[0, 100])
-    return _base(fig, title, 420)
+                x=xs, y=ys, mode="lines+markers", name=label, legendgroup=label, showlegend=j == 0,
+                line={"color": colour, "dash": dash, "width": 2},
+                hovertemplate="%{x:.0f} turns: %{y:.1f}%<extra>" + f"{system}: {label}" + "</extra>"), **at)
+        if j:  # the first system, for reference
+            first = panels[0]
+            for ys, label in ((first[3], "all gold"), (first[2], "any gold")):
+                fig.add_trace(go.Scatter(x=first[1], y=ys, mode="lines", name=f"{first[0]} (for reference)",
+                                         legendgroup="reference", showlegend=j == 1 and label == "any gold",
+                                         line={"color": MUTED, "width": 1}, hoverinfo="skip"), **at)
+    fig.update_xaxes(type="log", tickvals=[5, 10, 20, 40], range=[0.6, 1.7])
+    fig.update_yaxes(range=[0, 100])
+    fig.update_yaxes(title="% of questions", col=1)
+    fig.update_xaxes(title="turns (k)", row=n_rows)
+    fig.update_annotations(font_size=12)
+    height = 110 + 220 * n_rows
+    fig = _base(fig, title, height)
+    fig.update_layout(margin={"t": 110}, legend={"orientation": "h", "yref": "container", "y": 1 - 50 / height,
+                                                 "yanchor": "top", "x": 0, "xanchor": "left"})
+    return fig
 
 
 def judge_accept_figure(judges: Mapping[str, Mapping[str, Any]], known_wrong: Sequence[str] = (),

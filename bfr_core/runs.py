@@ -25,7 +25,8 @@ from typing import Any, Protocol
 
 import duckdb
 
-from bfr_core.duck import insert_columns, rows_to_columns
+from bfr_core.arm_names import canonical_arm, stored_names
+from bfr_core.duck import fetch_if_tables, insert_columns, rows_to_columns
 
 
 class Store(Protocol):
@@ -215,12 +216,8 @@ def run_row(store: Store, run_id: str) -> tuple[Any, ...] | None:
     """(dataset_id, arms, n_questions, budget, k, provider) of one run, or None (also when no run was
     ever written: a read-only open has no runs table to create)."""
     ensure_schema(store)  # a runs table of another shape is refused here, not half way through a report
-    try:
-        return store.cursor().execute(
-            "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs WHERE run_id = ?", [run_id]
-        ).fetchone()
-    except duckdb.CatalogException:
-        return None
+    return fetch_if_tables(store.cursor(), "SELECT dataset_id, arms, n_questions, budget, k, provider FROM runs "
+                           "WHERE run_id = ?", [run_id], one=True)
 
 
 def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -231,8 +228,8 @@ def load_results(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def list_runs(store: Store) -> list[dict[str, Any]]:
-    """Every run, newest first, each with ``current`` (see :data:`CURRENT_RUN`); none on a read-only view
-    of a store no eval has touched (no runs table)."""
+    """Every run, newest first, each with ``current`` (see :data:`CURRENT_RUN`) and its arms by registered
+    name (``arm_names``); none on a read-only view of a store no eval has touched (no runs table)."""
     ensure_schema(store)
     cur = store.cursor()
     try:
@@ -243,17 +240,18 @@ def list_runs(store: Store) -> list[dict[str, Any]]:
             raise
         return []
     names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    runs = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    return [{**r, "arms": [canonical_arm(a) for a in r["arms"]] if r["arms"] else r["arms"]} for r in runs]
 
 
 def load_trace_dict(store: Store, run_id: str, question_id: str, arm: str) -> dict[str, Any] | None:
+    """The stored trace of ``arm`` (by its registered name or an alias, ``arm_names``: a run stored under
+    either is found) on one question of a run, as stored; None when there is none."""
     ensure_schema(store)
-    try:
-        row = store.cursor().execute(
-            "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND arm = ?", [run_id, question_id, arm]
-        ).fetchone()
-    except duckdb.CatalogException:  # a read-only store no run was ever written to
-        return None
+    row = fetch_if_tables(
+        store.cursor(),
+        "SELECT trace FROM traces WHERE run_id = ? AND question_id = ? AND list_contains(?, arm) ORDER BY arm",
+        [run_id, question_id, list(dict.fromkeys((arm, *stored_names(arm))))], one=True)
     return json.loads(row[0]) if row else None
 
 

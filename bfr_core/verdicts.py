@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 
-from bfr_core.duck import rows_to_columns
+from bfr_core.duck import fetch_if_tables, rows_to_columns
 
 Store = Any  # bfr_core.store.Store, or anything with cursor(), transaction() and ensure() (a layer does not import across itself)
 
@@ -82,9 +81,6 @@ def delete_verdicts(store: Store, run_id: str, arm: str) -> None:
 def judged_runs(store: Store) -> list[tuple[str, str, int]]:
     """(run, dataset, verdicts) of every run with a verdict, newest run first; none on a read-only
     store where no verdict was ever written."""
-    try:
-        return [tuple(r) for r in store.cursor().execute(
-            "SELECT v.run_id, u.dataset_id, count(*) FROM verdicts v JOIN runs u USING (run_id) "
-            "GROUP BY v.run_id, u.dataset_id, u.created ORDER BY u.created DESC, v.run_id").fetchall()]
-    except duckdb.CatalogException:
-        return []
+    return [tuple(r) for r in fetch_if_tables(
+        store.cursor(), "SELECT v.run_id, u.dataset_id, count(*) FROM verdicts v JOIN runs u USING (run_id) "
+        "GROUP BY v.run_id, u.dataset_id, u.created ORDER BY u.created DESC, v.run_id") or ()]

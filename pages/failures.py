@@ -8,7 +8,9 @@ import urllib.parse
 import streamlit as st
 
 from bfr_core import plots
+from bfr_core.arm_names import canonical_arm
 from bfr_core.evaluation import report as REP
+from bfr_core.evaluation.cases import BFR_ARMS
 from ui import commands as C
 from ui import keys as K
 from ui import resources as R
@@ -97,7 +99,7 @@ with st.expander(f"Budget frontier of this store ({run['dataset_id']})", expande
         fy = s1.selectbox("Quality", keys, index=keys.index("gold_hit") if "gold_hit" in keys else 0, key="fail_fy")
         fx = s2.segmented_control("Cost", ["calls", "size"], default="calls", key="fail_fx") or "calls"
         st.plotly_chart(plots.budget_frontier(pts, x=fx, y=fy, title=""), key="fail_frontier")
-    if not other and len({p["budget"] for p in pts if p["arm"].startswith("bfr")}) < 2:
+    if not other and len({p["budget"] for p in pts if canonical_arm(p["arm"]) in BFR_ARMS}) < 2:
         st.caption("Each arm here was run at one budget, so each is one point. For a frontier over C0…C9 "
                    "on this store, run the sweep and give its frontier.json above:")
         st.code(C.sweep_cmd(path, run["dataset_id"], "bench/out/sweep_" + run["dataset_id"]), language="bash")

@@ -58,7 +58,7 @@ if key != "original":
                            for d, c in ceil.items()))
 rows = [{"judge": j, "answers": d["n"], "accept %": d["accept_pct"], "undecided %": d["undecided_pct"],
          "accept % (real answers)": d["real_answers"]["accept_pct"], "false accept %": d["false_accept_pct"],
-         "not judged": d["not_judged"]} for j, d in sec["judges"].items()]
+         "not judged": d["not_judged"], "s / verdict": d["s_per_verdict"]} for j, d in sec["judges"].items()]
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="judges_table")
 st.plotly_chart(plots.judge_accept_figure(sec["judges"], wrong), key="judges_plot")
 st.subheader("Agreement on answers both judges decided", anchor=False)

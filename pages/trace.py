@@ -5,12 +5,10 @@ eval run) preselect the question, so the Failures page can link here. An importe
 import-run``) is listed beside the arms; it has no live run, so its stored evidence is shown at once.
 """
 
-import json
-from pathlib import Path
-
 import streamlit as st
 
 from bfr_core import pipeline, plots
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
@@ -19,6 +17,7 @@ from ui import keys as K
 from ui import markup
 from ui import resources as R
 from ui import steps as S
+from ui import sufficiency as SUF
 from ui import widgets as W
 from ui.answering import answer_and_judge, reference_text, verdict_text
 from ui.ingesting import trace_note
@@ -27,7 +26,6 @@ from ui.runner import stepper
 R.require_frame()
 
 ALL = "(all scopes)"
-SUFFICIENCY = Path(__file__).resolve().parents[1] / "bench" / "out" / "ours_sufficiency.json"
 BUDGETS = ["default"] + [f"C{i}" for i in range(10)]
 ss = st.session_state
 st.title("Trace", anchor=False)
@@ -40,6 +38,7 @@ if not datasets:
 live = arm_names()
 
 qp = {k: st.query_params.get(k) for k in ("dataset", "question", "arm", "run")}
+qp["arm"] = qp["arm"] and canonical_arm(qp["arm"])  # a link may name an arm by its alias (arm_names)
 if any(qp.values()) and ss.get("trace_qp") != qp:  # apply a link's preselection once
     ss["trace_qp"] = qp
     if qp["dataset"] in datasets:
@@ -95,6 +94,34 @@ with st.container(border=True):
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))
 
+with st.expander(f"Any gold against all gold by budget, measured: {CONV_FUSION}, the paper's arms, the top-k rankings"):
+    try:
+        measured = SUF.load()
+    except ValueError as exc:  # a damaged file: say so, as for an absent one
+        st.warning(str(exc))
+        measured = None
+    if measured is None or not measured["benchmarks"]:
+        st.info(f"Not measured yet: `{SUF.RELATIVE}` is absent. Measure a benchmark's "
+                "dataset in a store (offline, minutes) with:")
+        st.code(SUF.COMMAND, language="bash")
+    else:
+        kinds = {d["dataset_id"]: d["kind"] for d in R.datasets(path)}
+        found = SUF.benchmark_for(measured, kinds.get(dataset, ""))
+        keys = list(measured["benchmarks"])
+        if found is None:
+            st.caption(f"No measurement for {W.esc(kinds.get(dataset, dataset))} datasets; choose a measured benchmark.")
+        shown_key = st.selectbox("Benchmark", keys, index=keys.index(found) if found else None, key=f"trace_suff_{found}",
+                                 format_func=lambda k: measured["benchmarks"][k].get("name", k))
+        if shown_key is not None:
+            entry = measured["benchmarks"][shown_key]
+            st.caption(f"{entry.get('n', '?')} questions; each evidence set cut to its first k turns, offline (the "
+                       "rules stand-in for any model call); a system is drawn at the budgets at least half its sets "
+                       f"reach. {CONV_FUSION}: development figures (its weights were chosen on these benchmarks' questions); no "
+                       f"other system chose a weight on them. Commit {markup.code(str(measured.get('commit', '?')))}.")
+            st.plotly_chart(plots.sufficiency_gap(SUF.curves(entry), title=f"{entry.get('name', shown_key)}: any gold "
+                                                  "(solid) against all gold (dashed) in the first k turns"),
+                            key="trace_sufficiency")
+
 link = ss.get("trace_link")
 linked = link["run"] if link and (link["dataset"], link["question"], link["arm"]) == (dataset, qid, arm) else None
 if link and not linked and (link["dataset"], link["question"]) == (dataset, qid) and arm not in imported:
@@ -136,12 +163,6 @@ else:
 view = S.StepView(dataset, turns, frozenset(q.gold), show_gold, key="trace_s", recorded=S.recorded_for(store, q.text))
 if shown and q.gold and show_gold:
     st.plotly_chart(plots.metrics_by_step(S.metric_rows(trace, q.gold, shown)), key="trace_metrics")
-if SUFFICIENCY.exists():  # measured by bench/bench_ours_sufficiency.py: the gap between one gold turn and all of them
-    with st.expander("Any gold against all gold by budget: bfr, the paper's arms, top-k rankings (measured)"):
-        suff = json.loads(SUFFICIENCY.read_text(encoding="utf-8"))
-        for ds in (d for d in ("locomo", "longmemeval") if isinstance(suff.get(d), dict)):
-            st.plotly_chart(plots.sufficiency_gap(suff[ds], title=f"{ds}: any gold (solid), all gold (dashed)"),
-                            key=f"trace_sufficiency_{ds}")
 prev: tuple[str, ...] = ()
 for i, step in enumerate(trace.steps[:shown]):
     S.render_step(i, step, view, prev)

@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-# Seconds per test file of the last recorded suite run (bench/bench_suite.py): the parallel order.
+# Seconds per test file of the last recorded suite run (bench/speed/bench_suite.py): the parallel order.
 RECORDED_TIMES = Path(__file__).resolve().parents[1] / "bench" / "out" / "suite_times.json"
 
 _FILE_SECONDS: dict[str, float] = {}
@@ -74,7 +74,7 @@ def pytest_runtest_logreport(report) -> None:
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     """With ``$BFR_SUITE_TIMES`` set, write each test file's seconds there as JSON, slowest first, with
-    the tests, failures, exit status, wall seconds and each worker's busy seconds (``bench/bench_suite.py``
+    the tests, failures, exit status, wall seconds and each worker's busy seconds (``bench/speed/bench_suite.py``
     reads it). A parallel worker writes nothing: its controller holds every report."""
     target = os.environ.get("BFR_SUITE_TIMES")
     if not target or hasattr(session.config, "workerinput"):

@@ -1,16 +1,13 @@
-"""bench/byo_readme.py: which run each row of the BEAM / LoCoMo-Plus tables comes from."""
+"""bench/lib/byo_readme.py: which run each row of the BEAM / LoCoMo-Plus tables comes from."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import byo_readme as B  # noqa: E402
+import bench.lib.byo_readme as B
 
 
 def _fig(hit: float) -> dict:

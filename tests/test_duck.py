@@ -5,6 +5,8 @@ A lock held by another process (the StoreLocked path) is exercised end to end in
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -14,6 +16,7 @@ from bfr_core.duck import (
     StoreError,
     StoreLocked,
     connect,
+    fetch_if_tables,
     insert_columns,
     is_lock_error,
     lock_wait_default,
@@ -79,3 +82,22 @@ def test_insert_columns_in_chunks_writes_every_row_in_order_and_rolls_back_as_on
         insert_columns(cur, "t", {"k": ["x1", "x2", "x3", "x4", "k00"], "v": [1, 2, 3, 4, 5]}, chunk_rows=2)
     cur.execute("ROLLBACK")
     assert con.execute("SELECT count(*) FROM t").fetchone() == (7,)
+
+
+def test_fetch_if_tables_reads_a_missing_table_as_none_and_other_errors_still_raise():
+    con = _table()
+    con.execute("INSERT INTO t VALUES ('a', 1), ('b', 2)")
+    assert fetch_if_tables(con, "SELECT k, v FROM t ORDER BY k") == [("a", 1), ("b", 2)]
+    assert fetch_if_tables(con, "SELECT count(*) FROM t WHERE v > ?", [1], one=True) == (1,)
+    assert fetch_if_tables(con, "SELECT * FROM no_such_table") is None
+    assert fetch_if_tables(con, "SELECT * FROM no_such_table", one=True) is None
+    with pytest.raises(duckdb.BinderException):  # a wrong column is a bug, not an empty store
+        fetch_if_tables(con, "SELECT no_such_column FROM t")
+
+
+def test_a_missing_table_is_caught_in_one_home():
+    """Only duck.fetch_if_tables (and runs.list_runs, which re-raises on a writable store) catch
+    DuckDB's missing-table error; every other reader goes through the helper."""
+    root = Path(__file__).resolve().parents[1] / "bfr_core"
+    catching = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "CatalogException" in p.read_text())
+    assert catching == ["duck.py", "runs.py"]

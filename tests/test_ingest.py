@@ -96,9 +96,8 @@ ingest(Store(sys.argv[1]), "jsonl", demo_file(), name="demo", progress=cb, entit
 
 def _contents(path: Path) -> dict[str, list]:
     """Every table's rows (sorted; the ingest time left out), read from a closed store file: the
-    comparison ``bench/bench_store_same.py`` makes between an old and a new code's stores."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from bench_store_same import contents
+    comparison ``bench/checks/bench_store_same.py`` makes between an old and a new code's stores."""
+    from bench.lib.store_rows import contents
 
     return contents(path)
 

@@ -19,7 +19,7 @@ from bfr_core.ingest.demo import (
     load_recorded,
     write_demo,
 )
-from bfr_core.ingest.jsonl import load_jsonl
+from bfr_core.ingest.generic_jsonl import load_jsonl
 from bfr_core.store import Store
 from bfr_core.text import tokenize
 

@@ -187,7 +187,7 @@ def test_the_fixture_reaches_every_regime_of_bfr():
     _, views, queries, _ = _world(rename=True)
     regimes, clause_notes = set(), []
     for q, s in queries:
-        pool = pipeline.run_query(views[s], q, "bfr", dataset_id="d0").steps[0].data
+        pool = pipeline.run_query(views[s], q, "conv-fusion", dataset_id="d0").steps[0].data
         regimes.add(pool["regime"])
         clause_notes.append(pool["clauses"])
     assert regimes == {"words", "remark"}

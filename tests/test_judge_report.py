@@ -11,7 +11,7 @@ from bfr_core.cli import main
 from bfr_core.evaluation.answer_import import import_answers
 from bfr_core.evaluation.judge_report import judge_report, keys_markdown, length_bucket
 from bfr_core.evaluation.judging import judge_run, parse_judge
-from bfr_core.evaluation.overlay import golds_under, ingest_overlay
+from bfr_core.evaluation.overlay import golds_under, ingest_overlay, retrieval_under
 from bfr_core.ingest.demo import ensure_demo_store
 
 
@@ -84,3 +84,54 @@ def test_no_key_section_without_an_overlay(tmp_path: Path):
 def test_length_buckets():
     assert [length_bucket(a) for a in ("7 May", "a b c d", " ".join("x" * 40))] == \
         ["1-3 words", "4-10 words", "31+ words"]
+
+
+def test_retrieval_under_each_key_compares_arms_at_the_common_set_size(tmp_path: Path):
+    """Gold Hit / CER under the keys are read at the run's common set size (the smallest arm's
+    largest set) unless each arm's own size is asked for, and the report's section says which."""
+    store = ensure_demo_store(tmp_path / "demo.duckdb", embed=False)
+    qs = [q for q in store.questions("demo") if q.gold]
+    other = {q.question_id: next(t.turn_id for t in store.scope_turns("demo", q.scope_id) if t.turn_id not in q.gold)
+             for q in qs}
+    long_, short = tmp_path / "long.jsonl", tmp_path / "short.jsonl"
+    long_.write_text("".join(json.dumps({"question_id": q.question_id, "answer": "x",
+                                         "evidence": [other[q.question_id], *q.gold]}) + "\n" for q in qs))
+    short.write_text("".join(json.dumps({"question_id": q.question_id, "answer": "x",
+                                         "evidence": [other[q.question_id]]}) + "\n" for q in qs))
+    run_id = import_answers(store, long_, dataset_id="demo", name="long").run_id
+    import_answers(store, short, dataset_id="demo", name="short", run_id=run_id)
+    common = retrieval_under(store, run_id)
+    assert common["long"]["k"] == common["short"]["k"] == 1
+    assert common["long"]["gold_hit"] == 0.0  # its first id is the non-gold turn
+    own = retrieval_under(store, run_id, own_budgets=True)
+    assert own["long"]["k"] is None and own["long"]["gold_hit"] == 100.0 and own["long"]["cer"] == 100.0
+    assert retrieval_under(store, run_id, k=2)["long"]["gold_hit"] == 100.0
+    overlay = tmp_path / "errors.json"
+    overlay.write_text(json.dumps([{"question_id": qs[0].question_id, "error_type": "HALLUCINATION",
+                                    "correct_answer": "zebra crossing"}]))
+    ingest_overlay(store, overlay, dataset_id="demo")
+    assert "every set cut to its first 1 ids" in keys_markdown(store, run_id)
+    assert "NOT AT EQUAL BUDGET" in keys_markdown(store, run_id, own_budgets=True)
+    store.close()
+
+
+def test_seconds_per_verdict_from_stored_timings(tmp_path: Path):
+    from bfr_core.verdicts import write_verdicts
+
+    store = ensure_demo_store(tmp_path / "demo.duckdb", embed=False)
+    qs = store.questions("demo")[:3]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"question_id": q.question_id, "answer": q.answer,
+                                           "verdicts": {"lenient": True}}) + "\n" for q in qs))
+    run_id = import_answers(store, answers, dataset_id="demo", name="sys").run_id
+    # a model judge's three verdicts, timed 1, 2 and 6 s; one of them under an overlay key too (4 s)
+    rows = [(run_id, q.question_id, "sys", "m/strict", "original", "CORRECT", "r", "m", "strict", "h", q.answer,
+             ms) for q, ms in zip(qs, (1000.0, 2000.0, 6000.0), strict=True)]
+    rows.append((run_id, qs[0].question_id, "sys", "m/strict", "other", "WRONG", "r", "m", "strict", "h", "x", 4000.0))
+    write_verdicts(store, rows)
+    rep = judge_report(store, [run_id])
+    store.close()
+    judges = rep["keys"]["original"]["judges"]
+    assert (judges["m/strict"]["timed"], judges["m/strict"]["s_per_verdict"]) == (4, 3.25)
+    assert judges["m/strict"]["n"] == 3
+    assert (judges["lenient"]["timed"], judges["lenient"]["s_per_verdict"]) == (0, None)  # imported: untimed

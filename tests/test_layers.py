@@ -1,7 +1,7 @@
 """The package layers of bfr_core: every import (lazy ones included) runs down, never up or across.
 
 Layers, lowest first; a module may import its own package and any lower layer:
-base modules (records, config, errors, progress, text, plots, dates, lru, jsonl) < lexicon, duck < store, runs, outfile,
+base modules (records, config, errors, progress, text, plots, dates, lru, jsonl, fusion, arm_names) < lexicon, duck < store, runs, outfile,
 sentences, verdicts < llm,
 retrieval < ingest, roles < method < baselines < pipeline < evaluation < commands, cli.
 ``bfr_core`` never imports streamlit.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "bfr_core"
-BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lru", "jsonl", "fusion"}
+BASE = {"records", "config", "errors", "progress", "text", "plots", "dates", "lru", "jsonl", "fusion", "arm_names"}
 LAYER = {
     **dict.fromkeys(BASE, 0),
     "lexicon": 1, "duck": 1,

@@ -1,5 +1,5 @@
 """make_llm wiring, provider selection, and the local backend's install checks and GGUF assembly
-(with stand-in part packages; the real model runs only in test_llm_local.py)."""
+(with stand-in part packages; the real model runs only in test_llm_local_provider.py)."""
 
 from __future__ import annotations
 

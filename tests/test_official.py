@@ -125,7 +125,7 @@ def _views():
                        model.encode([t.text for t in turns]), model)
 
 
-@pytest.mark.parametrize("arm", ["mem0", "amem", "bfr"])
+@pytest.mark.parametrize("arm", ["mem0", "amem", "conv-fusion"])
 def test_every_arm_is_scored_on_its_evidence_set_over_user_turns(arm):
     from bfr_core.pipeline import run_query
 
@@ -135,4 +135,4 @@ def test_every_arm_is_scored_on_its_evidence_set_over_user_turns(arm):
     ranked = official.arm_ranking(v, q, arm, "d")
     assert ranked == list(run_query(v, q.query(), arm, dataset_id="d").evidence)
     assert set(ranked) <= {t.turn_id for t in v.turns}
-    assert "bfr" in official.PROCEDURE and "evidence set" in official.PROCEDURE
+    assert "conv-fusion" in official.PROCEDURE and "evidence set" in official.PROCEDURE

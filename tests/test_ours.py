@@ -1,4 +1,4 @@
-"""Our arm ``bfr`` (bfr_core.method.ours): score pieces, trace shape, budgets, and the shutter-release case."""
+"""Our arm ``conv-fusion`` (bfr_core.method.ours): score pieces, trace shape, budgets, and the shutter-release case."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ STAGE_ONE = ["pool", "requirements", "context", "lattice", "prefilter", "selecti
 
 
 def _ctx(views, budget: Budget | str = "C6", ground: int = 10) -> ArmContext:
-    b = budget_for("bfr", budget) if isinstance(budget, str) else budget
+    b = budget_for("conv-fusion", budget) if isinstance(budget, str) else budget
     cfg = Config(retrieval=RetrievalConfig(ground=ground))
     return ArmContext(views, cfg, b, budget if isinstance(budget, str) else "custom")
 
@@ -74,7 +74,7 @@ def test_neighbour_max_stays_inside_sessions():
 def test_evidence_size_is_e0_plus_what_the_budget_retains(budget, size):
     """b + min(B_new, rounds * keep, calls * keep) on a scope large enough to fill it."""
     views = make_views(big_rows())
-    steps = ours.bfr(_ctx(views, budget), Query("q", "s", "What did Caroline say about the camera?"))
+    steps = ours.conv_fusion(_ctx(views, budget), Query("q", "s", "What did Caroline say about the camera?"))
     assert len(steps[-1].evidence) == size
 
 
@@ -105,7 +105,7 @@ def test_trace_shape_budget_and_determinism():
     views = make_views(SHUTTER_ROWS)
     q = Query("q1", "s", "How many days did it take for Alice to receive the remote shutter release after she ordered it?")
     ctx = _ctx(views, "C6")
-    steps = resolve("bfr")(ctx, q)
+    steps = resolve("conv-fusion")(ctx, q)
     kinds = [s.kind for s in steps]
     assert kinds[:7] == STAGE_ONE and set(kinds[7:]) == {"round"}
     ev = steps[-1].evidence
@@ -115,27 +115,27 @@ def test_trace_shape_budget_and_determinism():
         assert {"round", "actions", "retained", "counters", "budget"} <= set(s.data)
         assert all({"view", "cue", "skipped", "candidates"} <= set(a) for a in s.data["actions"])
     json.dumps([s.data for s in steps])  # the store keeps traces as JSON
-    assert [s.evidence for s in resolve("bfr")(ctx, q)] == [s.evidence for s in steps]
+    assert [s.evidence for s in resolve("bfr")(ctx, q)] == [s.evidence for s in steps]  # the alias, the same arm
 
 
 @pytest.mark.parametrize(("budget", "ground", "size"), [("C0", 5, 5), ("C0", 10, 10),
                                                         (Budget(1, 1, 10, 10), 10, 20), ("C1", 10, 30)])
 def test_set_size_is_configurable(budget, ground, size):
     views = make_views(SHUTTER_ROWS)
-    steps = ours.bfr(_ctx(views, budget, ground), Query("q", "s", "remote shutter release"))
+    steps = ours.conv_fusion(_ctx(views, budget, ground), Query("q", "s", "remote shutter release"))
     assert len(steps[-1].evidence) == size
 
 
 def test_shutter_endpoints_both_retrieved_on_the_fake():
     views = make_views(SHUTTER_ROWS)
     q = Query("q1", "s", "How many days did it take for me to receive the new remote shutter release after I ordered it?")
-    ev = ours.bfr(_ctx(views, "C6"), q)[-1].evidence
+    ev = ours.conv_fusion(_ctx(views, "C6"), q)[-1].evidence
     assert {"S1:3", "S3:2"} <= set(ev)
 
 
 def test_tiny_scope_does_not_break():
     views = make_views([("S1", "Ann", "hello"), ("S1", "Ben", "hi there")])
-    steps = ours.bfr(_ctx(views, "C6"), Query("q", "s", "Who said hello?"))
+    steps = ours.conv_fusion(_ctx(views, "C6"), Query("q", "s", "Who said hello?"))
     assert sorted(steps[-1].evidence) == ["S1:1", "S1:2"]
 
 
@@ -161,7 +161,7 @@ def test_b3c15d39_shutter_release_both_gold_turns():
     turns = [replace(t, date=dates.get(t.session_id) or t.date) for s in scope.session_ids for t in by_session[s]]
     model = get_model()
     views = build_views(scope, turns, model.encode([t.text for t in turns]), model)
-    ev = ours.bfr(_ctx(views, "C6"), q.query())[-1].evidence
+    ev = ours.conv_fusion(_ctx(views, "C6"), q.query())[-1].evidence
     assert len(ev) <= 40
     assert {"answer_05d808e6_1_11", "answer_05d808e6_2_1"} <= set(ev)
 
@@ -234,7 +234,7 @@ def test_session_relevance_reads_the_mean_of_the_sessions_best_turns():
 
 def test_pool_step_shows_session_score_beside_own_score():
     views = make_views(WEDDING_ROWS)
-    steps = ours.bfr(_ctx(views, "C6"), Query("q", "s", "What dress did I wear to my sister's wedding?"))
+    steps = ours.conv_fusion(_ctx(views, "C6"), Query("q", "s", "What dress did I wear to my sister's wedding?"))
     cands = steps[0].data["candidates"]
     assert all({"text", "session", "context"} <= set(c) for c in cands)
 
@@ -248,7 +248,7 @@ def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
     p.write_text("[ours]\nrequest_topic = 6.0\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"o\.toml: unknown key\(s\) in \[ours\]: request_topic"):
         turn_scores.load_settings(p)
-    # the settings that left OursSettings at issue 25 (bench/ours_variants.py) are unknown keys now
+    # the settings that left OursSettings at issue 25 (bfr_core/method/variants.py) are unknown keys now
     p.write_text("[ours]\nspeaker = 2.0\nrecency = 0.3\ndense_view = true\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"o\.toml: unknown key\(s\) in \[ours\]: dense_view, recency$"):
         turn_scores.load_settings(p)

@@ -5,7 +5,7 @@
   must return or raise within 5 s (a thread, so a hang fails the test instead of the run; the
   stuck stack is printed). The list of entry points is read from the code, so a new one without a
   call here fails. ``Store(p, shared=True)`` then ``labels.sync_queue`` deadlocked before.
-* Labels: a small version of ``bench/bench_label_race.py`` (writers queueing while a process
+* Labels: a small version of ``bench/checks/bench_label_race.py`` (writers queueing while a process
   flushes) loses none; a flush that fails, or is killed, leaves its claim for the next flush, which
   writes every label once.
 * Left behind: a failed ``bfr ingest`` into a new path leaves no store file and no folder it made;
@@ -328,7 +328,7 @@ def test_a_failed_copy_leaves_no_folder(template, private_tmp, monkeypatch):
 
 def test_the_unknown_scope_error_is_short(tmp_path):
     from bfr_core.errors import InputError
-    from bfr_core.ingest.jsonl import load_jsonl
+    from bfr_core.ingest.generic_jsonl import load_jsonl
 
     rows = [{"type": "session", "session_id": f"s{i}", "scope": f"c{i}",
              "turns": [{"speaker": "a", "text": "hi"}]} for i in range(5000)]

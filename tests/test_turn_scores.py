@@ -30,7 +30,7 @@ def _chat_rows() -> list[tuple[str, str, str]]:
 
 
 def _evidence(views, text: str, settings: turn_scores.OursSettings = turn_scores.DEFAULT) -> list[str]:
-    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C6"), "C6")
+    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", "C6"), "C6")
     return list(ours.run(ctx, Query(f"q-{text[:8]}", "s", text), settings)[-1].evidence)
 
 
@@ -99,7 +99,7 @@ def shipped_outputs(settings: turn_scores.OursSettings = B47AA4F) -> dict[str, d
         for text in GOLDEN_QUESTIONS:
             q = Query(f"q-{text[:8]}", "s", text)
             final = turn_scores.score_turns(views, q, settings).final
-            at10 = ours.run(ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("bfr", "C0"),
+            at10 = ours.run(ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", "C0"),
                                        "C0"), q, settings)[-1].evidence
             out[name][text] = {"evidence@40": _evidence(views, text, settings), "evidence@10": list(at10),
                                "ranking": turn_scores.ranking(final).tolist()}

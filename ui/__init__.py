@@ -14,6 +14,7 @@
   the open store; ``evaluating``: one of those ``eval`` lines run as a background process (the
   Evaluate page); ``ingesting``: the ingest bar's text (stage, count, ETA), errors in the GUI's
   words and what a stopped ingest left; ``storepath``: the sidebar path check (no silent new store)
-  and the size on disk with the ``.wal``. These four import no streamlit. ``keys``: a question whose
+  and the size on disk with the ``.wal``; ``sufficiency``: where the measured sufficiency gap by budget
+  lives and what the Trace page draws of it. These five import no streamlit. ``keys``: a question whose
   answer key an overlay disputes, marked on Trace and Failures with the finding.
 """

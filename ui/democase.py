@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 import streamlit as st
 
+from bfr_core.arm_names import canonical_arm
 from bfr_core.duck import StoreError
 from bfr_core.evaluation import cases as CS
 from bfr_core.records import Trace
@@ -61,7 +62,8 @@ def view_ranks(path: str, dataset_id: str, question_id: str, *, dense: bool | No
 @st.cache_data(show_spinner="Mining relevance-versus-sufficiency cases…")
 def gallery(path: str) -> list[dict]:
     """Every mined case of every finished run in the store, clearest first within a run; each run's sets
-    cut to its common set size first (``summary.common_size``), so a case compares sets of one size."""
+    cut to its common set size first (``summary.common_size``), so a case compares sets of one size; arms
+    by registered name (``arm_names``)."""
     from bfr_core.runs import list_runs
     from ui import resources as R
 
@@ -73,6 +75,7 @@ def gallery(path: str) -> list[dict]:
         _, k = R.set_sizes(path, run["run_id"])
         for c in CS.load_cases(store, run["run_id"], run["dataset_id"], k):
             out.append({"run_id": run["run_id"], "dataset_id": run["dataset_id"], **asdict(c),
+                        "topk_arm": canonical_arm(c.topk_arm), "bfr_arm": canonical_arm(c.bfr_arm),
                         "clear_pair": c.clear_pair})
     return out
 

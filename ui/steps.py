@@ -87,7 +87,7 @@ def pool(s: Step, v: StepView) -> None:
 
 
 def pool_priors(d: dict) -> list[str]:
-    """What the arm ``bfr`` read from the question beyond its words (empty for other arms' pools)."""
+    """What the arm ``conv-fusion`` read from the question beyond its words (empty for other arms' pools)."""
     out = []
     if d.get("named_speaker"):
         out.append(f"speaker prior on {d['named_speaker']}")
@@ -127,9 +127,9 @@ def recorded_for(store: Any, question: str) -> Any:
 
 def local_trace_time() -> str:
     """The measured time of one full trace with the local model, as a phrase citing its JSON ("" if
-    unmeasured): Run all on the Trace page with every call made (``bench/bench_trace_local.py``), else
+    unmeasured): Run all on the Trace page with every call made (``bench/speed/bench_trace_local.py``), else
     the mean time of the two calls an fca-ms trace makes (decompose, select) in
-    ``bench/bench_llm_local.py``'s run."""
+    ``bench/quality/bench_llm_local.py``'s run."""
     out = Path(__file__).resolve().parents[1] / "bench" / "out"
     try:
         t = json.loads((out / "trace_local.json").read_text("utf-8"))["runs"]["cold"]

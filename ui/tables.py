@@ -1,8 +1,10 @@
 """The Failures page's data: one row per question with every arm side by side, filters, summaries.
 
-No streamlit here (bench/bench_app.py times these functions directly). SQL is parameterised; the
+No streamlit here (bench/speed/bench_app.py times these functions directly). SQL is parameterised; the
 only identifiers built into SQL text are pivot column aliases made from arm names stored in the
-runs table, quoted as identifiers. Filters are pandas boolean masks, never query strings.
+runs table, quoted as identifiers (besides ``arm_names.canonical_arm_sql``, built from constants). Arms
+are shown by registered name (``arm_names``: a run stored under an alias shows as its arm). Filters are
+pandas boolean masks, never query strings.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from bfr_core.arm_names import canonical_arm, canonical_arm_sql
 from bfr_core.store import Store
 
 # result column -> pivot suffix; judge and suff become 1 / 0 / NULL so every filter is numeric
@@ -45,6 +48,7 @@ def judged_by(provider: str | None) -> str:
     return "offline rules (deterministic heuristics, no model)" if provider in ("rules", "offline rules") else provider
 
 
+ARM = canonical_arm_sql("arm")  # the arm column by registered name, in SQL
 SHORT = {"Gold Hit": "GH", "ER": "ER", "CER": "CER", "set size": "size", "F1": "F1", "judge": "J", "Suff": "Suff"}
 OPS = ("=", "≠", "<", "≤", ">", "≥", "contains")
 
@@ -62,12 +66,13 @@ def run_arms(store: Store, run_id: str) -> list[str]:
 
 
 def pivot_results(store: Store, run_id: str) -> pd.DataFrame:
-    """question_id, qtype, question, then ``<arm> GH|ER|CER|size|F1|J|Suff`` for each arm."""
+    """question_id, qtype, question, then ``<arm> GH|ER|CER|size|F1|J|Suff`` for each arm (by registered
+    name, ``arm_names``)."""
     arms = run_arms(store, run_id)
     parts, params = [], []
     for arm in arms:
         for expr, short in METRICS:
-            parts.append(f"first({expr}) FILTER (WHERE r.arm = ?) AS {_ident(f'{arm} {short}')}")
+            parts.append(f"first({expr}) FILTER (WHERE r.arm = ?) AS {_ident(f'{canonical_arm(arm)} {short}')}")
             params.append(arm)
     cols = (",\n       " + ",\n       ".join(parts)) if parts else ""
     sql = f"""
@@ -123,8 +128,8 @@ def filter_frame(
 
 def type_summary(store: Store, run_id: str) -> pd.DataFrame:
     """Per arm and question type (and "Overall"): n and mean metrics, percentages 0-100."""
-    return store.cursor().execute("""
-SELECT arm, coalesce(qtype, 'Overall') AS qtype, count(*) AS n,
+    return store.cursor().execute(f"""
+SELECT {ARM} AS arm, coalesce(qtype, 'Overall') AS qtype, count(*) AS n,
        round(100 * avg(gold_hit), 1) AS "Gold Hit", round(100 * avg(er), 1) AS "ER",
        round(100 * avg(cer), 1) AS "CER", round(avg(set_size), 2) AS "set size", round(avg(calls), 2) AS calls,
        round(100 * avg(f1), 1) AS "F1",
@@ -133,7 +138,7 @@ SELECT arm, coalesce(qtype, 'Overall') AS qtype, count(*) AS n,
        count(CASE WHEN judge IN ('CORRECT', 'WRONG') THEN 1 END) AS "judge decided",
        count(CASE WHEN suff IN ('sufficient', 'insufficient') THEN 1 END) AS "Suff decided"
 FROM results WHERE run_id = ?
-GROUP BY GROUPING SETS ((arm, qtype), (arm))
+GROUP BY GROUPING SETS (({ARM}, qtype), ({ARM}))
 ORDER BY arm, qtype = 'Overall', qtype""", [run_id]).df()
 
 
@@ -207,7 +212,8 @@ def quality_keys(points: Sequence[dict[str, Any]]) -> list[str]:
 
 Q_FRONTIER = """
 WITH latest AS (
-    SELECT r.*, row_number() OVER (PARTITION BY r.question_id, r.arm, r.budget ORDER BY u.created DESC, u.run_id) AS n
+    SELECT r.* REPLACE ({ARM} AS arm),
+           row_number() OVER (PARTITION BY r.question_id, {ARM}, r.budget ORDER BY u.created DESC, u.run_id) AS n
     FROM results r JOIN runs u USING (run_id) JOIN ({versions}) v USING (run_id)
     WHERE u.dataset_id = ? AND u.finished IS NOT NULL AND r.status = 'ok' AND v.current)
 SELECT arm, coalesce(nullif(budget, ''), 'top-k') AS budget, count(*) AS n, avg(calls) AS calls,
@@ -223,6 +229,7 @@ def store_frontier(store: Store, dataset_id: str) -> list[dict[str, Any]]:
     the dataset's data (``runs.CURRENT_RUN``) are left out: their rows are never mixed with current ones."""
     from bfr_core.runs import run_versions
 
-    cur = store.cursor().execute(Q_FRONTIER.replace("{versions}", run_versions(store)), [dataset_id])
+    sql = Q_FRONTIER.replace("{versions}", run_versions(store)).replace("{ARM}", canonical_arm_sql("r.arm"))
+    cur = store.cursor().execute(sql, [dataset_id])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

@@ -9,6 +9,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from bfr_core.arm_names import ALIASES, canonical_arm
 from bfr_core.config import Config
 from bfr_core.errors import BfrError, printable
 from bfr_core.evaluation import dryrun
@@ -40,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="DuckDB store file")
     p.add_argument("--benchmark", default=None, help="locomo | longmemeval (the dataset of that name)")
     p.add_argument("--dataset", default=None, help="any dataset name in the store (e.g. demo)")
-    p.add_argument("--arms", required=True, help=f"comma-separated: {','.join(ARMS)}")
+    p.add_argument("--arms", required=True,
+                   help=f"comma-separated: {','.join(ARMS)} ({', '.join(f'{a} = {c}' for a, c in ALIASES.items())})")
     p.add_argument("--budget", default="", help="budget grid point C0..C9 (default: each arm's own)")
     p.add_argument("--k", type=int, default=10, help="top-k cutoff for the one-shot arms (default 10)")
     p.add_argument("--limit", type=int, default=None, help="only the first N scoreable questions")
@@ -93,9 +95,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def check_arguments(args: argparse.Namespace) -> tuple[str, ...]:
-    """The arms, once every argument is one a run can use (before the store is opened or written);
-    a one-line :class:`BfrError` naming the argument otherwise."""
-    arms = tuple(dict.fromkeys(a.strip() for a in args.arms.split(",") if a.strip()))
+    """The arms by registered name (an alias read as its arm, ``arm_names``), once every argument is one
+    a run can use (before the store is opened or written); a one-line :class:`BfrError` naming the
+    argument otherwise."""
+    arms = tuple(dict.fromkeys(canonical_arm(a.strip()) for a in args.arms.split(",") if a.strip()))
     if not arms:
         raise BfrError(f"--arms names no arm; choose from {', '.join(ARMS)}")
     unknown = [a for a in arms if a not in ARMS]

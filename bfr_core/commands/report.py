@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.out, option="--out", store=args.db, force=args.force)  # before any work
     store = Store(args.db, read_only=True)
     text = report(store, args.run, args.ref, args.k, own_budgets=args.own_budgets)
-    text += keys_markdown(store, args.run)  # every arm under each answer key, where an overlay exists
+    text += keys_markdown(store, args.run, args.k, own_budgets=args.own_budgets)  # under each key, where an overlay exists
     if args.out:
         write_output(args.out, text, option="--out", store=args.db, force=args.force)
     else:

@@ -29,8 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-import duckdb
-
+from bfr_core.duck import fetch_if_tables
 from bfr_core.evaluation.labels import EvidenceLine, LabelError, ensure_schema, fmt_date
 from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.runs import run_versions
@@ -83,10 +82,7 @@ def sync_queue(store: Store) -> int:
     shows the queue as it stands (none if never built)."""
     ensure_schema(store)
     if store.read_only:
-        try:
-            return store.cursor().execute("SELECT count(*) FROM answer_items").fetchone()[0]
-        except duckdb.CatalogException:
-            return 0
+        return (fetch_if_tables(store.cursor(), "SELECT count(*) FROM answer_items", one=True) or (0,))[0]
     snapshots = Q_SNAPSHOTS.replace("{versions}", run_versions(store))
     with store.transaction() as cur:
         cur.execute(f"""
@@ -108,15 +104,10 @@ def queue_stamp(store: Store) -> tuple[int, str, int, int]:
     a new run or an existing one) or judged meanwhile by another process show without a Refresh."""
     ensure_schema(store)
     cur = store.cursor()
-    try:
-        runs, newest = cur.execute("SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs").fetchone()
-        answered = cur.execute("SELECT count(*) FROM results WHERE answer IS NOT NULL").fetchone()[0]
-    except duckdb.CatalogException:  # a read-only view of a store without run tables yet
-        return 0, "", 0, 0
-    try:
-        judged = cur.execute("SELECT count(*) FROM verdicts").fetchone()[0]
-    except duckdb.CatalogException:
-        judged = 0
+    runs, newest = fetch_if_tables(cur, "SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs",
+                                   one=True) or (0, "")
+    answered = (fetch_if_tables(cur, "SELECT count(*) FROM results WHERE answer IS NOT NULL", one=True) or (0,))[0]
+    judged = (fetch_if_tables(cur, "SELECT count(*) FROM verdicts", one=True) or (0,))[0]
     return int(runs), str(newest), int(answered), int(judged)
 
 
@@ -151,11 +142,7 @@ def judge_verdicts(store: Store, item_id: str) -> dict[str, str]:
         "WHERE s.item_id = ? AND r.judge IS NOT NULL",
     )
     for sql in queries:
-        try:
-            rows = cur.execute(sql, [item_id]).fetchall()
-        except duckdb.CatalogException:  # no verdicts table yet (no judge run on this store)
-            continue
-        for judge, label in rows:
+        for judge, label in fetch_if_tables(cur, sql, [item_id]) or ():  # no verdicts table: no judge ran
             found.setdefault(judge, set()).add(label)
     return {j: "|".join(sorted(labs)) for j, labs in sorted(found.items())}
 
@@ -173,13 +160,11 @@ def annotator_verdicts(store: Store, run_ids: list[str] | tuple[str, ...]) -> di
     """Annotator -> (run, question, arm) -> their current label on that answer's item as CORRECT / WRONG /
     UNDECIDED, for the answers of the runs. The annotators judged against the original key."""
     ensure_schema(store)
-    try:
-        rows = store.cursor().execute(
-            "SELECT s.run_id, i.question_id, s.arm, c.annotator, c.label FROM current_answer_labels c "
-            "JOIN answer_items i USING (item_id) JOIN answer_sources s USING (item_id) "
-            "WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2, 3, 4", [list(run_ids)]).fetchall()
-    except duckdb.CatalogException:  # a read-only view of a store no label was ever saved to
-        return {}
+    rows = fetch_if_tables(
+        store.cursor(),
+        "SELECT s.run_id, i.question_id, s.arm, c.annotator, c.label FROM current_answer_labels c "
+        "JOIN answer_items i USING (item_id) JOIN answer_sources s USING (item_id) "
+        "WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2, 3, 4", [list(run_ids)]) or []
     out: dict[str, dict[tuple[str, str, str], str]] = {}
     for run_id, qid, arm, annotator, label in rows:
         out.setdefault(annotator, {})[(run_id, qid, arm)] = HUMAN_VERDICT[label]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.fusion import rank_order
 from bfr_core.retrieval.embed import cached_vectors
 from bfr_core.retrieval.encoders import default_spec
@@ -35,7 +36,7 @@ from bfr_core.retrieval.views.common import index_text
 from bfr_core.store import Store, text_hash
 
 TOPK_ARMS: tuple[str, ...] = ("mem0", "amem")  # one-shot relevance top-k
-BFR_ARMS: tuple[str, ...] = ("bfr-text", "bfr-mv", "bfr")
+BFR_ARMS: tuple[str, ...] = ("bfr-text", "bfr-mv", CONV_FUSION)
 RANKED_VIEWS: tuple[str, ...] = ("bm25", "dense", "hybrid")
 
 
@@ -72,7 +73,8 @@ def _clarity(c: Case) -> tuple:
 
 def mine_cases(rows: Sequence[ResultRow], gold: Mapping[str, Sequence[str]], *,
                topk_arms: Sequence[str] = TOPK_ARMS, bfr_arms: Sequence[str] = BFR_ARMS) -> list[Case]:
-    """Questions where a top-k arm held part of the gold set and a BFR arm all of it, clearest first."""
+    """Questions where a top-k arm held part of the gold set and a BFR arm all of it, clearest first
+    (``bfr_arms`` by registered name; a run's arm stored under an alias counts as its arm)."""
     by_q: dict[str, dict[str, ResultRow]] = {}
     for r in rows:
         by_q.setdefault(r.question_id, {})[r.arm] = r
@@ -81,7 +83,7 @@ def mine_cases(rows: Sequence[ResultRow], gold: Mapping[str, Sequence[str]], *,
         g = set(gold.get(qid, ()))
         if len(g) < 2:
             continue
-        complete = [a for a in bfr_arms if a in arms and g <= set(arms[a].evidence)]
+        complete = [s for a in bfr_arms for s in arms if canonical_arm(s) == a and g <= set(arms[s].evidence)]
         for t in (a for a in topk_arms if a in arms):
             ev = arms[t].evidence
             held = [i + 1 for i, e in enumerate(ev) if e in g]

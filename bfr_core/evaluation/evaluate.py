@@ -1,7 +1,7 @@
 """Arms x questions -> per-question results and traces in the store; resumable; summarised as JSON.
 
 A run is identified by what determines its output (dataset, arms, budget, k, provider, limit or
-seeded sample, with ``bfr`` among the arms a hash of its weights, :func:`settings_key`, and the content
+seeded sample, with ``conv-fusion`` among the arms a hash of its weights, :func:`settings_key`, and the content
 hash of the dataset version, :func:`bind_data`), so re-running the same command on the same data resumes it: finished (question, arm) pairs are skipped, a killed run
 loses at most the batch in flight, and rows are never duplicated (primary keys, one transaction
 per batch). Answer-level scores (answer, F1, judge, Suff) are optional columns filled when a
@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.config import Budget, Config, LLMConfig
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.executors import Executor, ThreadExecutor
@@ -81,12 +82,15 @@ class RunSpec:
     seed: int = 0
     data_sha: str = ""  # the dataset version's content hash (:func:`bind_data` sets it from the store)
 
+    def __post_init__(self) -> None:  # an alias (``arm_names``) runs, and is stored, as its arm
+        object.__setattr__(self, "arms", tuple(dict.fromkeys(canonical_arm(a) for a in self.arms)))
+
     @property
     def run_id(self) -> str:
         parts: list[Any] = [self.dataset_id, sorted(self.arms), self.budget, self.k, self.provider, self.limit]
         if self.sample:  # appended only when set, so the ids of earlier runs stay what they were
             parts += [self.sample, self.seed]
-        if "bfr" in self.arms:  # our arm's weights change with the code: a run at other weights is another run
+        if CONV_FUSION in self.arms:  # our arm's weights change with the code: a run at other weights is another run
             parts.append(settings_key())
         if self.data_sha:  # other data under the same dataset name (``bfr ingest --replace``) is another run
             parts.append(self.data_sha)
@@ -96,7 +100,7 @@ class RunSpec:
 
 def settings_key() -> str:
     """A short hash of our arm's shipped weights (``turn_scores.DEFAULT``): in the id of every run with
-    ``bfr``, so re-running after the weights change starts a new run instead of resuming into rows
+    ``conv-fusion``, so re-running after the weights change starts a new run instead of resuming into rows
     scored at the old ones."""
     return hashlib.sha1(json.dumps(asdict(turn_scores.DEFAULT), sort_keys=True).encode()).hexdigest()[:8]
 
@@ -386,5 +390,9 @@ def evaluate(
 
 
 def load_trace(store: Store, run_id: str, question_id: str, arm: str) -> Trace | None:
+    """A stored trace (``runs.load_trace_dict``), its arm by registered name (``arm_names``)."""
     data = load_trace_dict(store, run_id, question_id, arm)
-    return Trace.from_dict(data) if data is not None else None
+    if data is None:
+        return None
+    trace = Trace.from_dict(data)
+    return replace(trace, arm=canonical_arm(trace.arm))

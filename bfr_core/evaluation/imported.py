@@ -40,6 +40,8 @@ from typing import Any
 import duckdb
 
 from bfr_core import pipeline
+from bfr_core.arm_names import canonical_arm
+from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError, some
 from bfr_core.evaluation.evaluate import select_questions
 from bfr_core.evaluation.metrics import official_scores, official_session_scores
@@ -215,7 +217,7 @@ def check_name(name: str) -> None:
     if not name or any(c.isspace() for c in name) or "|" in name or not name.isprintable():
         raise BfrError(f"--name {name!r}: a system's name must be non-empty, printable (no control characters), "
                        "without spaces or '|'")
-    if name in pipeline.arm_names():
+    if canonical_arm(name) in pipeline.arm_names():  # an alias would stand in for its arm too
         raise BfrError(f"--name {name!r} is an arm of this workbench; name the imported system otherwise "
                        f"(e.g. '{name}-theirs')")
 
@@ -288,10 +290,7 @@ def imported_systems(store: Store, dataset_id: str | None = None) -> list[Import
            "any_value(t.trace->>'$.provider'), count(*) FROM traces t JOIN runs u USING (run_id) "
            "WHERE t.trace->>'$.provider' LIKE ? " + ("AND u.dataset_id = ? " if dataset_id else "")
            + "GROUP BY t.run_id, u.dataset_id, t.arm, u.created ORDER BY u.created DESC, t.run_id, t.arm")
-    try:
-        rows = store.cursor().execute(sql, [f"{PROVIDER}:%", *([dataset_id] if dataset_id else [])]).fetchall()
-    except duckdb.CatalogException:
-        return []
+    rows = fetch_if_tables(store.cursor(), sql, [f"{PROVIDER}:%", *([dataset_id] if dataset_id else [])]) or []
     return [ImportedSystem(r[0], r[1], r[2], r[3] or "", (r[4] or "").removeprefix(f"{PROVIDER}:"), int(r[5]))
             for r in rows]
 
@@ -314,17 +313,21 @@ def export_rows(store: Store, run_id: str, arms: Sequence[str] | None = None
 
 def _arm_rows(store: Store, run_id: str, arms: Sequence[str] | None
               ) -> Iterator[tuple[str, str, list[str], dict[str, Any] | None]]:
-    """``(arm, question_id, evidence, trace)`` for every stored row of the run (``arms`` picks some)."""
+    """``(arm, question_id, evidence, trace)`` for every stored row of the run (``arms`` picks some), each
+    arm by its registered name (``arm_names``: an alias picks, and a run stored under one exports as, its arm)."""
     row = run_row(store, run_id)
     if row is None:
         raise BfrError(f"no run '{run_id}' in {store.path}")
-    unknown = [a for a in arms or () if a not in (row[1] or [])]
+    have = [canonical_arm(a) for a in row[1] or []]
+    unknown = [a for a in arms or () if canonical_arm(a) not in have]
     if unknown:
-        raise BfrError(f"run '{run_id}' has no arm {', '.join(unknown)} (arms: {', '.join(row[1] or [])})")
+        raise BfrError(f"run '{run_id}' has no arm {', '.join(unknown)} (arms: {', '.join(have)})")
+    wanted = {canonical_arm(a) for a in arms or ()}
     for r in load_results(store, run_id):
-        if arms and r["arm"] not in arms:
+        if arms and canonical_arm(r["arm"]) not in wanted:
             continue
-        yield r["arm"], r["question_id"], r["evidence"] or [], load_trace_dict(store, run_id, r["question_id"], r["arm"])
+        yield (canonical_arm(r["arm"]), r["question_id"], r["evidence"] or [],
+               load_trace_dict(store, run_id, r["question_id"], r["arm"]))
 
 
 def gold_rows(store: Store, run_id: str) -> list[tuple[str, list[str]]]:

@@ -10,6 +10,9 @@ key:
   (:func:`length_bucket`, words of the answer), and overall; the undecided rate;
 * false-accept rate on the systems named ``known_wrong`` (answers written to be wrong: every
   acceptance is a false one);
+* the time a verdict took (:func:`verdict_seconds`: the mean of the verdicts' stored timings and how
+  many are timed; an imported verdict has none, a model verdict the call cache replayed counts its
+  replay);
 * pairwise agreement and Cohen's kappa (``stats.cohen_kappa``) on the answers both judges decided;
 * agreement with human answer-correctness labels where they exist: the annotators' majority label on
   each answer (``answer_labels.human_verdicts``) is the :data:`HUMAN` judge, given the original key's
@@ -33,6 +36,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm
 from bfr_core.evaluation.answer_labels import annotator_verdicts, majorities
 from bfr_core.evaluation.overlay import covered_ceiling, golds_under, overlay_names, retrieval_under
 from bfr_core.evaluation.stats import cohen_kappa
@@ -48,8 +52,8 @@ Key = tuple[str, str, str]  # (run, question, arm)
 
 
 def answered_arms(store: Store, run_ids: Sequence[str]) -> list[str]:
-    """The arms of the runs that hold at least one answer, sorted."""
-    return sorted({a for r in run_ids for (a,) in store.cursor().execute(
+    """The arms of the runs that hold at least one answer, by registered name (``arm_names``), sorted."""
+    return sorted({canonical_arm(a) for r in run_ids for (a,) in store.cursor().execute(
         "SELECT DISTINCT arm FROM results WHERE run_id = ? AND answer IS NOT NULL", [r]).fetchall()})
 
 
@@ -78,6 +82,17 @@ def verdict_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> 
         for k, label in majorities(annotator_table(store, [run_id], key)).items():
             out[HUMAN][k] = label
     return dict(out)
+
+
+def verdict_seconds(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """judge -> {"timed": verdicts with a stored time, "s_per_verdict": their mean in seconds} over
+    every key of ``run_ids`` (a judge whose verdicts carry no time, an imported one, is absent)."""
+    ms: dict[str, list[float]] = defaultdict(list)
+    for run_id in run_ids:
+        for v in load_verdicts(store, run_id):
+            if v["label"] is not None and v["elapsed_ms"] is not None:
+                ms[v["judge"]].append(float(v["elapsed_ms"]))
+    return {j: {"timed": len(x), "s_per_verdict": round(sum(x) / len(x) / 1000, 3)} for j, x in ms.items()}
 
 
 def annotator_table(store: Store, run_ids: Sequence[str], key: str = ORIGINAL) -> dict[str, dict[Key, str]]:
@@ -123,9 +138,11 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
         qtype = {q.question_id: q.qtype for q in store.questions(run[0])}
         for r in load_results(store, run_id):
             if r["answer"] is not None and r["status"] == "ok":
-                rows[(run_id, r["question_id"], r["arm"])] = {"arm": r["arm"], "qtype": qtype.get(r["question_id"]),
+                rows[(run_id, r["question_id"], r["arm"])] = {"arm": canonical_arm(r["arm"]), "qtype": qtype.get(r["question_id"]),
                                                               "bucket": length_bucket(r["answer"])}
+    known_wrong = [canonical_arm(a) for a in known_wrong]
     out: dict[str, Any] = {"runs": list(run_ids), "answers": len(rows), "known_wrong": list(known_wrong), "keys": {}}
+    timing = verdict_seconds(store, run_ids)
     for key in keys:
         table = verdict_table(store, run_ids, key)
         golds = {run_id: golds_under(store, run_id, key) for run_id in run_ids}
@@ -145,6 +162,8 @@ def judge_report(store: Store, run_ids: Sequence[str], keys: Sequence[str] = (OR
             real = [label for k, label in mine.items() if rows[k]["arm"] not in known_wrong]
             section["judges"][judge] = {
                 **_rates(list(mine.values())), "not_judged": len(judged_rows) - len(mine),
+                "timed": timing.get(judge, {}).get("timed", 0),
+                "s_per_verdict": timing.get(judge, {}).get("s_per_verdict"),
                 "real_answers": _rates(real),
                 "false_accept_pct": _rates(wrong)["accept_pct"] if wrong else None,
                 "by_system": {s: _rates(v) for s, v in sorted(by["system"].items())},
@@ -179,19 +198,24 @@ def ceilings(store: Store, run_ids: Sequence[str], key: str) -> dict[str, Any]:
             if key in overlay_names(store, ds)}
 
 
-def keys_markdown(store: Store, run_id: str) -> str:
+def keys_markdown(store: Store, run_id: str, k: int | None = None, *, own_budgets: bool = False) -> str:
     """``bfr report``'s section on the answer keys: each arm's Gold Hit / CER under the original key
-    and under every overlay of the run's dataset, and each overlay's answer ceiling; "" without an overlay."""
+    and under every overlay of the run's dataset, at the report's set size (``overlay.retrieval_under``),
+    and each overlay's answer ceiling; "" without an overlay."""
     dataset_id = run_row(store, run_id)[0]
     names = overlay_names(store, dataset_id)
     if not names:
         return ""
     keys = [ORIGINAL, *names]
-    per = {key: retrieval_under(store, run_id, key) for key in keys}
-    arms = sorted({arm for figures in per.values() for arm in figures})
+    per = {key: retrieval_under(store, run_id, key, k, own_budgets=own_budgets) for key in keys}
+    arms = sorted({arm for figures in per.values() for arm in figures}, key=canonical_arm)
+    cut = next((f["k"] for figures in per.values() for f in figures.values()), None)
+    size = (f"every set cut to its first {cut} ids" if cut is not None
+            else "each arm's whole set: NOT AT EQUAL BUDGET" if own_budgets
+            else "each arm's whole set; every arm's largest set has the same size")
     lines = ["", "## Under each answer key", ""]
     if arms:
-        lines += ["Gold Hit / CER (%) of each arm's whole evidence set (its own set size, uncut) against the "
+        lines += [f"Gold Hit / CER (%) of each arm's evidence ({size}) against the "
                   "dataset's gold turns (original) and each overlay's corrected evidence; n = questions scored "
                   "(an overlay's unanswerable ones left out).", "",
                   "| arm | " + " | ".join(f"{k} Gold Hit | {k} CER | {k} n" for k in keys) + " |",
@@ -201,7 +225,7 @@ def keys_markdown(store: Store, run_id: str) -> str:
             for key in keys:
                 f = per[key].get(arm, {})
                 cells += [_pct(f.get("gold_hit")), _pct(f.get("cer")), str(f.get("n", ""))]
-            lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+            lines.append(f"| {canonical_arm(arm)} | " + " | ".join(cells) + " |")
         lines.append("")
     for name in names:
         c = ceilings(store, [run_id], name)[dataset_id]

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm
 from bfr_core.errors import BfrError
 from bfr_core.llm import rules_judges
 from bfr_core.llm.prices import cost_usd
@@ -136,7 +137,8 @@ class JudgeReport:
 
 def todo(store: Store, run_id: str, spec: JudgeSpec, golds: Mapping[str, str], key: str = ORIGINAL,
          arms: list[str] | None = None) -> tuple[list[Item], int]:
-    """(the answers ``spec`` still has to judge under ``key``, how many it has judged already)."""
+    """(the answers ``spec`` still has to judge under ``key``, how many it has judged already); ``arms``
+    picks some arms, by registered name or alias (``arm_names``)."""
     ensure_schema(store)
     run = run_row(store, run_id)
     if run is None:
@@ -144,8 +146,9 @@ def todo(store: Store, run_id: str, spec: JudgeSpec, golds: Mapping[str, str], k
     qs = {q.question_id: q for q in store.questions(run[0])}
     done = done_verdicts(store, run_id, spec.name)
     items, kept = [], 0
+    wanted = {canonical_arm(a) for a in arms or ()}
     for r in load_results(store, run_id):
-        if r["answer"] is None or r["status"] != "ok" or (arms and r["arm"] not in arms):
+        if r["answer"] is None or r["status"] != "ok" or (wanted and canonical_arm(r["arm"]) not in wanted):
             continue
         q = qs.get(r["question_id"])
         if q is None or r["question_id"] not in golds:

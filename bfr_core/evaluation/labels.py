@@ -51,8 +51,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
+from bfr_core.arm_names import canonical_arm_sql
+from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError
 from bfr_core.jsonl import dumps_line, split_lines
 from bfr_core.outfile import check_output, write_output
@@ -190,15 +190,12 @@ def sync_queue(store: Store) -> int:
     stands (none if never built).
 
     Two set-based statements insert only rows not stored yet: sending every snapshot through
-    ``executemany`` would cost minutes for a full LoCoMo run, on every call (bench/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
+    ``executemany`` would cost minutes for a full LoCoMo run, on every call (bench/speed/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
     first by (run, arm) (the same set, maybe in another order).
     """
     ensure_schema(store)
     if store.read_only:
-        try:
-            return store.cursor().execute("SELECT count(*) FROM label_items").fetchone()[0]
-        except duckdb.CatalogException:
-            return 0
+        return (fetch_if_tables(store.cursor(), "SELECT count(*) FROM label_items", one=True) or (0,))[0]
     snapshots = Q_SYNC_ITEMS.replace("{versions}", run_versions(store))
     with store.transaction() as cur:
         cur.execute(f"""
@@ -221,12 +218,11 @@ def queue_stamp(store: Store) -> tuple[int, str, int]:
     result rows). A page keys its cached queue on it, so a run finished (or judged) meanwhile by
     another process shows without a Refresh."""
     ensure_schema(store)
-    try:
-        runs, newest = store.cursor().execute("SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs").fetchone()
-        judged = store.cursor().execute(
-            "SELECT count(*) FROM results WHERE suff IS NOT NULL OR suff_detail IS NOT NULL").fetchone()[0]
-    except duckdb.CatalogException:  # a read-only view of a store without run tables yet
-        return 0, "", 0
+    cur = store.cursor()
+    runs, newest = fetch_if_tables(cur, "SELECT count(*), coalesce(max(finished)::VARCHAR, '') FROM runs",
+                                   one=True) or (0, "")
+    judged = (fetch_if_tables(cur, "SELECT count(*) FROM results WHERE suff IS NOT NULL OR suff_detail IS NOT NULL",
+                              one=True) or (0,))[0]
     return int(runs), str(newest), int(judged)
 
 
@@ -388,7 +384,7 @@ def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str
     file under the same lock; an append whose file was claimed between its open and its lock writes
     to the new side file instead. (Without that, an append through a descriptor opened just before
     a claim landed in the claimed file after the flush had read it: 1-2 of 4,000 labels lost in the
-    8 x 500 race, ``bench/bench_label_race.py``.)"""
+    8 x 500 race, ``bench/checks/bench_label_race.py``.)"""
     row = {"item_id": item_id, "annotator": annotator, "label": label, "note": note or "",
            "created": datetime.now().isoformat(timespec="microseconds"), "task": task.name}
     data = dumps_line(row).encode("utf-8")
@@ -610,6 +606,7 @@ def annotators(store: Store, task: Task = SUFFICIENCY) -> list[str]:
 
 
 # -- export -------------------------------------------------------------------------------------
+SOURCE_ARM = canonical_arm_sql("s.arm")  # the arm behind an item as exported: by registered name (arm_names)
 EXPORT_COLUMNS = ("label_id", "task", "item_id", "dataset_id", "question_id", "annotator", "label", "note",
                   "created", "is_current", "judges", "evidence", "answer", "sources")
 
@@ -634,7 +631,7 @@ def export_rows(store: Store, annotator: str | None = None,
                    l.note, strftime(l.created, '%Y-%m-%dT%H:%M:%S') AS created,
                    l.label_id = max(l.label_id) OVER (PARTITION BY l.item_id, l.annotator) AS is_current,
                    {task.fields},
-                   (SELECT list(s.run_id || '/' || s.arm ORDER BY s.run_id, s.arm) FROM {task.sources} s
+                   (SELECT list(s.run_id || '/' || {SOURCE_ARM} ORDER BY s.run_id, s.arm) FROM {task.sources} s
                     WHERE s.item_id = l.item_id) AS sources
             FROM {task.table} l JOIN {task.items} i USING (item_id)
             WHERE ? IS NULL OR l.annotator = ?""", [annotator, annotator])

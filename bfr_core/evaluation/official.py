@@ -1,7 +1,7 @@
 """LongMemEval's official retrieval convention: rank user turns only, report session-level recall and NDCG.
 
 Covers: :func:`user_views` (a scope's views rebuilt over its user turns, vectors sliced from the
-full scope's, nothing re-encoded), :func:`arm_ranking` (one procedure for every arm, ``bfr``
+full scope's, nothing re-encoded), :func:`arm_ranking` (one procedure for every arm, ``conv-fusion``
 included: its evidence set over the user-turn corpus, in its order, so an @k figure past the set
 size counts what the set holds; :data:`PROCEDURE`, written into the JSON), and
 :func:`official_summary`, which ``bfr eval --official-corpus`` adds to the eval JSON: per arm the
@@ -31,7 +31,7 @@ KS = (5, 10)
 KEYS = tuple(f"{lvl}_{m}@{k}" for k in KS for lvl in ("session", "turn")
              for m in ("recall_any", "recall_all", "ndcg_any"))
 BY_TYPE_KEYS = ("n", "session_recall_any@5", "session_recall_all@5", "session_ndcg_any@10")
-PROCEDURE = ("every arm, bfr included, at its default budget over the user-turn corpus; the ranking scored is "
+PROCEDURE = ("every arm, conv-fusion included, at its default budget over the user-turn corpus; the ranking scored is "
              "the arm's evidence set in its order (a figure @k past the set size counts what the set holds)")
 
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
+from bfr_core.duck import fetch_if_tables
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_files import question_resolver, same_question
 from bfr_core.evaluation.metrics import score_question
+from bfr_core.evaluation.summary import common_size
 from bfr_core.runs import load_results, run_row
 from bfr_core.store import Store
 from bfr_core.verdicts import ORIGINAL
@@ -152,11 +152,8 @@ def ingest_overlay(store: Store, path: str | Path, *, dataset_id: str, name: str
 
 
 def overlay_names(store: Store, dataset_id: str) -> list[str]:
-    try:
-        return [r[0] for r in store.cursor().execute(
-            "SELECT DISTINCT overlay FROM key_overlays WHERE dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()]
-    except duckdb.CatalogException:
-        return []
+    return [r[0] for r in fetch_if_tables(
+        store.cursor(), "SELECT DISTINCT overlay FROM key_overlays WHERE dataset_id = ? ORDER BY 1", [dataset_id]) or ()]
 
 
 def load_overlay(store: Store, dataset_id: str, name: str) -> dict[str, Finding]:
@@ -205,24 +202,30 @@ def evidence_under(store: Store, dataset_id: str, key: str = ORIGINAL) -> dict[s
     return gold
 
 
-def retrieval_under(store: Store, run_id: str, key: str = ORIGINAL) -> dict[str, dict[str, Any]]:
+def retrieval_under(store: Store, run_id: str, key: str = ORIGINAL, k: int | None = None, *,
+                    own_budgets: bool = False) -> dict[str, dict[str, Any]]:
     """Arm -> mean Gold Hit and CER (0-100) of its stored evidence scored against the gold turns under
-    ``key``; arms without evidence (answers only) are not listed; questions an overlay calls
-    unanswerable are left out and counted."""
+    ``key``, every set cut to its first ``k`` ids; without ``k``, to the run's common set size
+    (``summary.common_size``) unless ``own_budgets`` (each arm at its own size). Each arm's figures
+    carry the ``k`` they were cut to (None: uncut). Arms without evidence (answers only) are not
+    listed; questions an overlay calls unanswerable are left out and counted."""
     gold = evidence_under(store, _dataset(store, run_id), key)
+    rows = load_results(store, run_id)
+    if k is None and not own_budgets:
+        k = common_size(rows)
     acc: dict[str, dict[str, Any]] = {}
-    for r in load_results(store, run_id):
+    for r in rows:
         if r["gold_hit"] is None or r["status"] != "ok":
             continue
         a = acc.setdefault(r["arm"], {"n": 0, "left_out": 0, "gold_hit": 0.0, "cer": 0.0})
         if r["question_id"] not in gold:
             a["left_out"] += 1
             continue
-        s = score_question(list(r["evidence"] or []), gold[r["question_id"]])
+        s = score_question(list(r["evidence"] or [])[:k], gold[r["question_id"]])
         a["n"] += 1
         a["gold_hit"] += s.gold_hit
         a["cer"] += s.cer
-    return {arm: {"n": a["n"], "left_out": a["left_out"],
+    return {arm: {"n": a["n"], "left_out": a["left_out"], "k": k,
                   "gold_hit": round(100 * a["gold_hit"] / a["n"], 2) if a["n"] else None,
                   "cer": round(100 * a["cer"] / a["n"], 2) if a["n"] else None} for arm, a in sorted(acc.items())}
 

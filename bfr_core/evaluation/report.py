@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm
 from bfr_core.errors import BfrError, printable
 from bfr_core.evaluation.imported import imported_systems
 from bfr_core.evaluation.stats import holm, mcnemar_exact, paired_bootstrap, wilson_interval
@@ -229,9 +230,9 @@ def report(store: Store, run_id: str, ref: str | None = None, k: int | None = No
         note = f" · NOT AT EQUAL BUDGET: each arm at its own set size ({describe_sizes(sizes)})"
     summary = summarize(store, run_id, k=k)
     arms = list(summary["arms"])
-    if ref is not None and ref not in arms:
+    if ref is not None and canonical_arm(ref) not in arms:
         raise BfrError(f"--ref {ref!r}: run {run_id} has no such arm (its arms: {', '.join(arms)})")
-    ref = ref or ("mem0" if "mem0" in arms else arms[0])
+    ref = canonical_arm(ref) if ref else ("mem0" if "mem0" in arms else arms[0])
     rows = run_rows(store, run_id, k)
     return "\n\n".join([
         f"# Run {printable(run_id)} · {printable(summary['dataset_id'])} · {summary['n_questions']} questions · "

@@ -5,7 +5,7 @@ and, when a provider filled them, F1, the paper's judge, LongMemEval's judge, Su
 and :func:`summarize` (a stored run as that JSON; ``k`` cuts every arm's evidence to its first k ids
 and rescores, :func:`cut_rows`, so systems are compared at one budget), :func:`set_sizes` and
 :func:`common_size` (the set size every arm of a run can be compared at: the smallest arm's largest
-set). Does not cover: computing the per-question
+set); every arm under its registered name (``arm_names``). Does not cover: computing the per-question
 metrics (``metrics``), reading rows (``bfr_core.runs``), LongMemEval's official retrieval figures
 (``official``).
 """
@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from bfr_core.arm_names import canonical_arm
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.metrics import score_question
 from bfr_core.roles.answer_judge import UNDECIDED
@@ -103,8 +104,9 @@ def describe_sizes(sizes: dict[str, int]) -> str:
 
 
 def run_rows(store: Store, run_id: str, k: int | None = None) -> list[dict[str, Any]]:
-    """A run's result rows, cut to ``k`` when given."""
-    rows = load_results(store, run_id)
+    """A run's result rows, cut to ``k`` when given; each row's arm by its registered name (a run stored
+    under an alias, ``arm_names``, reads as its arm)."""
+    rows = [{**r, "arm": canonical_arm(r["arm"])} for r in load_results(store, run_id)]
     if k is None:
         return rows
     run = run_row(store, run_id)
@@ -120,7 +122,7 @@ def summarize(store: Store, run_id: str, benchmark: str | None = None, k: int | 
         raise BfrError(f"no run '{run_id}' in {store.path}")
     rows = run_rows(store, run_id, k)
     arms: dict[str, Any] = {}
-    for arm in run[1]:
+    for arm in dict.fromkeys(canonical_arm(a) for a in run[1]):
         arm_rows = [r for r in rows if r["arm"] == arm]
         summary = arm_summary(arm_rows)
         by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)

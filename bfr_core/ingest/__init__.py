@@ -23,7 +23,7 @@ from bfr_core.duck import StoreError
 from bfr_core.errors import BfrError
 from bfr_core.ingest.beam import load_beam
 from bfr_core.ingest.common import check_turn_lengths, sha256_file
-from bfr_core.ingest.jsonl import default_dataset_id, load_jsonl
+from bfr_core.ingest.generic_jsonl import default_dataset_id, load_jsonl
 from bfr_core.ingest.locomo import load_locomo
 from bfr_core.ingest.locomo_plus import load_locomo_plus
 from bfr_core.ingest.longmemeval import load_longmemeval

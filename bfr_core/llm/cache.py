@@ -26,6 +26,7 @@ from typing import Any
 
 import duckdb
 
+from bfr_core.duck import fetch_if_tables
 from bfr_core.llm.base import LLM, LLMCallFailed, LLMRequest, LLMResponse
 from bfr_core.store import Store
 
@@ -115,10 +116,7 @@ class LLMCache:
         return not self.store.read_only
 
     def get(self, provider: str, model: str, temperature: float, sha: str) -> LLMResponse | None:
-        try:
-            row = self.store.cursor().execute(Q_GET, [provider, model, float(temperature), sha]).fetchone()
-        except duckdb.CatalogException:  # a read-only store made before this table existed
-            return None
+        row = fetch_if_tables(self.store.cursor(), Q_GET, [provider, model, float(temperature), sha], one=True)
         if row is None:
             return None
         return LLMResponse(row[0], row[1] or 0, row[2] or 0, row[3] or 0.0, cached=True, attempts=0)
@@ -338,9 +336,8 @@ def meters(*clients: object) -> list[Meter]:
 
 def call_summary(store: Store, run_id: str | None) -> CallSummary:
     store.ensure(DDL)
-    try:
-        row = store.cursor().execute(Q_SUMMARY, [run_id]).fetchone()
-    except duckdb.CatalogException:
+    row = fetch_if_tables(store.cursor(), Q_SUMMARY, [run_id], one=True)
+    if row is None:
         return CallSummary()
     return CallSummary(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]), int(row[5]),
                        int(row[6]), float(row[7]))

@@ -128,7 +128,8 @@ class LocalLLM:
 
     provider = "local"
 
-    def __init__(self, model: str = "", *, n_ctx: int = N_CTX, n_threads: int = N_THREADS) -> None:
+    def __init__(self, model: str = "", *, n_ctx: int = N_CTX, n_threads: int = N_THREADS,
+                 state_cache_bytes: int = STATE_CACHE_BYTES) -> None:
         try:
             import llama_cpp  # noqa: F401 - optional dependency: llama-cpp-python (presence check)
         except ImportError:
@@ -136,6 +137,8 @@ class LocalLLM:
         self.path = resolve_model_path(model)
         self.model = model if model and not model.endswith(".gguf") else MODEL_ID
         self.n_ctx, self.n_threads = n_ctx, n_threads
+        # 0: no RAM state cache; a prompt still reuses the prefix it shares with the previous call
+        self.state_cache_bytes = state_cache_bytes
         self.lazy_grammar = True  # False: llama-cpp-python's response_format (same tokens, slower)
         self._llama = None
         self._lock = threading.Lock()
@@ -153,7 +156,8 @@ class LocalLLM:
 
             self._llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                                 seed=SEED, verbose=False)
-            self._llama.set_cache(prefix_state_cache(STATE_CACHE_BYTES))
+            if self.state_cache_bytes > 0:
+                self._llama.set_cache(prefix_state_cache(self.state_cache_bytes))
         return self._llama
 
     def count_tokens(self, text: str) -> int:
@@ -211,7 +215,7 @@ class GreedyGrammar:
     greedy token, as llama.cpp's own sampler does (the grammar filters all ~151k tokens only when that
     token is rejected). Greedy picks the highest-scoring token the grammar allows either way, so the
     output is token for token the one ``response_format`` gives, which filters the whole vocabulary at
-    every step: replies come ~1.4x faster (``bench/bench_llm_decode.py``).
+    every step: replies come ~1.4x faster (``bench/speed/bench_llm_decode.py``).
 
     One instance serves one generation: it records the prompt length on its first call and feeds each
     token generated since its previous call to the grammar. Call :meth:`close` afterwards."""

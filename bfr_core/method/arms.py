@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bfr_core.arm_names import CONV_FUSION
 from bfr_core.config import Budget, Config
 from bfr_core.records import Step
 
@@ -40,7 +41,7 @@ class ArmContext:
 ArmFn = Callable[[ArmContext, "Query"], "list[Step]"]
 
 # Budget each arm runs at when none is named (paper's operating points).
-DEFAULT_BUDGET: dict[str, str] = {"fca-ms": "C0", "bfr-text": "C3", "bfr-mv": "C6", "bfr": "C6"}
+DEFAULT_BUDGET: dict[str, str] = {"fca-ms": "C0", "bfr-text": "C3", "bfr-mv": "C6", CONV_FUSION: "C6"}
 
 
 class ArmOutputError(Exception):

@@ -1,4 +1,4 @@
-"""The set at each budget: which k turns of ``bfr``'s ranking together hold what the question needs.
+"""The set at each budget: which k turns of ``conv-fusion``'s ranking together hold what the question needs.
 
 The first k turns of a ranking are a list, not a set chosen to be sufficient: two turns that state the
 same fact (the same session, one the other's reply) both rank above the one turn that states the other
@@ -14,10 +14,10 @@ Ties go to the better-ranked turn, so with both weights 0 the order is the ranki
 the order is the greedy set at that budget, so the sets nest (the 10-turn set lies inside the 20-turn
 one), and at :data:`WINDOW` turns the set is the ranking's top :data:`WINDOW`: only the smaller budgets
 change. SPREAD and COVER are ``OursSettings.set_spread`` / ``set_cover``, chosen by the selection
-protocol (bench/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
+protocol (bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
 COVER reads no requirement (as Stage I's cover does there).
 
-Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.stage_one``, reading
+Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading
 a model (the offline requirements are ``requirements.decompose_rules``').
 """
 

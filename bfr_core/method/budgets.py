@@ -30,13 +30,14 @@ E0 always holds b = 10 grounded turns, so "new" = size - 10)
   marked ``paper=None`` in :data:`PAPER_TABLE16`.
 
 ``bfr sweep`` measures the calls and set sizes each point realizes on a store, and
-bench/bench_method.py compares them with Table 16. This module only declares the budgets.
+bench/quality/bench_method.py compares them with Table 16. This module only declares the budgets.
 
 Does not cover: the state-conditioned controllers (BFR-State / BFR-Adaptive) of Table 18.
 """
 
 from __future__ import annotations
 
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.config import Budget
 from bfr_core.errors import BfrError
 
@@ -67,7 +68,7 @@ GRID: dict[str, dict[str, Budget]] = {
 
 # Which grid an arm reads; arms without completion read the MV grid (its C6 is B_mid) so that a
 # single --budget flag over mixed arms never fails.
-ARM_GRID: dict[str, str] = {"bfr-text": "text", "bfr-mv": "mv", "bfr": "mv", "fca-ms": "mv"}
+ARM_GRID: dict[str, str] = {"bfr-text": "text", "bfr-mv": "mv", CONV_FUSION: "mv", "fca-ms": "mv"}
 
 # Table 16 (LoCoMo pilot, n=200): (realized mean calls, realized mean set size); None = not reported.
 PAPER_TABLE16: dict[str, dict[str, tuple[float, float] | None]] = {
@@ -85,4 +86,4 @@ def budget_for(arm: str, name: str) -> Budget:
     key = name.strip().upper()
     if key not in NAMES:
         raise BfrError(f"unknown budget '{name}'; choose one of {', '.join(NAMES)}")
-    return GRID[ARM_GRID.get(arm, "mv")][key]
+    return GRID[ARM_GRID.get(canonical_arm(arm), "mv")][key]

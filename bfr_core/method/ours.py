@@ -1,4 +1,5 @@
-"""Our own arm ``bfr`` (beyond the paper): more gold evidence at the same evidence-set size.
+"""Our own arm (beyond the paper), registered as ``conv-fusion`` (``bfr`` is accepted as an alias,
+``arm_names``): conversation-aware score fusion, for more gold evidence at the same evidence-set size.
 
 It keeps the paper's shape - a Stage I pool, requirements, FCA context, lattice, prefilter, minimum
 cover and grounding, then budgeted completion rounds with the exclusion rule - but ranks every turn
@@ -46,10 +47,10 @@ turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool 
 first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
 (one call per round through the exclusion rule).
 
-Every number is either a coordinate of the selection grid, chosen by bench/bench_ours_selection.py
+Every number is either a coordinate of the selection grid, chosen by bench/quality/bench_ours_selection.py
 with conversation-level cross-validation, or fixed by an argument that reads no benchmark question;
 the variants the selection searched but the shipped setting leaves off are composed from
-``turn_scores``' functions in bench/ours_variants.py.
+``turn_scores``' functions in ``variants``.
 
 Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime,
 writes the antecedent, nothing else), coreference, learned weights. Reads only the question text and
@@ -94,10 +95,10 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 
 
-def stage_one(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
+def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
               settings: OursSettings = DEFAULT) -> tuple[list[Step], list[str], np.ndarray]:
     """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
-    (``cover`` False: E0 in set order alone, the ablation of bench/bench_ours.py); also returns the set
+    (``cover`` False: E0 in set order alone, the ablation of bench/quality/bench_ours.py); also returns the set
     order (``budget_set.set_order`` at ``settings``) that E0 and Stage II follow after the cover."""
     views, rc = ctx.views, ctx.config.retrieval
     order = ranking(sc.final)
@@ -243,14 +244,14 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
                settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`stage_one`;
+    """The arm over given turn scores (``variants`` passes a variant's; ``cover``: see :func:`initial_evidence`;
     ``settings``: the set weights read)."""
-    steps, e0, order = stage_one(ctx, query, sc, cover, settings)
+    steps, e0, order = initial_evidence(ctx, query, sc, cover, settings)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
         steps += complete(ctx, query, e0, sc, order)
     return steps
 
 
-def bfr(ctx: ArmContext, query: Query) -> list[Step]:
-    """Our arm at the context's budget (default C6 -> 40 turns)."""
+def conv_fusion(ctx: ArmContext, query: Query) -> list[Step]:
+    """The ``conv-fusion`` arm at the context's budget (default C6 -> 40 turns)."""
     return run(ctx, query, DEFAULT)

@@ -1,4 +1,4 @@
-"""Which scope speakers a question names: the one rule behind ``bfr``'s speaker prior
+"""Which scope speakers a question names: the one rule behind ``conv-fusion``'s speaker prior
 (``turn_scores.named_speakers``), FirstPerson(q) (``requirements.first_person``) and the lexical cover
 of an entity requirement by a turn's speaker (``requirements.covers_lexically``).
 

@@ -47,7 +47,9 @@ WRONG in a json format with the key as “label”:
 {"label": "CORRECT"}"""
 # A strict judge (this workbench's own wording): the same inputs and reply as the paper's, but an answer
 # is correct only when it states what the gold states; a vaguer answer, a hedge between options or a
-# different date, number, name or place is wrong, however close the topic.
+# different date, number, name or place is wrong, however close the topic. Everything fixed (the rules
+# and the reply format) comes before the three inputs, so a local model evaluates that prefix once and
+# reuses it from its KV cache for every answer; only the inputs are evaluated per verdict.
 STRICT_PROMPT = """Your task is to label an answer to a question as 'CORRECT' or 'WRONG'. You will be given \
 a question about a conversation, a 'gold' (ground truth) answer, and a generated answer.
 Label the generated answer CORRECT only if it states the same facts as the gold answer: the same \
@@ -56,12 +58,12 @@ are the same date; "a week" and "7 days" the same length). Label it WRONG if it 
 gold answer (a season or a year where the gold gives a day, "something creative" where the gold names \
 the thing), if it hedges between several answers, if it adds a claim that contradicts the gold, or if \
 any date, number, name or place differs. Being on the same topic is not enough.
-Question: {question}
-Gold answer: {gold_answer}
-Generated answer: {generated_answer}
 First, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or \
 WRONG, in a json format with the keys "reason" and "label":
-{"reason": "...", "label": "CORRECT"}"""
+{"reason": "...", "label": "CORRECT"}
+Question: {question}
+Gold answer: {gold_answer}
+Generated answer: {generated_answer}"""
 PROMPTS = {"mem0": JUDGE_PROMPT, "strict": STRICT_PROMPT}
 JUDGE_SCHEMA = {"type": "object", "required": ["reason", "label"],
                 "properties": {"reason": REASON, "label": {"type": "string", "enum": list(JUDGE_LABELS)}}}

@@ -15,8 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
-
+from bfr_core.duck import fetch_if_tables
 from bfr_core.llm.base import LLM, LLMCallFailed, LLMRequest, LLMResponse
 from bfr_core.llm.retry import complete_json
 from bfr_core.roles.prompting import as_object, build_request, fill
@@ -75,9 +74,8 @@ WHERE prompt_sha256 = ? AND provider <> 'rules' ORDER BY created, provider, mode
 def recorded(store: Any, question: str) -> Recorded | None:
     """The oldest model reply to this role for ``question`` in ``store``'s LLM cache (any provider but
     the offline rules), parsed; None when there is none or it does not parse."""
-    try:
-        rows = store.cursor().execute(Q_RECORDED, [request(question).sha256()]).fetchall()
-    except duckdb.CatalogException:  # a store without an LLM cache yet
+    rows = fetch_if_tables(store.cursor(), Q_RECORDED, [request(question).sha256()])
+    if rows is None:  # a store without an LLM cache yet
         return None
     for provider, model, text, day in rows:
         try:

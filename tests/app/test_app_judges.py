@@ -39,6 +39,7 @@ def test_judges_page_reports_each_judge_under_both_keys(app_db, tmp_path):
     table = at.dataframe[0].value.set_index("judge")
     assert table.loc["lenient", "false accept %"] == round(100 * 3 / 7, 2)
     assert table.loc["rules", "false accept %"] == 0.0
+    assert table.loc["rules", "s / verdict"] >= 0 and table["s / verdict"].isna()["lenient"]  # imported: untimed
     pairs = at.dataframe[1].value
     assert list(pairs["a"]) == ["lenient"] and list(pairs["b"]) == ["rules"]
     at.segmented_control(key="judges_key").set_value("audit").run()

@@ -1,5 +1,7 @@
 """Trace page: a step advances the trace, Run all reveals everything, query params preselect."""
 
+import json
+
 from conftest import app_test, shipped_recording, texts
 
 
@@ -210,3 +212,24 @@ def test_a_rounds_retained_turns_are_drawn_checkboxes_not_glyphs(app_db):
     assert rounds and all(r["retained"].dtype == bool for r in rounds)
     assert any(r["retained"].any() and not r["retained"].all() for r in rounds)
     assert "✓" not in texts(at) and not any("✓" in r.to_csv() for r in rounds)
+
+
+def test_the_sufficiency_expander_draws_the_datasets_benchmark_or_says_how_to_measure(app_db, tmp_path, monkeypatch):
+    from bfr_core.store import Store
+    from ui import sufficiency
+
+    monkeypatch.setattr(sufficiency, "PATH", tmp_path / "absent.json")
+    at = _trace_page()
+    assert "Not measured yet" in texts(at) and any("bench.quality.bench_ours_sufficiency" in c.value for c in at.code)
+    kind = Store(str(app_db)).dataset("demo")["kind"]
+    point = {"any": 70.0, "all": 60.0, "reached": 1.0}
+    measured = {"commit": "abc1234", "benchmarks": {
+        "other": {"name": "Other bench", "kind": "elsewhere", "systems": {"bfr": {"budgets": {"5": point}}}},
+        "mine": {"name": "Demo bench", "kind": kind, "n": 3, "systems": {"bfr": {"budgets": {"5": point, "10": point}}}}}}
+    (tmp_path / "s.json").write_text(json.dumps(measured), encoding="utf-8")
+    monkeypatch.setattr(sufficiency, "PATH", tmp_path / "s.json")
+    at.run()
+    assert not at.exception and "Not measured yet" not in texts(at)
+    assert at.selectbox(key="trace_suff_mine").value == "mine"  # the open dataset's benchmark, not the first
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Demo bench" in c.proto.spec)
+    assert "gap at 10: 10.0" in json.dumps(spec["layout"]["annotations"])

@@ -1,0 +1,82 @@
+"""bfr_core.method.budget_set: the greedy set at each budget over the ranking's head."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bfr_core.fusion import rank_order
+from bfr_core.method.budget_set import WINDOW, greedy_head, requirement_bits, set_order
+
+
+def test_with_both_weights_zero_the_order_is_the_ranking():
+    rng = np.random.default_rng(0)
+    final, sessions = rng.normal(size=120), rng.integers(0, 6, size=120)
+    assert list(set_order(final, sessions)) == list(rank_order(final))
+    assert list(set_order(final, sessions, 0.0, 1.0, lambda h: [1] * len(h), 0)) == list(rank_order(final))
+
+
+def test_spread_lets_a_second_session_in_before_a_third_turn_of_the_first():
+    final = np.array([5.0, 4.9, 4.8, 4.5])
+    sessions = np.array([0, 0, 0, 1])
+    assert list(set_order(final, sessions)) == [0, 1, 2, 3]
+    assert list(set_order(final, sessions, spread=0.5)) == [0, 3, 1, 2]
+    assert list(set_order(final, sessions, spread=0.25)) == [0, 1, 3, 2]
+    assert list(set_order(final, sessions, spread=0.05)) == [0, 1, 2, 3]  # the score gap outweighs a small cost
+
+
+def test_cover_takes_the_turn_that_completes_the_requirements_first():
+    """Two turns state requirement 0 (the order date); the one stating requirement 1 ranks third."""
+    final = np.array([3.0, 2.9, 2.6, 1.0])
+    rows = [0b01, 0b01, 0b10, 0b00]
+    order = set_order(final, np.zeros(4, dtype=int), cover=1.0, rows_of=lambda head: [rows[int(i)] for i in head],
+                      n_reqs=2)
+    assert list(order) == [0, 2, 1, 3]
+    no_gain = set_order(final, np.zeros(4, dtype=int), cover=0.5, rows_of=lambda head: [rows[int(i)] for i in head],
+                        n_reqs=2)
+    assert list(no_gain) == [0, 1, 2, 3]  # half a requirement's worth (0.25) does not bridge a 0.3 gap
+
+
+def test_the_set_at_the_window_is_the_rankings_top_and_only_the_head_moves():
+    rng = np.random.default_rng(1)
+    n = 3 * WINDOW
+    final, sessions = rng.normal(size=n), rng.integers(0, 4, size=n)
+    plain = rank_order(final)
+    spread = set_order(final, sessions, spread=2.0)
+    assert set(spread[:WINDOW]) == set(plain[:WINDOW])
+    assert list(spread[WINDOW:]) == list(plain[WINDOW:])
+    assert list(spread[:WINDOW]) != list(plain[:WINDOW])
+    assert sorted(spread) == list(range(n))
+
+
+def test_greedy_head_and_bits_on_small_inputs():
+    assert list(greedy_head(np.array([1.0]), np.array([0]), 1.0, 1.0)) == [0]
+    assert requirement_bits([0b101, 0], 3).tolist() == [[1, 0, 1], [0, 0, 0]]
+    ties = greedy_head(np.zeros(3), np.array([0, 1, 2]), 1.0, 0.0)
+    assert list(ties) == [0, 1, 2]  # ties keep the ranking's order
+
+
+def test_the_arm_follows_the_set_order_in_e0_and_stage_two_and_says_what_moved():
+    from dataclasses import replace
+
+    from fakes_views import SHUTTER_ROWS, make_views
+
+    from bfr_core.config import Config, RetrievalConfig
+    from bfr_core.method import ours, turn_scores
+    from bfr_core.method.budgets import budget_for
+    from bfr_core.pipeline import ArmContext
+    from bfr_core.records import Query
+
+    views = make_views(SHUTTER_ROWS)
+    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", "C6"), "C6")
+    q = Query("q1", "s", "How many days did it take for Alice to receive the remote shutter release after she ordered it?")
+    plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    spread = replace(plain, set_spread=50.0)  # far above any score gap: one turn per session while sessions last
+    a, b = ours.run(ctx, q, plain), ours.run(ctx, q, spread)
+    ground_a = next(s for s in a if s.kind == "grounding")
+    ground_b = next(s for s in b if s.kind == "grounding")
+    assert ground_a.data["set"]["moved"] == [] and ground_b.data["set"]["spread"] == 50.0
+    cover = ground_b.data["cover"]
+    rest = [t for t in ground_b.data["e0"] if t not in cover]
+    sessions = [views.turns[views.position[t]].session_id for t in rest]
+    assert len(set(sessions)) == min(len(rest), len({t.session_id for t in views.turns}))
+    assert set(a[-1].evidence) == set(b[-1].evidence)  # at 40 turns: the same set, in another order
