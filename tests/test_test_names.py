@@ -3,7 +3,8 @@ cross-cutting check with its reason.
 
 ``X`` names a module when it is the module's dotted path joined by "_", whole or from any package down
 (``bfr_core/retrieval/views/bm25.py`` is named by ``test_views_bm25`` and ``test_bm25``), among the
-modules of ``bfr_core/``, ``ui/``, ``pages/``, ``bench/`` and ``scripts/``, and ``app.py``.
+modules of ``bfr_core/``, ``ui/``, ``pages/``, ``bench/`` and ``scripts/``, ``app.py``, and the tests' own
+helper modules (``tests/suite_times.py``; never a ``test_*.py`` file).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("bfr_core", "ui", "pages", "bench", "scripts")
+PACKAGES = ("bfr_core", "ui", "pages", "bench", "scripts", "tests")
 
 # Files that test a property of many modules at once, not one module: the reason for each.
 CROSS_CUTTING = {
@@ -41,6 +42,8 @@ def module_names() -> set[str]:
     names = {"app"}
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
+            if path.name.startswith("test_"):
+                continue
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
@@ -67,7 +70,8 @@ def test_every_test_file_names_a_module_or_a_listed_check():
 
 def test_the_rule_reads_paths_from_any_depth():
     names = module_names()
-    assert {"views_bm25", "bm25", "retrieval_views_bm25", "llm_cache", "app"} <= names
+    assert {"views_bm25", "bm25", "retrieval_views_bm25", "llm_cache", "app", "suite_times"} <= names
+    assert "test_names" not in names and "layers" not in names  # a test file never names itself
     assert unmatched(["test_views_bm25", "test_one_home", "test_reliability_store", "test_no_such_thing"], names) \
         == ["test_no_such_thing"]
 
