@@ -41,7 +41,7 @@ ROLE_WORDS = 50  # ... whose median turn is a paragraph, at least this many word
 
 @dataclass(frozen=True, slots=True)
 class OursSettings:
-    """The numbers of bfr's ranking that the selection protocol chooses (bench/quality/bench_ours_selection.py
+    """The numbers of conv-fusion's ranking that the selection protocol chooses (bench/quality/bench_ours_selection.py
     ``GRID``) and the shipped setting uses. Numbers it fixes by argument (``FIXED``) are the module
     constants :data:`W_BM25`, :data:`ROLE_RATIO`, :data:`ROLE_WORDS` (and Stage I's cover, always on in ``ours``); the
     variants the shipped setting leaves off (another BM25 index, RRF, the static dense alone, recency,

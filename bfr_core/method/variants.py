@@ -36,14 +36,14 @@ from bfr_core.records import Query, Step, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.dense import query_vector
 
-INDEXES = ("stemmed", "plain", "stemmed+speaker")  # Variant.bm25 values ("stemmed" is bfr's)
+INDEXES = ("stemmed", "plain", "stemmed+speaker")  # Variant.bm25 values ("stemmed" is conv-fusion's)
 DOC_VIEWS = ("static", "short")  # Variant.doc_view values
 ROCCHIO_BETA = 0.75  # Rocchio's usual feedback weight beside the query's 1.0 (SMART; Manning et al., ch. 9)
 
 
 @dataclass(frozen=True)
 class Variant:
-    """bfr's ranking at ``settings`` with the pieces its shipped setting leaves off (defaults: off, as shipped)."""
+    """conv-fusion's ranking at ``settings`` with the pieces its shipped setting leaves off (defaults: off, as shipped)."""
 
     settings: OursSettings = turn_scores.DEFAULT
     bm25: str = "stemmed"  # which lexical scores (INDEXES)
@@ -219,7 +219,7 @@ def variant_parts(views: Any, query: Query, indexes: Sequence[str] = ("stemmed",
 
 
 def text_score(vp: VariantParts, v: Variant) -> np.ndarray:
-    """The variant's BM25 and dense (or static) scores fused: z-scores (bfr's) or RRF."""
+    """The variant's BM25 and dense (or static) scores fused: z-scores (conv-fusion's) or RRF."""
     p, n = vp.core, len(vp.core.bm25)
     pairs = ((vp.bm25[v.bm25], v.w_bm25), (p.dense if v.dense_view else vp.dense_static, v.settings.w_dense))
     if v.fusion == "z":
@@ -239,7 +239,7 @@ def session_doc(vp: VariantParts, v: Variant) -> np.ndarray | None:
 
 
 def combine(vp: VariantParts, v: Variant) -> TurnScores:
-    """The variant's ranking: its text score, bfr's priors, context and session term (``words_scores``),
+    """The variant's ranking: its text score, conv-fusion's priors, context and session term (``words_scores``),
     recency and the session document added, then the regime (``in_regime``; Rocchio feedback there)."""
     s = v.settings
     sc = turn_scores.words_scores(vp.core, s, text_score(vp, v))
@@ -262,5 +262,5 @@ def score_variant(views: Any, query: Query, v: Variant) -> TurnScores:
 
 
 def run_variant(ctx: Any, query: Query, v: Variant) -> list[Step]:
-    """The arm ``bfr`` (Stage I, Stage II) over the variant's ranking."""
+    """The arm ``conv-fusion`` (Stage I, Stage II) over the variant's ranking."""
     return ours.run_scored(ctx, query, score_variant(ctx.views, query, v), v.cover, v.settings)

@@ -1,6 +1,6 @@
 """Role ``antecedent``: a message whose words carry little -> the earlier message it most likely refers back to.
 
-The associative step of ``bfr``: where its gate reads that the question's words carry little
+The associative step of ``conv-fusion``: where its gate reads that the question's words carry little
 (``method.word_trust``: a remark, or no turn standing out lexically), a model writes the earlier chat
 message the question presupposes or follows from (a cause, a goal, a state, a value, or the fact a
 question asks about), and the dense part of the ranking searches with that message beside the
