@@ -171,23 +171,24 @@ st.header("4 · Real cases from this store's runs", anchor=False)
 found = D.gallery(path)
 if not found:
     sets = R.datasets(path)
-    gap = "a top-k arm holding some gold turns but not all, and a BFR arm holding them all"
+    gap = ("a top-k arm holding some gold turns but not all, and a set-building arm (bfr-text, bfr-mv or "
+           "conv-fusion) holding them all")
     if any(r.get("finished") for r in R.runs(path)):  # runs there are: none shows the gap at one set size
         st.info(f"No question of this store's finished runs shows the gap at one set size ({gap}, both sets cut "
                 "to the run's smallest arm's largest set). Other questions may: run more of them, or another "
-                "dataset, with a top-k and a BFR arm, then press Refresh:")
+                "dataset, with a top-k and a set-building arm, then press Refresh:")
     else:
         st.info(f"No finished run in this store shows the gap yet ({gap}). Run an evaluation with a top-k and "
-                "a BFR arm, then press Refresh:")
+                "a set-building arm, then press Refresh:")
     st.code("\n".join(C.eval_cmds(path, sets)) or C.eval_cmd(path, "demo"), language="bash")
     st.stop()
 st.caption(f"{len(found)} cases (CER 0 → 1) at one set size (each run's sets cut to its smallest arm's largest "
            "set, as on Failures), clearest first: top-k holds exactly one of two gold turns, then "
-           "fewer gold turns, then the smaller BFR set, then the held turn's distance above the cut-off. "
+           "fewer gold turns, then the smaller built set, then the held turn's distance above the cut-off. "
            "Select a row to open it in Trace.")
 rows = [{"run": c["run_id"], "question": c["question_id"], "type": c["qtype"], "top-k arm": c["topk_arm"],
          "held": f"{c['topk_held']} / {c['gold_n']}", "held at rank": c["held_rank"], "top-k size": c["topk_size"],
-         "BFR arm": c["bfr_arm"], "BFR set": c["bfr_size"]} for c in found]
+         "set-building arm": c["bfr_arm"], "built set": c["bfr_size"]} for c in found]
 ids = [f"{c['run_id']}/{c['question_id']}/{c['topk_arm']}/{c['bfr_arm']}" for c in found]
 picked = W.new_row_pick("demo_gallery", ids)
 if picked is not None:

@@ -64,8 +64,8 @@ def test_gallery_lists_mined_cases_and_opens_trace(app_db):
     assert "q1" in [c.question_id for c in mined]  # the camera-strap case: order held, arrival not
     gallery = at.dataframe(key="demo_gallery").value
     assert list(gallery["question"]) == [c.question_id for c in mined]
-    assert list(gallery["top-k size"]) == list(gallery["BFR set"]) == [10] * len(mined)  # one set size per case
-    # at the arms' own sizes (10 against larger BFR sets) more questions would pass for a case
+    assert list(gallery["top-k size"]) == list(gallery["built set"]) == [10] * len(mined)  # one set size per case
+    # at the arms' own sizes (10 against larger built sets) more questions would pass for a case
     own = CS.load_cases(R.open_store(str(app_db)), "demo-fake0001", "demo")
     assert {c.bfr_size for c in own} != {10} and len(own) >= len(mined)
     at.session_state["demo_gallery"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
