@@ -1,27 +1,27 @@
 """The sufficiency gap by budget: at k = 5, 10, 20 and 40 turns, how often a gold turn is among the first k
 (any gold: Turn Hit / Gold Hit) against how often every gold turn is (all gold: recall_all / CER), for our arm
-``conv-fusion`` (``bfr`` is its alias),
-the paper's arms, the paper's baselines and the simple top-k rankings, on one benchmark in a store.
+``conv-fusion`` (``bfr`` is its alias), the paper's arms, the paper's baselines and the simple top-k rankings,
+on one benchmark in a store.
 
-* The arms (``bench_arm_rows.ARMS``: mem0, amem, com, mragent-flat, fca-ms, bfr-text, bfr-mv, bfr) run once per
-  scoreable question the way ``bench_arm_rows.py dump`` runs them (``pipeline.run_query`` at each arm's own
+* The arms (``bench.lib.arm_rows.ARMS``: mem0, amem, com, mragent-flat, fca-ms, bfr-text, bfr-mv, bfr) run once
+  per scoreable question the way ``bench.checks.bench_arm_rows dump`` runs them (``pipeline.run_query`` at each arm's own
   default budget, offline: no LLM, the rules stand-in wherever an arm calls a model); each evidence set is
   taken in the order the arm built it and cut to its first k turns. ``conv-fusion`` runs at the shipped setting
   (``bfr_core/method/ours.toml`` as it is; its sha256 is recorded). The paper's one-shot baselines return
   ``RetrievalConfig.k`` (10) turns, so at 20 and 40 they hold their whole set: ``reached`` says so and
   the plot leaves those points out (``ui.sufficiency.REACH``).
 * The simple rankings (:data:`RANKINGS`: stemmed BM25, the store's dense view, their RRF, the z-fusion of
-  both) are ranked once per question over its whole scope and cut at k, as ``bench_ours_selection.py``
-  scores them.
+  both) are ranked once per question over its whole scope and cut at k, as
+  ``bench.quality.bench_ours_selection`` scores them.
 
 ``conv-fusion``'s figures are **development** figures: its weights were chosen on these benchmarks' questions
-(``bench_ours_selection.py``; its held-out figures are ``ours_selection.json``'s cross-validation). These are
+(``bench.quality.bench_ours_selection``; its held-out figures are ``ours_selection.json``'s cross-validation). These are
 whole-benchmark figures. No arm or ranking here chose a weight on them. Writes one benchmark's entry into
 ``ui.sufficiency.PATH`` (``bench/out/sufficiency_budgets.json``; the Trace page reads it) and its plot
 (``plots.sufficiency_gap``) as ``docs/screenshots/sufficiency_<key>.png`` (Plotly's image export through
 the system's Chromium) and ``bench/out/sufficiency_<key>.html``.
 
-Run (one benchmark per run; ``--rows`` reuses a ``bench_arm_rows.py dump`` of the same code and store):
+Run (one benchmark per run; ``--rows`` reuses a ``bench.checks.bench_arm_rows dump`` of the same code and store):
 ``nice .venv/bin/python -m bench.quality.bench_ours_sufficiency --db STORE --dataset locomo --key locomo
 --name LoCoMo [--rows DUMP.json] [--limit N]``; ``--latency-only``: ``conv-fusion`` at C6 with the shipped setting
 against its set weights at 0 (warm p50 / p95), written to ``bench/out/ours_sufficiency_latency.json``.
@@ -79,7 +79,7 @@ def ranking_rows(store: Store, dataset: str, qs: Sequence, top: int = max(SIZES)
 
 
 def arm_rows(db: str, dataset: str, rows: str, limit: int) -> tuple[dict[str, list[str]], str]:
-    """The arms' evidence per question: a dump of this code and store (``rows``), or ``bench_arm_rows.dump`` run now."""
+    """The arms' evidence per question: a dump of this code and store (``rows``), or ``arm_rows.dump`` run now."""
     if rows:
         data = json.loads(Path(rows).read_text(encoding="utf-8"))
         return {k: v[0] for k, v in data.items()}, rows

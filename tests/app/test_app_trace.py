@@ -233,3 +233,8 @@ def test_the_sufficiency_expander_draws_the_datasets_benchmark_or_says_how_to_me
     assert at.selectbox(key="trace_suff_mine").value == "mine"  # the open dataset's benchmark, not the first
     spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Demo bench" in c.proto.spec)
     assert "gap at 10: 10.0" in json.dumps(spec["layout"]["annotations"])
+    del measured["benchmarks"]["mine"]  # no measurement of this dataset's kind: a choice, no plot until made
+    (tmp_path / "s.json").write_text(json.dumps(measured), encoding="utf-8")
+    at.run()
+    assert "No measurement for" in texts(at) and at.selectbox(key="trace_suff_None").value is None
+    assert not any("Other bench" in c.proto.spec for c in at.get("plotly_chart"))
