@@ -83,7 +83,7 @@ def tqdm_progress(desc: str) -> Progress:
     return update
 
 
-# -- the ETA of a progress bar (the app's ingest bar, bench/bench_app_ingest.py) ----------------
+# -- the ETA of a progress bar (the app's ingest bar, bench/speed/bench_app_ingest.py) ----------------
 def eta_seconds(elapsed: float, done: int, total: int) -> float | None:
     """Seconds left at the average rate so far (``None`` before any work is done or when unknown)."""
     if done <= 0 or total <= 0 or elapsed <= 0:

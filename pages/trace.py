@@ -8,7 +8,7 @@ import-run``) is listed beside the arms; it has no live run, so its stored evide
 import streamlit as st
 
 from bfr_core import pipeline, plots
-from bfr_core.arm_names import canonical_arm
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.evaluation.evaluate import load_trace
 from bfr_core.pipeline import DEFAULT_BUDGET, arm_names
 from bfr_core.retrieval.readiness import readiness
@@ -94,7 +94,7 @@ with st.container(border=True):
         st.caption("Gold turns: " + (", ".join(W.esc(W.turn_label(g, turns))
                                                for g in q.gold) or "none annotated"))
 
-with st.expander("Any gold against all gold by budget, measured: bfr, the paper's arms, the top-k rankings"):
+with st.expander(f"Any gold against all gold by budget, measured: {CONV_FUSION}, the paper's arms, the top-k rankings"):
     try:
         measured = SUF.load()
     except ValueError as exc:  # a damaged file: say so, as for an absent one
@@ -116,7 +116,7 @@ with st.expander("Any gold against all gold by budget, measured: bfr, the paper'
             entry = measured["benchmarks"][shown_key]
             st.caption(f"{entry.get('n', '?')} questions; each evidence set cut to its first k turns, offline (the "
                        "rules stand-in for any model call); a system is drawn at the budgets at least half its sets "
-                       "reach. bfr: development figures (its weights were chosen on these benchmarks' questions); no "
+                       f"reach. {CONV_FUSION}: development figures (its weights were chosen on these benchmarks' questions); no "
                        f"other system chose a weight on them. Commit {markup.code(str(measured.get('commit', '?')))}.")
             st.plotly_chart(plots.sufficiency_gap(SUF.curves(entry), title=f"{entry.get('name', shown_key)}: any gold "
                                                   "(solid) against all gold (dashed) in the first k turns"),

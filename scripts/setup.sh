@@ -5,10 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-}"
-LOCK=(-c requirements.lock)
+# --no-compile: pip would byte-compile every installed file (torch, ray, spacy ...), most of which nothing
+# imports; Python compiles the modules a process does import, once, on first use.
+LOCK=(-c requirements.lock --no-compile)
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+.venv/bin/python -m pip install -q --no-compile --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install -q "${LOCK[@]}" torch==2.13.0 2>&1 | grep -v "is ignored" || true
 if [ -n "$extras" ]; then
   .venv/bin/python -m pip install -q "${LOCK[@]}" -e ".[$extras]" 2>&1 | grep -v "is ignored" || true

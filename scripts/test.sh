@@ -20,4 +20,9 @@ if [ "${BFR_SKIP_LOCAL_LLM:-0}" != 1 ]; then
 fi
 .venv/bin/python scripts/check_lock.py  # installed versions == requirements.lock, or fail listing the differences
 .venv/bin/ruff check .
-exec .venv/bin/python -m pytest "$@"
+# Two worker processes (pytest-xdist), each running whole test files (--dist loadfile: a file's tests keep
+# their order and share its module fixtures); much of the suite waits on subprocesses, servers and
+# browsers, so two workers keep both cores busy. Files are handed out slowest first, by the times the last
+# recorded run measured (tests/suite_times.py; --no-loadscope-reorder keeps that order). BFR_TEST_WORKERS=0
+# runs in one process.
+exec .venv/bin/python -m pytest -n "${BFR_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

@@ -1,4 +1,4 @@
-"""Counts the reliability tests hand to ``bench/bench_reliability.py``: each test module adds its own
+"""Counts the reliability tests hand to ``bench/checks/bench_reliability.py``: each test module adds its own
 entry to the JSON file ``$BFR_RELIABILITY_STATS`` names, keeping the other modules' entries."""
 
 import json

@@ -1,14 +1,9 @@
-"""bench/byo_common.py: the paired comparison of bfr against each reference ranking."""
+"""bench/lib/byo_common.py: the paired comparison of bfr against each reference ranking."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import byo_common as B  # noqa: E402
-
-from bfr_core.evaluation.stats import mcnemar_exact_p  # noqa: E402
+import bench.lib.byo_common as B
+from bfr_core.evaluation.stats import mcnemar_exact_p
 
 
 def _rows(system: str, k: int, hits: list[int]) -> list[dict]:

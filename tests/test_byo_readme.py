@@ -1,16 +1,13 @@
-"""bench/byo_readme.py: which run each row of the BEAM / LoCoMo-Plus tables comes from."""
+"""bench/lib/byo_readme.py: which run each row of the BEAM / LoCoMo-Plus tables comes from."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-import byo_readme as B  # noqa: E402
+import bench.lib.byo_readme as B
 
 
 def _fig(hit: float) -> dict:
@@ -33,8 +30,9 @@ def test_bfr_and_references_come_from_the_rerun_and_an_earlier_bfr_only_when_it_
            {"mem0": _fig(10), "bfr": _fig(20), "ref:bm25": _fig(30), "ref:dense": _fig(40)})
     _write(tmp_path, "beam_1m_bfr.json", {"w": 2}, {"bfr": _fig(50), "ref:bm25": _fig(31), "ref:dense": _fig(41)})
     _, systems, about = B.source("1M")
-    assert systems["bfr"]["10"]["overall"]["turn_hit"] == 50
-    assert systems["ref:bm25"]["10"]["overall"]["turn_hit"] == 31  # beside bfr, by the same code
+    assert systems["conv-fusion"]["10"]["overall"]["turn_hit"] == 50  # the JSON's alias bfr, under its name
+    assert "bfr" not in systems
+    assert systems["ref:bm25"]["10"]["overall"]["turn_hit"] == 31  # beside our arm, by the same code
     assert systems["mem0"]["10"]["overall"]["turn_hit"] == 10  # the paper's arms stay the all-arm run's
-    assert ("bfr (earlier setting)" in systems) is earlier_row
-    assert "`bfr` and the reference rankings: `beam_1m_bfr.json`" in about
+    assert ("conv-fusion (earlier setting)" in systems) is earlier_row
+    assert "`conv-fusion` and the reference rankings: `beam_1m_bfr.json`" in about

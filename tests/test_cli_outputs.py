@@ -64,7 +64,7 @@ STATS: dict[str, int] = {"probes": 0, "changed_stores": 0, "old_files_changed": 
 
 @pytest.fixture(scope="module", autouse=True)
 def _stats():
-    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    """Counts for bench/checks/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
     yield
     record("outputs", {**STATS, "options": len(OUTPUTS)})
 

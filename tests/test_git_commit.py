@@ -1,13 +1,11 @@
-"""bench/git_commit.py: the code a bench measured, named the same way by every bench."""
+"""bench/lib/git_commit.py: the code a bench measured, named the same way by every bench."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import git_commit  # noqa: E402
+from bench.lib import git_commit
 
 
 def _git(root: Path, *args: str) -> str:

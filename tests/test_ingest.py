@@ -40,24 +40,28 @@ def test_cancel_leaves_the_store_as_it_was(tmp_path, stage):
     assert store.dataset("demo") is None
 
 
-def test_progress_names_stages_in_words(tmp_path):
-    store = Store(tmp_path / "s.duckdb")
+@pytest.fixture(scope="module")
+def demo_updates(tmp_path_factory) -> list[tuple]:
+    """The progress updates of one ingest of the demo into a new store (the tests below only read them)."""
+    store = Store(tmp_path_factory.mktemp("progress") / "s.duckdb")
     rec = Recorder()
     ingest(store, "jsonl", demo_file(), name="demo", progress=rec)
-    labels = list(dict.fromkeys(u[3].split(" · ")[0] for u in rec.updates))  # the label counts texts after " · "
+    store.close()
+    return list(rec.updates)
+
+
+def test_progress_names_stages_in_words(demo_updates):
+    labels = list(dict.fromkeys(u[3].split(" · ")[0] for u in demo_updates))  # the label counts texts after " · "
     order = ["checking which texts are already encoded", "encoding all turns (static word vectors)",
              "writing the dataset to the store"]
     assert [label for label in labels if label in order] == order
     assert not any("@" in label for label in labels)  # no internal model ids
-    enc = [u for u in rec.updates if u[3].startswith("encoding")]
+    enc = [u for u in demo_updates if u[3].startswith("encoding")]
     assert enc[-1][1] == enc[-1][2]  # the one encoding bar ends full
 
 
-def test_encoding_bar_counts_cost_and_labels_texts(tmp_path):
-    store = Store(tmp_path / "s.duckdb")
-    rec = Recorder()
-    ingest(store, "jsonl", demo_file(), name="demo", progress=rec)
-    enc = [u for u in rec.updates if u[3].startswith(("encoding", "loading the MiniLM"))]
+def test_encoding_bar_counts_cost_and_labels_texts(demo_updates):
+    enc = [u for u in demo_updates if u[3].startswith(("encoding", "loading the MiniLM"))]
     assert len({u[2] for u in enc}) == 1  # one bar over every model: its total never changes
     assert [u[1] for u in enc] == sorted(u[1] for u in enc)  # and its count never goes back
     last = enc[-1][3]
@@ -96,34 +100,42 @@ ingest(Store(sys.argv[1]), "jsonl", demo_file(), name="demo", progress=cb, entit
 
 def _contents(path: Path) -> dict[str, list]:
     """Every table's rows (sorted; the ingest time left out), read from a closed store file: the
-    comparison ``bench/bench_store_same.py`` makes between an old and a new code's stores."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from bench_store_same import contents
+    comparison ``bench/checks/bench_store_same.py`` makes between an old and a new code's stores."""
+    from bench.lib.store_rows import contents
 
     return contents(path)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> tuple[dict[str, list], dict[tuple[str, str], np.ndarray]]:
+    """An uninterrupted ingest of the demo (names found too): its rows and its vectors, read once from the
+    closed store for every stage's comparison below."""
+    whole = tmp_path_factory.mktemp("whole") / "whole.duckdb"
+    s = Store(whole)
+    ingest(s, "jsonl", demo_file(), name="demo", entities=True)
+    s.close()
+    return _contents(whole), _vectors(whole)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stage", ["encoding all turns", "encoding short turns", "writing the dataset",
                                    "finding names"])
-def test_kill_then_rerun_ends_with_the_uninterrupted_store(tmp_path, stage):
+def test_kill_then_rerun_ends_with_the_uninterrupted_store(tmp_path, stage, uninterrupted):
     """SIGKILL in each stage, then the same ingest again: the store equals an uninterrupted ingest's,
     vectors bit for bit (MiniLM batches only texts of one token count, so what a kill left cached
     does not change the others' vectors)."""
-    whole, killed = tmp_path / "whole.duckdb", tmp_path / "killed.duckdb"
-    s = Store(whole)
-    ingest(s, "jsonl", demo_file(), name="demo", entities=True)
-    s.close()
+    killed = tmp_path / "killed.duckdb"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     done = subprocess.run([sys.executable, "-c", KILLED, str(killed), stage], env=env, capture_output=True, text=True)
     assert done.returncode == -9, done.stderr[-500:]
     s = Store(killed)
     ingest(s, "jsonl", demo_file(), name="demo", entities=True)
     s.close()
-    got, want = _contents(killed), _contents(whole)
+    want, ref = uninterrupted
+    got = _contents(killed)
     assert got.keys() == want.keys()
     assert {k: v for k, v in got.items() if k != "embeddings"} == {k: v for k, v in want.items() if k != "embeddings"}
-    vecs, ref = _vectors(killed), _vectors(whole)
+    vecs = _vectors(killed)
     assert vecs.keys() == ref.keys()
     # bit for bit where MiniLM runs in bf16 (batches of one token count pad nothing); fp32 GEMMs of
     # other batch sizes may differ in the last bits

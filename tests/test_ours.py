@@ -248,7 +248,7 @@ def test_shipped_settings_are_read_from_the_ours_table(tmp_path):
     p.write_text("[ours]\nrequest_topic = 6.0\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"o\.toml: unknown key\(s\) in \[ours\]: request_topic"):
         turn_scores.load_settings(p)
-    # the settings that left OursSettings at issue 25 (bench/ours_variants.py) are unknown keys now
+    # the settings that left OursSettings at issue 25 (bfr_core/method/variants.py) are unknown keys now
     p.write_text("[ours]\nspeaker = 2.0\nrecency = 0.3\ndense_view = true\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"o\.toml: unknown key\(s\) in \[ours\]: dense_view, recency$"):
         turn_scores.load_settings(p)

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
 
+import bench.lib.sufficiency as B
 from bfr_core import plots
 from ui import sufficiency
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import bench_ours_sufficiency as B  # noqa: E402
 
 
 def test_one_panel_per_system_with_its_gap_shaded_and_the_first_system_repeated_for_reference():
@@ -46,11 +42,13 @@ def test_figures_at_a_budget_cut_each_set_to_its_first_k_turns():
 
 
 def test_curves_group_a_dumps_rows_by_system_in_the_panels_order():
-    rows = {"z-fusion top-k:q1": ["g"], "bfr:q1": ["x", "g"], "bfr:q2": ["y"], "mem0:q1": ["g"], "bfr:q9": ["g"]}
+    rows = {"z-fusion top-k:q1": ["g"], "conv-fusion:q1": ["x", "g"], "bfr:q2": ["y"], "mem0:q1": ["g"],
+            "conv-fusion:q9": ["g"]}  # bfr: our arm's alias, as a dump asked for it
     gold = {"q1": frozenset({"g"}), "q2": frozenset({"h"})}
     out = B.curves(rows, gold, sizes=(1, 2))
-    assert list(out) == ["bfr", "z-fusion top-k", "mem0"]
-    assert out["bfr"]["1"]["any"] == 0.0 and out["bfr"]["2"]["any"] == 50.0 and out["bfr"]["2"]["n"] == 2  # q9: no gold
+    assert list(out) == ["conv-fusion", "z-fusion top-k", "mem0"]
+    ours = out["conv-fusion"]
+    assert ours["1"]["any"] == 0.0 and ours["2"]["any"] == 50.0 and ours["2"]["n"] == 2  # q9: no gold
 
 
 def test_the_trace_page_reads_the_budgets_each_system_reaches(tmp_path):
@@ -59,7 +57,7 @@ def test_the_trace_page_reads_the_budgets_each_system_reaches(tmp_path):
         "mem0": {"budgets": {"10": {"any": 60.0, "all": 50.0, "reached": 1.0},
                              "20": {"any": 60.0, "all": 50.0, "reached": 0.0}}},
         "short": {"budgets": {"5": {"any": 1.0, "all": 1.0, "reached": 0.2}}}}}
-    assert sufficiency.curves(entry) == {"bfr": {"5": {"any": 70.0, "all": 60.0}},
+    assert sufficiency.curves(entry) == {"conv-fusion": {"5": {"any": 70.0, "all": 60.0}},  # bfr: its alias
                                          "mem0": {"10": {"any": 60.0, "all": 50.0}}}
     path = tmp_path / "s.json"
     assert sufficiency.load(path) is None

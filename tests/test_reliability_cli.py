@@ -19,7 +19,7 @@ traceback, and the store file byte-identical (sha256 before and after). Kinds:
   a read-only folder (run as an unprivileged user), a read-only command on an unknown run.
 
 Plus: SIGKILL of ``bfr eval --processes 2`` leaves no process of it running. Counts per kind go to
-``BFR_RELIABILITY_STATS`` for ``bench/bench_reliability.py``.
+``BFR_RELIABILITY_STATS`` for ``bench/checks/bench_reliability.py``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Kills: SIGKILL of ``bfr import-run --replace`` at delays spread over its run tim
 same command under a file-size limit (``RLIMIT_FSIZE``, SIGXFSZ ignored, so a write past it fails as
 on a full disk) that the store's log cannot grow past. After each, the arm holds every question's
 row, all of the old import or all of the new one. Counts go to ``BFR_RELIABILITY_STATS`` (``imports``)
-for ``bench/bench_reliability.py``.
+for ``bench/checks/bench_reliability.py``.
 """
 
 from __future__ import annotations

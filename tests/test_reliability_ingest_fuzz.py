@@ -38,7 +38,7 @@ LOCOMO = SHARED / "locomo10.json"
 LME = SHARED / "longmemeval_s_dev50.json.gz"
 DEMO = demo_file()
 TABLES = ("datasets", "sessions", "turns", "scopes", "scope_sessions", "questions", "gold")
-STATS: dict[str, int] = {}  # inputs tried per format (read by bench/bench_reliability.py)
+STATS: dict[str, int] = {}  # inputs tried per format (read by bench/checks/bench_reliability.py)
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

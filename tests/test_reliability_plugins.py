@@ -25,7 +25,7 @@ STATS: dict[str, int] = {}
 
 @pytest.fixture(scope="module", autouse=True)
 def _stats():
-    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    """Counts for bench/checks/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
     yield
     record("plugins", STATS)
 

@@ -5,7 +5,7 @@
   must return or raise within 5 s (a thread, so a hang fails the test instead of the run; the
   stuck stack is printed). The list of entry points is read from the code, so a new one without a
   call here fails. ``Store(p, shared=True)`` then ``labels.sync_queue`` deadlocked before.
-* Labels: a small version of ``bench/bench_label_race.py`` (writers queueing while a process
+* Labels: a small version of ``bench/checks/bench_label_race.py`` (writers queueing while a process
   flushes) loses none; a flush that fails, or is killed, leaves its claim for the next flush, which
   writes every label once.
 * Left behind: a failed ``bfr ingest`` into a new path leaves no store file and no folder it made;
@@ -205,9 +205,9 @@ def test_the_app_on_a_fresh_store_home_then_annotate(template, tmp_path, monkeyp
 # -- labels ---------------------------------------------------------------------------------------
 def test_queueing_while_another_process_flushes_loses_no_label(tmp_path):
     out = tmp_path / "race.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_label_race.py"), "--runs", "1",
+    done = subprocess.run([sys.executable, "-m", "bench.checks.bench_label_race", "--runs", "1",
                            "--writers", "3", "--labels", "150", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     run = json.loads(out.read_text(encoding="utf-8"))["runs"][0]
     assert (run["lost"], run["duplicated"], run["stored"]) == (0, 0, 450)

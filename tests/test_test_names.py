@@ -27,6 +27,7 @@ CROSS_CUTTING = {
     "readme_tables": "the measured tables in README and docs/ equal their generators' output",
     "cli_outputs": "every command's output options go through outfile (bench/checks/bench_reliability runs it by name)",
     "test_names": "this check of the tests' own names",
+    "bench_layout": "bench/'s packages: no sys.path edit, no bench script imported by another or by a test",
     "ours_sufficiency_plot": "plots.sufficiency_gap together with the pooling of the bench that draws it",
 }
 # File-name prefixes of suites that span modules on purpose.

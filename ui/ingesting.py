@@ -1,5 +1,5 @@
 """What the Data page says while and after it ingests: the bar's text, the name-clash check, and
-errors in the GUI's words. No streamlit import (bench/bench_app_ingest.py uses the same text).
+errors in the GUI's words. No streamlit import (bench/speed/bench_app_ingest.py uses the same text).
 
 Covers: bar text with stage, count and ETA (none in a stage's first seconds), what its texts count
 (:data:`TEXTS_NOTE`), the kind a path suggests (:func:`guess_kind`) and the shared copies offered

@@ -54,7 +54,7 @@ def build_demo(p: Path) -> None:
     """Write the demo dataset into the store at ``p`` when missing or stale, without vectors or names.
 
     With them (``embed=True``) a fresh clone's first page would wait for MiniLM's load, the encoding
-    and the names (most of a minute on two busy cores, bench/bench_app.py); without, about a second. Nothing is lost: the dense view encodes a scope's uncached texts on first use and the
+    and the names (most of a minute on two busy cores, bench/speed/bench_app.py); without, about a second. Nothing is lost: the dense view encodes a scope's uncached texts on first use and the
     entity view finds names on first use, both cached in the store (``retrieval.scope.scope_views``).
     """
     from bfr_core.ingest.demo import ensure_demo_store
@@ -339,7 +339,7 @@ def label_queue_size(path: str, stamp: Any = None) -> int:  # noqa: ARG001 - par
 # judged by another process rebuilds them without a Refresh.
 # The annotation queue's items do not change between its syncs (label_queue_size, cleared by Refresh
 # with it): what depends on them alone is read once per sync, not on every label saved (on a full
-# LoCoMo run each would otherwise slow every rerun; bench/bench_annotate.py).
+# LoCoMo run each would otherwise slow every rerun; bench/speed/bench_annotate.py).
 @st.cache_data(show_spinner=False)
 def label_item_questions(path: str, stamp: Any = None) -> dict[str, str]:  # noqa: ARG001 - part of the cache key
     from bfr_core.evaluation.labels import item_questions

@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from bfr_core import plots
+from bfr_core.arm_names import canonical_arm
 from bfr_core.evaluation import metrics
 from bfr_core.method.word_trust import describe
 from bfr_core.records import Step, Trace, Turn
@@ -127,14 +128,14 @@ def recorded_for(store: Any, question: str) -> Any:
 
 def local_trace_time() -> str:
     """The measured time of one full trace with the local model, as a phrase citing its JSON ("" if
-    unmeasured): Run all on the Trace page with every call made (``bench/bench_trace_local.py``), else
+    unmeasured): Run all on the Trace page with every call made (``bench/speed/bench_trace_local.py``), else
     the mean time of the two calls an fca-ms trace makes (decompose, select) in
-    ``bench/bench_llm_local.py``'s run."""
+    ``bench/quality/bench_llm_local.py``'s run."""
     out = Path(__file__).resolve().parents[1] / "bench" / "out"
     try:
         t = json.loads((out / "trace_local.json").read_text("utf-8"))["runs"]["cold"]
         calls = sum(r["calls"] for r in t["llm_calls_by_role"].values())
-        return (f" One full trace with it (Run all on {t['arm']}: {calls} model calls, the answer and the judge "
+        return (f" One full trace with it (Run all on {canonical_arm(t['arm'])}: {calls} model calls, the answer and the judge "
                 f"included) took {t['run_all_s']:.0f} s on the demo's camera-strap question, loading the model "
                 f"included, on a shared 2-core machine at load {t['loadavg_after'][0]:.0f} "
                 "(`bench/out/trace_local.json`).")

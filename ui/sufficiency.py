@@ -20,7 +20,7 @@ from bfr_core.arm_names import canonical_arm
 
 RELATIVE = "bench/out/sufficiency_budgets.json"  # from the project root
 PATH = Path(__file__).resolve().parents[1] / RELATIVE
-COMMAND = "nice .venv/bin/python bench/bench_ours_sufficiency.py --db STORE --dataset DATASET"
+COMMAND = "nice .venv/bin/python -m bench.quality.bench_ours_sufficiency --db STORE --dataset DATASET"
 # A budget is drawn for a system when at least half of its sets hold k turns; past that the first k turns
 # are the whole set (a one-shot baseline's 10 turns, say), which is no measurement at budget k.
 REACH = 0.5
@@ -48,8 +48,8 @@ def benchmark_for(data: Mapping[str, Any], kind: str) -> str | None:
 
 def curves(entry: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     """System -> budget -> {"any", "all"} for one benchmark's entry, the budgets each system reaches
-    (:data:`REACH`) only, systems in the entry's order under their registered names (an alias such as
-    ``bfr`` in the JSON shows as its arm, ``arm_names.canonical_arm``)."""
+    (:data:`REACH`) only, systems in the entry's order under their registered names (an alias in the JSON,
+    ``arm_names.ALIASES``, shows as its arm, ``arm_names.canonical_arm``)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for system, row in entry.get("systems", {}).items():
         points = {k: {"any": p["any"], "all": p["all"]} for k, p in row.get("budgets", {}).items()

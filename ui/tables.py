@@ -1,6 +1,6 @@
 """The Failures page's data: one row per question with every arm side by side, filters, summaries.
 
-No streamlit here (bench/bench_app.py times these functions directly). SQL is parameterised; the
+No streamlit here (bench/speed/bench_app.py times these functions directly). SQL is parameterised; the
 only identifiers built into SQL text are pivot column aliases made from arm names stored in the
 runs table, quoted as identifiers (besides ``arm_names.canonical_arm_sql``, built from constants). Arms
 are shown by registered name (``arm_names``: a run stored under an alias shows as its arm). Filters are

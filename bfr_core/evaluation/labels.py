@@ -190,7 +190,7 @@ def sync_queue(store: Store) -> int:
     stands (none if never built).
 
     Two set-based statements insert only rows not stored yet: sending every snapshot through
-    ``executemany`` would cost minutes for a full LoCoMo run, on every call (bench/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
+    ``executemany`` would cost minutes for a full LoCoMo run, on every call (bench/speed/bench_annotate.py). Of the snapshots with one item id, the item keeps the evidence of the
     first by (run, arm) (the same set, maybe in another order).
     """
     ensure_schema(store)
@@ -384,7 +384,7 @@ def queue_label(store_path: str | Path, item_id: str, annotator: str, label: str
     file under the same lock; an append whose file was claimed between its open and its lock writes
     to the new side file instead. (Without that, an append through a descriptor opened just before
     a claim landed in the claimed file after the flush had read it: 1-2 of 4,000 labels lost in the
-    8 x 500 race, ``bench/bench_label_race.py``.)"""
+    8 x 500 race, ``bench/checks/bench_label_race.py``.)"""
     row = {"item_id": item_id, "annotator": annotator, "label": label, "note": note or "",
            "created": datetime.now().isoformat(timespec="microseconds"), "task": task.name}
     data = dumps_line(row).encode("utf-8")

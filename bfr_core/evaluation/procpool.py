@@ -8,7 +8,7 @@ so the rows and the store writes are those of the sequential loop) and :func:`di
 (workers end with the parent, SIGKILL included).
 
 The parent keeps the store open and remains its only writer (``retrieval.payload`` says why); results
-do not depend on which process ran a scope (checked by ``bench/bench_offline.py`` on dev50 and LoCoMo).
+do not depend on which process ran a scope (checked by ``bench/speed/bench_offline.py`` on dev50 and LoCoMo).
 
 NER a worker parsed (texts the store's cache lacked) goes back with its rows and the parent caches it
 (``entity.store_entities``), so the next run parses nothing again.

@@ -28,7 +28,7 @@ say):
 Which checks flag, and the idle threshold, form a :class:`Setting`; :data:`DEFAULT` is the setting
 :func:`choose` picks over LoCoMo conversations 0-4 against the locomo-audit findings (its rule:
 precision >= 50 % first, then recall of WRONG_CITATION + HALLUCINATION, then precision; without a
-setting reaching that precision, the best F1), and ``bench/bench_audit_judges.py`` reports the
+setting reaching that precision, the best F1), and ``bench/quality/bench_audit_judges.py`` reports the
 leave-one-conversation-out figures beside the in-sample ones.
 
 Does not cover: deciding that a key is wrong (people and overlays do), LongMemEval (its gold is

@@ -15,7 +15,7 @@ checks this); deeper, budgeted text access reaches it (rank ~20), as BFR does in
 ``write_demo(path)`` writes the JSONL; ``demo_file()`` keeps ``data/demo.jsonl`` (not in git: this
 module is its source) written and current; ``ensure_demo_store(db_path)`` opens a store and ingests
 it as dataset ``demo`` when missing or changed, and loads ``data/demo_llm_cache.json`` when present:
-the local model's decompositions of the demo's questions, recorded by ``bench/bench_decompose.py
+the local model's decompositions of the demo's questions, recorded by ``bench/quality/bench_decompose.py
 --local --record`` as LLM cache rows keyed like every other call (``load_recorded``), so an offline
 visitor sees what a model asks for (``roles.decomposer.recorded``).
 """

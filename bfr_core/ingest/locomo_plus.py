@@ -26,7 +26,7 @@ Construction (as ``build_conv.py``):
   ``plus-000/conv-26:S3:1``... in order, cue turns numbered like the rest, their ``local_id``
   ``cue:1``...) in place of the shared one. In the benchmark's own stitching every cue is a session
   of one or two turns of its own, which a session-level score can find by its shape alone;
-  embedded, it cannot (bench/bench_plus_stitching.py measures what that changes).
+  embedded, it cannot (bench/quality/bench_plus_stitching.py measures what that changes).
 * **Question**: the trigger query's text (its ``A:`` / ``B:`` lines, joined by newlines) asked at
   the query time; it is not a turn of the searched store. Gold = every cue turn. ``qtype`` = the
   relation type; the answer field holds the cue dialogue (the benchmark has no reference answer).

@@ -13,7 +13,7 @@ Haystack order is kept as given: it is sorted by day but not always by time with
 
 Large files: the file is parsed streaming (``common.JsonArray``, ijson's C parser), one question at a
 time; what stays in memory is the records built (each unique session once), not the JSON, so an
-M-sized file parses with memory set by its unique content, not its size (``bench/bench_stream.py``).
+M-sized file parses with memory set by its unique content, not its size (``bench/speed/bench_stream.py``).
 A repeated session is compared with its first copy by a digest of its JSON (keys sorted), so the first
 copy's raw JSON is not kept either. Progress counts the file's bytes read; the sha256 is taken in the
 same read. A top level that is not an array is read whole, only to say what it is.

@@ -215,7 +215,7 @@ class GreedyGrammar:
     greedy token, as llama.cpp's own sampler does (the grammar filters all ~151k tokens only when that
     token is rejected). Greedy picks the highest-scoring token the grammar allows either way, so the
     output is token for token the one ``response_format`` gives, which filters the whole vocabulary at
-    every step: replies come ~1.4x faster (``bench/bench_llm_decode.py``).
+    every step: replies come ~1.4x faster (``bench/speed/bench_llm_decode.py``).
 
     One instance serves one generation: it records the prompt length on its first call and feeds each
     token generated since its previous call to the grammar. Call :meth:`close` afterwards."""

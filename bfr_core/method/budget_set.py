@@ -14,7 +14,7 @@ Ties go to the better-ranked turn, so with both weights 0 the order is the ranki
 the order is the greedy set at that budget, so the sets nest (the 10-turn set lies inside the 20-turn
 one), and at :data:`WINDOW` turns the set is the ranking's top :data:`WINDOW`: only the smaller budgets
 change. SPREAD and COVER are ``OursSettings.set_spread`` / ``set_cover``, chosen by the selection
-protocol (bench/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
+protocol (bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
 COVER reads no requirement (as Stage I's cover does there).
 
 Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading

@@ -30,7 +30,7 @@ E0 always holds b = 10 grounded turns, so "new" = size - 10)
   marked ``paper=None`` in :data:`PAPER_TABLE16`.
 
 ``bfr sweep`` measures the calls and set sizes each point realizes on a store, and
-bench/bench_method.py compares them with Table 16. This module only declares the budgets.
+bench/quality/bench_method.py compares them with Table 16. This module only declares the budgets.
 
 Does not cover: the state-conditioned controllers (BFR-State / BFR-Adaptive) of Table 18.
 """

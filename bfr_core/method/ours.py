@@ -47,10 +47,10 @@ turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool 
 first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
 (one call per round through the exclusion rule).
 
-Every number is either a coordinate of the selection grid, chosen by bench/bench_ours_selection.py
+Every number is either a coordinate of the selection grid, chosen by bench/quality/bench_ours_selection.py
 with conversation-level cross-validation, or fixed by an argument that reads no benchmark question;
 the variants the selection searched but the shipped setting leaves off are composed from
-``turn_scores``' functions in bench/ours_variants.py.
+``turn_scores``' functions in ``variants``.
 
 Does not cover: LLM selection in Stage I (an LLM, when given, decomposes and, in the remark regime,
 writes the antecedent, nothing else), coreference, learned weights. Reads only the question text and
@@ -98,7 +98,7 @@ if TYPE_CHECKING:
 def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
               settings: OursSettings = DEFAULT) -> tuple[list[Step], list[str], np.ndarray]:
     """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
-    (``cover`` False: E0 in set order alone, the ablation of bench/bench_ours.py); also returns the set
+    (``cover`` False: E0 in set order alone, the ablation of bench/quality/bench_ours.py); also returns the set
     order (``budget_set.set_order`` at ``settings``) that E0 and Stage II follow after the cover."""
     views, rc = ctx.views, ctx.config.retrieval
     order = ranking(sc.final)
@@ -244,7 +244,7 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
                settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm over given turn scores (bench/ours_variants.py passes a variant's; ``cover``: see :func:`initial_evidence`;
+    """The arm over given turn scores (``variants`` passes a variant's; ``cover``: see :func:`initial_evidence`;
     ``settings``: the set weights read)."""
     steps, e0, order = initial_evidence(ctx, query, sc, cover, settings)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:

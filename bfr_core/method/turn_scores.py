@@ -6,9 +6,9 @@ over arrays aligned with ``views.turns``, plus one small cache of the stemmed BM
 Reads only the question text and date and the store's own turns, never gold ids, answers or types.
 What depends on the scope alone (session codes, the stating role) is computed once per views object
 (:func:`per_views`): on a long conversation it is most of a question's time
-(bench/bench_beam_warm.py).
+(bench/speed/bench_beam_warm.py).
 
-Does not cover: the variants the shipped setting leaves off (bench/ours_variants.py composes them from
+Does not cover: the variants the shipped setting leaves off (``variants`` composes them from
 these functions for the selection protocol and the ablation).
 """
 
@@ -41,11 +41,11 @@ ROLE_WORDS = 50  # ... whose median turn is a paragraph, at least this many word
 
 @dataclass(frozen=True, slots=True)
 class OursSettings:
-    """The numbers of bfr's ranking that the selection protocol chooses (bench/bench_ours_selection.py
+    """The numbers of bfr's ranking that the selection protocol chooses (bench/quality/bench_ours_selection.py
     ``GRID``) and the shipped setting uses. Numbers it fixes by argument (``FIXED``) are the module
     constants :data:`W_BM25`, :data:`ROLE_RATIO`, :data:`ROLE_WORDS` (and Stage I's cover, always on in ``ours``); the
     variants the shipped setting leaves off (another BM25 index, RRF, the static dense alone, recency,
-    session documents, Rocchio feedback) live in bench/ours_variants.py. The field defaults turn every
+    session documents, Rocchio feedback) live in ``variants``. The field defaults turn every
     prior, context and session term and the remark gate off (the z-fusion of stemmed BM25 and the dense
     view); the shipped values are :data:`DEFAULT`, read from ``ours.toml`` ``[ours]``."""
 

@@ -6,7 +6,7 @@ informative terms the scope contains at all, the agreement of the lexical and de
 overlap of their top :data:`AGREE_K`), and the regime a gate reads from them (:func:`regime`):
 "words" (the full ranking) or "remark" (the dense part leads; ``turn_scores.combine`` applies it).
 Pure functions over the question text and score arrays; the gate is a coordinate of the selection
-protocol (bench/bench_ours_selection.py), never the dataset, question type or ids.
+protocol (bench/quality/bench_ours_selection.py), never the dataset, question type or ids.
 
 Does not cover: the weights of either regime (``turn_scores``), what a remark presupposes.
 """

@@ -23,7 +23,7 @@ Covers
     ones (bf16 where the CPU has it natively: :func:`default_short_id`); ``@128-short`` misses full
     MiniLM's dev50 recall_all@40 by one question, and 160 is the smallest cap that matches it.
 
-* The default, chosen by measurement (``bench/bench_embed.py``), is :class:`DenseSpec`: the static
+* The default, chosen by measurement (``bench/speed/bench_embed.py``), is :class:`DenseSpec`: the static
   model on every text (``turn_vectors`` live in its space) plus MiniLM on the texts that fit 160
   tokens; the dense view ranks short texts by MiniLM and long ones by the static model. Why: full
   MiniLM is slow on LongMemEval's long assistant turns (many minutes for dev50, over an hour for full
@@ -223,7 +223,7 @@ def encode_alone(model: Embedder, texts: Sequence[str]) -> np.ndarray:
     (only texts of one token count together), a zero row for a short-text model's long texts. So
     which texts a store had cached already (another dataset, an ingest killed halfway) never changes
     a vector: a rerun ends with the vectors an uninterrupted ingest writes. No padding is also
-    cheaper than sorting by characters (bench/bench_ingest.py)."""
+    cheaper than sorting by characters (bench/speed/bench_ingest.py)."""
     texts = list(texts)
     if not isinstance(model, ShortOnlyEmbedder):
         return encode_queries(model, texts)
@@ -341,10 +341,10 @@ def cached_count(store: Store, model_id: str | None = None) -> int:
 # MiniLM texts per encode call while ingesting (a progress update each): the texts of one token count
 # in a call form one batch, so larger calls make larger batches
 PROGRESS_STEP = 256
-TEXT_COST = 8  # a MiniLM text costs about 8 tokens beyond its own (measured by bench/bench_ingest.py)
+TEXT_COST = 8  # a MiniLM text costs about 8 tokens beyond its own (measured by bench/speed/bench_ingest.py)
 # The bar's ETA follows time, not texts (:class:`~bfr_core.progress.Pace`): each part's rate is
 # measured from its own completed chunks; these priors (seconds, measured on a quiet machine by
-# bench/bench_ingest.py, whose ``pace_rates`` put each part's measured rate beside them) only weigh a
+# bench/speed/bench_ingest.py, whose ``pace_rates`` put each part's measured rate beside them) only weigh a
 # part against another until it has run.
 PRIOR_S = {"static": 5e-7,  # per character (two threads once the load is done)
            "load": 5.0,  # loading MiniLM (torch and sentence-transformers imports included)

@@ -36,7 +36,7 @@ from bfr_core.progress import Progress  # noqa: E402
 
 MINILM = "minilm-l6-v2"
 STATIC = "m2v-minilm-l6-v2@256d"
-# The variants bench/bench_embed.py measures. The id is the cache key, so variants never mix.
+# The variants bench/speed/bench_embed.py measures. The id is the cache key, so variants never mix.
 SHORT_CAP = 160  # tokens: texts up to this long are ranked by MiniLM in the default DenseSpec
 MODEL_IDS: tuple[str, ...] = (f"{MINILM}@256", f"{MINILM}@128", f"{MINILM}-int8@128", f"{MINILM}-bf16@128", STATIC,
                               f"{MINILM}@128-short", f"{MINILM}-bf16@128-short",
@@ -402,7 +402,7 @@ class DenseSpec:
     space. ``short`` (optional) embeds texts within its token cap (the id's ``@N``) with MiniLM; the dense
     view then ranks short texts by MiniLM cosine and long ones by ``base`` cosine, each group's
     scores z-scored per query before they are merged (views/dense.py). On dev50 this keeps
-    full-MiniLM recall at a fifth of its tokens (bench/bench_embed.py).
+    full-MiniLM recall at a fifth of its tokens (bench/speed/bench_embed.py).
     """
 
     base: str = STATIC

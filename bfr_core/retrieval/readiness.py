@@ -10,7 +10,7 @@ Covers
   names (the entity view's NER, ``entities``, keyed by ``turns.text_hash``). Pure SQL over the
   store, one query per model and one for names; reads nothing else and computes nothing.
 * :func:`first_use_seconds`: what a scope's first build costs when its vectors are missing, from
-  the per-text cost measured by ``bench/bench_later.py``.
+  the per-text cost measured by ``bench/speed/bench_later.py``.
 
 A dataset ingested with ``--no-embed`` (or an ingest stopped during encoding) is usable at once:
 ``scope.scope_views`` encodes a scope's missing texts on its first build and caches them; the entity
@@ -49,7 +49,7 @@ _CACHED = "count(*) FILTER (WHERE EXISTS (SELECT 1 FROM {table} e WHERE e.{key} 
 Q_SCOPES = "SELECT count(*) FROM scopes WHERE dataset_id = ? AND (? IS NULL OR scope_id = ?)"
 
 # Seconds a scope's first build spends per turn text it must encode (both default models, MiniLM's
-# load excluded), measured by bench/bench_later.py on dev50 and LoCoMo (the slower is used). MiniLM's
+# load excluded), measured by bench/speed/bench_later.py on dev50 and LoCoMo (the slower is used). MiniLM's
 # load (LOAD_S, the larger of the two measured) comes once per process.
 PER_TEXT_S = 0.0069
 LOAD_S = 6.2
@@ -89,7 +89,7 @@ def _count(store: Store, sql: str, turns: str, table: str | None, key: str, valu
 
 def readiness(store: Store, dataset_id: str, scope_id: str | None = None) -> Readiness:
     """The cache counts of ``dataset_id`` (or of its scope ``scope_id``); see the module docstring.
-    Fast enough to call on every page render (bench/bench_later.py times it)."""
+    Fast enough to call on every page render (bench/speed/bench_later.py times it)."""
     spec = default_spec()
     models = [spec.base] + ([spec.short] if spec.short else [])
     tables = _tables(store)

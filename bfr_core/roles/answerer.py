@@ -42,7 +42,7 @@ ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answe
 # "later" come back swapped at times, so the gap is taken either way round (the shorter). A reply
 # without two readable, different dates, or a gap that rounds to 0 in the asked unit, falls back to
 # the extractive answer. "... ago" needs the question's own date, which the answerer is not given.
-# bench/bench_llm_timespan.py measures it against the extractive answer on LoCoMo's and dev50's
+# bench/quality/bench_llm_timespan.py measures it against the extractive answer on LoCoMo's and dev50's
 # time-span questions.
 SPAN_PROMPT = EVIDENCE_BLOCK + """The question below asks how much time passed between two events. Copy from \
 the snippets the date of the earlier event and the date of the later event.

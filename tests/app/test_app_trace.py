@@ -220,7 +220,7 @@ def test_the_sufficiency_expander_draws_the_datasets_benchmark_or_says_how_to_me
 
     monkeypatch.setattr(sufficiency, "PATH", tmp_path / "absent.json")
     at = _trace_page()
-    assert "Not measured yet" in texts(at) and any("bench_ours_sufficiency.py" in c.value for c in at.code)
+    assert "Not measured yet" in texts(at) and any("bench.quality.bench_ours_sufficiency" in c.value for c in at.code)
     kind = Store(str(app_db)).dataset("demo")["kind"]
     point = {"any": 70.0, "all": 60.0, "reached": 1.0}
     measured = {"commit": "abc1234", "benchmarks": {

@@ -5,7 +5,7 @@ Starts ``streamlit run app.py`` on a free localhost port against a temporary dem
 finished eval run) and drives Debian's /usr/bin/chromium with Playwright's Python API; screenshots
 go to docs/screenshots/<page>.png. Uses the pipeline stand-in of conftest.py until the real arms
 are importable. Run alone with ``pytest -m browser``. The dev50 check needs a store holding
-LongMemEval dev50: ``$BFR_DEV50_STORE``, else the one bench/bench_app_ingest.py kept (its path is
+LongMemEval dev50: ``$BFR_DEV50_STORE``, else the one bench/speed/bench_app_ingest.py kept (its path is
 in bench/out/app_ingest.json); skipped when neither exists.
 """
 

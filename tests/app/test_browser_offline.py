@@ -6,7 +6,7 @@ the browser opens is recorded; the URLs the DOM loads (icons, styles, images,
 frames) at the end are read too, because headless Chromium may skip a favicon a desktop browser fetches.
 None may name a host other than 127.0.0.1. Run alone with ``pytest -m browser``.
 The hostile-names test records its counts (pages, requests, foreign requests and loaded URLs) in the
-JSON file ``BFR_RELIABILITY_STATS`` names (``browser_offline``), for ``bench/bench_reliability.py``.
+JSON file ``BFR_RELIABILITY_STATS`` names (``browser_offline``), for ``bench/checks/bench_reliability.py``.
 """
 
 import importlib.util
@@ -28,7 +28,7 @@ STATS: dict[str, int] = {}
 
 @pytest.fixture(scope="module", autouse=True)
 def _stats():
-    """Counts for bench/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
+    """Counts for bench/checks/bench_reliability.py (``BFR_RELIABILITY_STATS`` names the JSON file)."""
     yield
     path = os.environ.get("BFR_RELIABILITY_STATS")
     if path and STATS:

@@ -8,7 +8,7 @@ BM25 term weight precomputed, so a query costs a few numpy adds instead of rank_
 over every document per query term. Scores equal ``BM25Okapi.get_scores`` (tested).
 
 Does not cover: BM25 variants (BM25L/Plus), phrase or field weighting, stemming by default (the
-LoCoMo anchors were measured without it; bench/bench_retrieval.py measures it stemmed too).
+LoCoMo anchors were measured without it; bench/quality/bench_retrieval.py measures it stemmed too).
 """
 
 from __future__ import annotations

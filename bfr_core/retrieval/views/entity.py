@@ -19,7 +19,7 @@ Covers
   per store, whatever scopes share it. :func:`ensure_entities` fills that cache for a whole dataset
   (on both cores: spaCy worker processes) when asked (``ingest(..., entities=True)``); ingest no
   longer does by default, since the lazy search parses a small part of it (measured in
-  ``bench/bench_ingest.py``).
+  ``bench/speed/bench_ingest.py``).
 * Ranking (our choice, documented here): mention strength first, then recency. Strength = number of
   whole-word mentions of the cue in the text + 0.5 if the turn's speaker is the cue, so a turn that
   names the entity outranks one merely spoken by it, and two mentions outrank one. Equal strength:
@@ -258,7 +258,7 @@ class EntityView:
     NER runs only on the turns a cue could match: a search for a key parses (once, then kept) the
     turns whose plain text (:func:`_plain`) holds every word of the key, which by construction
     includes every turn with an NER span giving that key; the rest cannot change the result (how
-    many turns an evaluation parses this way: ``bench/bench_arm_rows.py dump`` prints it).
+    many turns an evaluation parses this way: ``bench/checks/bench_arm_rows.py dump`` prints it).
     :meth:`index` (the full map, for listings) still parses the whole scope."""
 
     name = "entity"

@@ -4,7 +4,7 @@ Covers: score(t) = sum over views of w_v / (c + rank_v(t)), with rank 1-based ov
 (ties by turn order), c = 60 as in Cormack et al. (2009), weights 1 by default. Ranks are taken
 before ``exclude``, so excluding a turn never reshuffles the others; then excluded turns are
 skipped and the list is cut at k. Lexical and dense retrieval fail on different questions
-(exact names and numbers vs paraphrase), which is why fusion helps (bench/bench_retrieval.py).
+(exact names and numbers vs paraphrase), which is why fusion helps (bench/quality/bench_retrieval.py).
 
 Does not cover: score-level (convex) fusion, learned weights, more than two views.
 """

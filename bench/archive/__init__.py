@@ -1,0 +1,1 @@
+"""Explorations kept as records: one-off studies that feed no current README or docs table."""

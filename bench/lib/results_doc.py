@@ -1,0 +1,216 @@
+"""Write ``docs/results.md``: every measured table of the project, generated from ``bench/out/``.
+
+The page is assembled from the table generators (``bench/lib/ours_readme.py``, ``bench/lib/byo_readme.py``),
+the paper arms' table read from ``bench/out/method.json`` and an index of the benches with the file each
+writes. Nothing in the page is typed by hand except the section introductions below, which say what a
+table measures and never a figure.
+
+    .venv/bin/python -m bench.lib.results_doc            # rewrite docs/results.md
+    .venv/bin/python -m bench.lib.results_doc --check    # exit 1 when docs/results.md is out of date
+
+``tests/test_readme_tables.py`` runs the check, so a rerun bench whose JSON changed fails the suite until
+the page is regenerated. Does not cover: figures that live only in a bench's JSON (open the file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "bench" / "out"
+PAGE = ROOT / "docs" / "results.md"
+GENERATORS = (["-m", "bench.lib.ours_readme"], ["-m", "bench.lib.byo_readme", "100K", "500K", "1M"],
+              ["-m", "bench.lib.byo_readme", "plus"], ["-m", "bench.lib.byo_readme", "stitching"],
+              ["-m", "bench.lib.ours_sufficiency_readme", "budgets"])
+PAPER_ARMS = ("mem0", "amem", "com", "mragent-flat", "fca-ms", "bfr-text", "bfr-mv")
+
+# (script, what it writes, what it measures): the index at the end of the page.
+BENCHES = (
+    ("bench/speed/bench_ingest.py", "ingest.json", "ingest per stage (read, encode, write, NER), cold / warm / rerun, peak memory, ETA accuracy"),
+    ("bench/speed/bench_embed.py", "embed.json", "embedding variants: throughput and retrieval quality"),
+    ("bench/quality/bench_retrieval.py", "retrieval.json", "BM25 / dense / hybrid top-10 and top-40 on LoCoMo and dev50"),
+    ("bench/speed/bench_views.py", "views.json", "one view query's latency per view"),
+    ("bench/quality/bench_method.py", "method.json", "every paper arm: Gold Hit / ER / CER / calls / set size / p50, the C0..C9 grid"),
+    ("bench/quality/bench_ours.py", "ours.json", "`conv-fusion` (development): quality against set size beside the fusion baselines, ablation"),
+    ("bench/quality/bench_ours_sufficiency.py", "sufficiency_budgets.json", "any gold against all gold at 5, 10, 20, 40 turns: `conv-fusion`, the paper's arms and baselines, top-k rankings"),
+    ("bench/quality/bench_ours_selection.py", "ours_selection.json", "how every weight of `conv-fusion` is chosen: grid, cross-validation, leave-one-benchmark-out"),
+    ("bench/quality/bench_beam.py", "beam_<tier>.json", "every arm and the reference rankings on BEAM 100K / 500K / 1M"),
+    ("bench/quality/bench_locomo_plus.py", "locomo_plus.json", "every arm and the reference rankings on LoCoMo-Plus dev"),
+    ("bench/quality/bench_plus_stitching.py", "plus_stitching.json", "LoCoMo-Plus stitched as the benchmark does and with each cue embedded"),
+    ("bench/quality/bench_associative.py", "associative.json", "`conv-fusion`'s associative step with the local model on remark questions"),
+    ("bench/checks/bench_export_data.py", "export_data.json", "`bfr export-data` per dataset, read back; an outside run imported"),
+    ("bench/quality/bench_session_spread.py", "session_spread.json", "how much each benchmark rewards one turn per session first"),
+    ("bench/quality/bench_text_fold.py", "text_fold.json", "how much text the Unicode fold touches per benchmark"),
+    ("bench/quality/bench_stating_role.py", "stating_role.json", "where `conv-fusion`'s stating-role prior fires, scope by scope"),
+    ("bench/quality/bench_speaker_labels.py", "speaker_labels.json", "LoCoMo with speakers relabelled \"Speaker 1\" / \"Speaker 2\""),
+    ("bench/speed/bench_app.py", "app.json", "app start time, Failures filtering, a fresh clone to a usable Home"),
+    ("bench/speed/bench_app_ingest.py", "app_ingest.json", "dev50 ingest through the Data page: stages, progress updates, cancel"),
+    ("bench/speed/bench_annotate.py", "annotate.json", "Annotate on a full LoCoMo run: open, warm open, one label saved"),
+    ("bench/quality/bench_demo_case.py", "demo_case.json", "the Demo page's facts: gold ranks per view, the paper's Figure 1 premise"),
+    ("bench/checks/bench_reliability.py", "reliability.json", "inputs fuzzed, faults injected, records lost"),
+    ("bench/checks/bench_label_race.py", "label_race.json", "concurrent annotators against the label queue: labels lost or doubled"),
+    ("bench/speed/bench_store_sharing.py", "store_sharing.json", "the app's per-request store open, snapshot copy, label flush"),
+    ("bench/speed/bench_scale.py", "scale.json", "`bfr eval --workers N` against a loopback model server, with and without 429s"),
+    ("bench/speed/bench_stream.py", "stream.json", "peak memory of the streaming LongMemEval parse against file size"),
+    ("bench/speed/bench_msize.py", "msize.json", "M-sized haystacks: ingest, views, first and warm latency"),
+    ("bench/speed/bench_offline.py", "offline.json", "the arms offline over dev50: wall time, profile, rows identical"),
+    ("bench/quality/bench_rules_judge.py", "rules_judge.json", "the offline judge on every answer for its own and another question"),
+    ("bench/quality/bench_audit_judges.py", "audit_judges.json", "imported answers and judges on the LoCoMo audit: import, rejudge time, rules-judge undecided / false accepts, both keys, suspect keys"),
+    ("bench/quality/bench_rules_answers.py", "eval_locomo_answers_rules.json", "the offline answerer over all scoreable LoCoMo questions"),
+    ("bench/quality/bench_lme_judge.py", "lme_judge.json", "LongMemEval's official judge beside the paper's, by type"),
+    ("bench/quality/bench_llm_local.py", "llm_local.json", "the local model in every LLM role, paired tests"),
+    ("bench/quality/bench_llm_timespan.py", "llm_timespan.json", "time-span questions with the local model: the span step"),
+    ("bench/quality/bench_decompose.py", "decompose.json", "the offline decomposer against the local model's"),
+    ("bench/speed/bench_trace_local.py", "trace_local.json", "one full Trace with the local model"),
+    ("bench/checks/bench_arm_rows.py", "arm_rows.json", "every arm's evidence row for row between two versions of the code"),
+    ("bench/speed/bench_retry.py", "retry.json", "`bfr eval --workers 16` against `--workers 1` with a 429 (Retry-After 0.2 s) on every 5th request"),
+    ("bench/speed/bench_stream_jsonl.py", "stream_jsonl.json", "peak memory of `ingest jsonl` and `import-run` against file size"),
+    ("bench/speed/bench_answer_labels.py", "answer_labels.json", "the answer-correctness task on the LoCoMo audit's answers: blinding, order, page times"),
+    ("bench/quality/bench_demo_case.py --offline", "demo_case_offline.json", "the Demo's case under the recorded decomposition: requirements, concepts, cover"),
+    ("bench/quality/bench_rules_suff.py", "rules_suff.json", "the offline Suff@Set stand-in's verdicts by the gold turns a set holds (LoCoMo, BEAM 100K)"),
+    ("bench/speed/bench_suite.py", "suite_times.json", "`.ci/run` from a fresh clone: wall time and seconds per test file"),
+    ("bench/checks/bench_layout.py", "bench_layout.json", "`bench/` counted: files per package, `sys.path` edits, `noqa: E402`, bench scripts imported by benches or tests"),
+)
+
+INTRO = """# Measured results
+
+Generated by `bench/lib/results_doc.py` from the JSON under `bench/out/`; do not edit by hand. Rerun a bench,
+then `.venv/bin/python -m bench.lib.results_doc` (the test suite fails while this page is out of date).
+All figures are offline (rules provider, no LLM) on a 2-core machine unless a row says otherwise.
+"Held out" figures come from cross-validation folds whose questions no weight was chosen on;
+"development" figures were measured on questions the setting was chosen on. Cells compare sets cut to
+the same number of turns (k) unless a column gives the set size.
+"""
+
+SECTIONS = {
+    "-m bench.lib.ours_readme": ("Our arm `conv-fusion`", "How `conv-fusion` compares with the simple baselines and the paper's arms, "
+                             "per benchmark and question type, from the selection protocol "
+                             "(`bench/quality/bench_ours_selection.py`)."),
+    "-m bench.lib.byo_readme 100K 500K 1M": ("BEAM", "Every arm and the reference rankings per BEAM tier. Cells: "
+                                         "Turn Hit / recall_all with every set cut to k turns; in brackets the "
+                                         "mean set size at k = 40."),
+    "-m bench.lib.byo_readme plus": ("LoCoMo-Plus", "The 200 trigger items of the dev half. Cells as for BEAM."),
+    "-m bench.lib.byo_readme stitching": ("LoCoMo-Plus, cue as a session or embedded",
+                                      "The same items stitched as the benchmark does and with each cue "
+                                      "placed inside the session before it (`--stitch embedded`)."),
+    "-m bench.lib.ours_sufficiency_readme budgets": (
+        "The sufficiency gap by budget", "How often a gold turn is among the first k turns (any gold) against how "
+        "often every gold turn is (all gold), for `conv-fusion`, the paper's arms and baselines and the top-k rankings, "
+        "each evidence set in its own order cut at k (`bench/quality/bench_ours_sufficiency.py`). The shaded band is the "
+        "gap; grey lines repeat `conv-fusion` in every panel."),
+}
+
+
+def paper_arms() -> str:
+    """The paper's arms on LoCoMo and dev50 at their own budgets, set size beside every figure."""
+    method = json.loads((OUT / "method.json").read_text(encoding="utf-8"))
+    rows = ["<!-- paper arms: generated by bench/lib/results_doc.py from bench/out/method.json -->",
+            "| arm | LoCoMo Gold Hit | LoCoMo CER | LoCoMo mean set size | dev50 Turn Hit | dev50 recall_all "
+            "| dev50 mean set size | mean LLM calls (LoCoMo) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    loc, lme = method["locomo"], method["longmemeval_dev50"]
+    for arm in PAPER_ARMS:
+        a, b = loc.get(arm, {}), lme.get(arm, {})
+        rows.append(f"| `{arm}` | {a.get('gold_hit', '')} | {a.get('cer', '')} | {a.get('mean_size', '')} "
+                    f"| {b.get('turn_hit', '')} | {b.get('recall_all', '')} | {b.get('mean_size', '')} "
+                    f"| {a.get('mean_calls', '')} |")
+    n_loc = next(iter(loc.values()))["n"]
+    n_lme = next(iter(lme.values()))["n"]
+    rows.append("")
+    rows.append(f"LoCoMo: {n_loc} scoreable questions; dev50: {n_lme} questions (`bench/out/method.json`). "
+                "The arms run at their own budgets, as in the paper: compare at a common k with "
+                "`bfr report RUN --k 10`.")
+    return "\n".join(rows)
+
+
+def _cell(x: object) -> str:
+    return "" if x is None else str(x)
+
+
+def _agree(p: dict | None) -> str:
+    return f"{p['agreement_pct']} ({p['n']}, κ {p['kappa']})" if p and p.get("n") else ""
+
+
+def audit_judges() -> str:
+    """The rules judge on every answer of the six LoCoMo-audit files and the local model's judge on its
+    seeded sample beside the rules on the same answers (``bench/out/audit_judges.json``)."""
+    data = json.loads((OUT / "audit_judges.json").read_text(encoding="utf-8"))
+    rules, agree = data["rules"]["per_file"], data["rules"]["agreement_with_imported"]
+    rows = ["<!-- audit judges: generated by bench/lib/results_doc.py from bench/out/audit_judges.json -->",
+            "| file | answers | rules undecided % | rules accept % of decided | rules agree % with imported (n, κ) |",
+            "| --- | ---: | ---: | ---: | ---: |"]
+    for name, r in rules.items():
+        rows.append(f"| `{name}` | {_cell(r['n'])} | {_cell(r['undecided_pct'])} | {_cell(r['accept_pct_of_decided'])} "
+                    f"| {_agree(agree.get(name))} |")
+    rows += ["", f"Rules: all answers rejudged in {data['rejudge']['wall_s']} s; a rerun judged "
+             f"{data['rejudge']['rerun_judged']}. On the adversarial files every acceptance is a false accept."]
+    local = data.get("local")
+    if not local:
+        return "\n".join([*rows, "", "The local model's judge has not been run (`--local-pass N`)."])
+    rows += ["", f"Local model's judge (`{local['judge']}`, {local['model']}, {local['llama_threads']} llama.cpp "
+             f"thread(s)) on a seeded sample, {local['sample']}; target {local['n_target_per_file']} per file, "
+             f"status: {local['status']}. s / answer is the verdicts' own mean time on a machine other jobs shared.", "",
+             "| file | judged | undecided % | accept % of decided | agree % with imported (n, κ) "
+             "| rules on the same answers: undecided % / accept % | rules agree % with imported (n, κ) "
+             "| agree % with rules (n, κ) | s / answer |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, f in local["per_file"].items():
+        r = f["rules_same_answers"]
+        rows.append(f"| `{name}` | {f['n']} | {_cell(f['undecided_pct'])} | {_cell(f['accept_pct_of_decided'])} "
+                    f"| {_agree(f['agreement_with_imported'])} | {_cell(r['undecided_pct'])} / "
+                    f"{_cell(r['accept_pct_of_decided'])} | {_agree(r['agreement_with_imported'])} "
+                    f"| {_agree(f['agreement_with_rules'])} | {_cell(f['s_per_answer'])} |")
+    return "\n".join(rows)
+
+
+def bench_index() -> str:
+    rows = ["| script | writes (under `bench/out/`) | what it measures | present |", "| --- | --- | --- | --- |"]
+    for script, out, what in BENCHES:
+        present = "yes" if (OUT / out.replace("<tier>", "100k")).exists() else "not run"
+        rows.append(f"| `{script}` | `{out}` | {what} | {present} |")
+    return "\n".join(rows)
+
+
+def generated(command: list[str]) -> str:
+    return subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def page() -> str:
+    parts = [INTRO, "## The paper's arms\n", "The seven arms of the paper, offline, at their own budgets.\n",
+             paper_arms(), ""]
+    for command in GENERATORS:
+        title, about = SECTIONS[" ".join(command)]
+        parts += [f"## {title}\n", about + "\n", generated(command), ""]
+    parts += ["## Judges on the LoCoMo audit's answers\n",
+              "Six answer files of LoCoMo conversations 0-4 (four real runs, two written to be wrong), each "
+              "rejudged by the offline rules and, on a sample, by the local model, against the gpt-4o-mini "
+              "verdicts the files came with.\n", audit_judges(), ""]
+    parts += ["## Benches and their outputs\n",
+              "Each bench writes JSON under `bench/out/`; from the repository root, "
+              "`.venv/bin/python -m bench.<package>.<script> --help` gives its options.\n", bench_index(), ""]
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 when docs/results.md is out of date")
+    args = ap.parse_args(argv)
+    text = page()
+    if args.check:
+        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
+        if current != text:
+            print("docs/results.md is out of date: run .venv/bin/python -m bench.lib.results_doc", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(text, encoding="utf-8")
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
