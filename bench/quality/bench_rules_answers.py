@@ -1,9 +1,9 @@
 """The offline rules provider over every scoreable LoCoMo question: retrieval, answers and stem F1, timed.
 
 Issue 5's target: all 1,536 scoreable LoCoMo questions with answers and F1 in <= 5 min on a warm store
-(LoCoMo ingested with its indexes; ingesting is not timed). Runs ``mem0, bfr-mv, bfr`` exactly as
+(LoCoMo ingested with its indexes; ingesting is not timed). Runs ``mem0, bfr-mv, conv-fusion`` exactly as
 
-    bfr eval --db DB --benchmark locomo --arms mem0,bfr-mv,bfr --answer
+    bfr eval --db DB --benchmark locomo --arms mem0,bfr-mv,conv-fusion --answer
 
 does, after dropping the run's earlier rows and every cached offline-rules reply, so each answer is
 computed again. Writes ``bench/out/eval_locomo_answers_rules.json``: the ``bfr eval`` JSON contract plus
@@ -32,7 +32,7 @@ from bfr_core.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 
 DATA = benchmark_file("locomo")
-ARMS = ("mem0", "bfr-mv", "bfr")
+ARMS = ("mem0", "bfr-mv", "conv-fusion")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -128,11 +128,10 @@ _LABELLED = re.compile(rf"^\s*(?:date|{'|'.join(LABEL.values())}):\s*", re.I)
 
 def decompose(question: str) -> list[str]:
     """1-5 requirement texts for ``question``: the offline decomposer's requirements
-    (``rules_requirements.decompose_rules``) that words can check, each with the question's words behind
-    terms its text lacks (:func:`_worded`); a date asked for as "date: ..." (an interval's endpoints, a
-    "when" slot; an interval's two endpoints earlier first), a typed slot as "who: ..."; names and date constraints are left out (Stage I checks
-    them by speaker and session date, and the other texts keep the names); the question itself when
-    nothing is left."""
+    (``rules_requirements.decompose_rules``) that words can check, worded by :func:`_worded`: a date
+    asked for as "date: ..." (an interval's two endpoints, earlier first; a "when" slot), a typed slot as
+    "who: ...". Names and date constraints are left out (Stage I checks them by speaker and session
+    date, and the other texts keep the names); the question itself when nothing is left."""
     q = clean_question(question)
     if not q:
         return []
@@ -146,8 +145,8 @@ def decompose(question: str) -> list[str]:
 def _from_event(text: str, terms: Sequence[str]) -> str:
     """``text`` from its first word that holds a term or a name on: the question's scaffold before an
     event ("days did it take for my new camera strap to arrive" -> "new camera strap to arrive")."""
-    ws = text.split()
-    start = next((i for i, w in enumerate(ws) if w[:1].isupper() or set(tokenize(w, stop=True, stemmed=True)) & set(terms)), 0)
+    ws, wanted = text.split(), set(terms)
+    start = next((i for i, w in enumerate(ws) if w[:1].isupper() or wanted & set(tokenize(w, stop=True, stemmed=True))), 0)
     return " ".join(ws[start:])
 
 
@@ -155,7 +154,9 @@ def _worded(req: Requirement, question: str) -> str:
     """A requirement as the rules read it: its text ("date: ..." for a date asked for), then in
     parentheses the question's words behind the terms its text lacks (what a pronoun-only endpoint
     borrowed from the other clause: "I ordered it" -> "date: I ordered it (new remote shutter release)")."""
-    text = f"date: {_from_event(strip_lead(_LABELLED.sub('', req.text)), req.terms)}" if req.kind in DATE_KINDS else req.text
+    text = req.text
+    if req.kind in DATE_KINDS:
+        text = f"date: {_from_event(strip_lead(_LABELLED.sub('', text)), req.terms)}"
     borrowed = set(req.terms) - set(tokenize(req.text, stop=True, stemmed=True))
     extra = dict.fromkeys(w.strip(",.?!;:") for w in question.split()
                           if borrowed & set(tokenize(w, stop=True, stemmed=True)))
