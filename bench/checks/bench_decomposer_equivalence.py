@@ -27,8 +27,8 @@ import argparse
 import json
 from pathlib import Path
 
+from bench.lib.data_files import benchmark_files
 from bfr_core.ingest import load
-from bfr_core.ingest.sources import data_dir
 from bfr_core.llm import rules
 from bfr_core.method import requirements
 from bfr_core.records import Query
@@ -39,15 +39,8 @@ OUT = ROOT / "bench" / "out" / "decomposer_equivalence.json"
 
 def questions() -> dict[str, list[tuple[str, str]]]:
     """(question id, text) pairs per dataset file found under the data folder."""
-    d = Path(data_dir())
-    files = {"locomo": ("locomo", d / "locomo10.json", {}),
-             "longmemeval_s_dev50": ("longmemeval", d / "longmemeval_s_dev50.json.gz", {}),
-             "longmemeval_s_dev200": ("longmemeval", d / "longmemeval_s_dev200.json.gz", {}),
-             "locomo_plus_dev": ("locomo-plus", d / "locomo_plus_dev.json", {"locomo": d / "locomo10.json"})}
-    files.update({f"beam_{t.name}": ("beam", t, {}) for t in sorted((d / "beam").iterdir()) if t.is_dir()}
-                 if (d / "beam").is_dir() else {})
     return {name: [(q.question_id, q.text) for q in load(kind, path, **options).questions]
-            for name, (kind, path, options) in files.items() if path.exists()}
+            for name, (kind, path, options) in benchmark_files().items()}
 
 
 def dump(out: str) -> None:

@@ -33,9 +33,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.lib.data_files import benchmark_files
 from bfr_core import sentences as one
 from bfr_core.ingest import load
-from bfr_core.ingest.sources import data_dir
 from bfr_core.llm import rules_requirements as requirements
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,16 +60,9 @@ def before_capital(text: str) -> list[str]:
 
 def datasets(names: set[str] | None) -> dict[str, tuple[list[tuple[str, str]], list[str]]]:
     """((question id, text) pairs, distinct turn texts) per dataset file found under the data folder."""
-    d = Path(data_dir())
-    files = {"locomo": ("locomo", d / "locomo10.json", {}),
-             "longmemeval_s_dev50": ("longmemeval", d / "longmemeval_s_dev50.json.gz", {}),
-             "longmemeval_s_dev200": ("longmemeval", d / "longmemeval_s_dev200.json.gz", {}),
-             "locomo_plus_dev": ("locomo-plus", d / "locomo_plus_dev.json", {"locomo": d / "locomo10.json"})}
-    files.update({f"beam_{t.name}": ("beam", t, {}) for t in sorted((d / "beam").iterdir()) if t.is_dir()}
-                 if (d / "beam").is_dir() else {})
     out = {}
-    for name, (kind, path, options) in files.items():
-        if path.exists() and (names is None or name in names):
+    for name, (kind, path, options) in benchmark_files().items():
+        if names is None or name in names:
             bundle = load(kind, path, **options)
             out[name] = ([(q.question_id, q.text) for q in bundle.questions],
                          list(dict.fromkeys(t.text for t in bundle.turns)))
