@@ -345,6 +345,9 @@ def check_annotate_no_run(url: str, out: Path, page) -> dict:
     page.goto(url + "/annotate")
     page.get_by_text("No finished eval run", exact=False).first.wait_for(timeout=60_000)
     wait_idle(page)
+    # the command's code block may draw after the message above it on a loaded machine
+    page.wait_for_function("() => (document.querySelector('[data-testid=\"stMain\"]')?.innerText || '')"
+                           ".includes('bfr eval --db')", timeout=60_000)
     text = page.locator('[data-testid="stMain"]').inner_text()
     return {"errors": exceptions(page), "shot": shot(page, out, "annotate_no_run"), "text": text}
 
