@@ -24,5 +24,9 @@ fi
 # their order and share its module fixtures); much of the suite waits on subprocesses, servers and
 # browsers, so two workers keep both cores busy. Files are handed out slowest first, by the times the last
 # recorded run measured (tests/suite_times.py; --no-loadscope-reorder keeps that order). BFR_TEST_WORKERS=0
-# runs in one process.
+# runs in one process. With two workers the local model computes with one thread: its threads wait on
+# each other, so two of them sharing a core with the other worker slow every local-model test.
+if [ "${BFR_TEST_WORKERS:-2}" != 0 ] && [ "${BFR_TEST_WORKERS:-2}" != 1 ]; then
+  export BFR_LLM_THREADS="${BFR_LLM_THREADS:-1}"
+fi
 exec .venv/bin/python -m pytest -n "${BFR_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

