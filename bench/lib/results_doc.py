@@ -72,6 +72,7 @@ BENCHES = (
     ("bench/speed/bench_stream_jsonl.py", "stream_jsonl.json", "peak memory of `ingest jsonl` and `import-run` against file size"),
     ("bench/speed/bench_answer_labels.py", "answer_labels.json", "the answer-correctness task on the LoCoMo audit's answers: blinding, order, page times"),
     ("bench/quality/bench_demo_case.py --offline", "demo_case_offline.json", "the Demo's case under the recorded decomposition: requirements, concepts, cover"),
+    ("bench/quality/bench_sufficiency_misses.py", "sufficiency_misses.json", "development diagnostic (reads gold): where `conv-fusion`'s and `bfr-mv`'s missing gold turns sit in relevant but insufficient sets at 10 turns, with oracle swap ceilings"),
     ("bench/quality/bench_rules_suff.py", "rules_suff.json", "the offline Suff@Set stand-in's verdicts by the gold turns a set holds (LoCoMo, BEAM 100K)"),
     ("bench/speed/bench_suite.py", "suite_times.json", "`.ci/run` from a fresh clone: wall time and seconds per test file"),
     ("bench/checks/bench_layout.py", "bench_layout.json", "`bench/` counted: files per package, `sys.path` edits, `noqa: E402`, bench scripts imported by benches or tests"),

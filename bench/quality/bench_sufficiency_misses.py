@@ -1,0 +1,128 @@
+"""Why ``conv-fusion`` (``bfr`` is its alias; a dump stores it as ``bfr``) returns relevant but insufficient sets
+at 10 turns: the anatomy of its all-gold misses, with ``bfr-mv`` beside it, on one benchmark per run.
+
+Over the scoreable questions with at least two gold turns, from a ``bench.checks.bench_arm_rows dump`` of the
+store's code (each arm's evidence in the order it built it, up to 40 turns), at k = 10: any gold, all gold and
+relevant but insufficient (any, not all); for every gold turn an insufficient set misses, its rank band in the
+arm's 40 turns, whether it shares a session with a found gold turn, lies within one or two positions of one,
+or sits in a session none of the first 10 turns come from; the first 10 turns' concentration on the found
+gold's sessions; and two oracle swaps that read gold (upper bounds, not methods): every missing gold turn
+ranked 11-40 put in over the lowest-ranked non-gold turn, and only the missing gold turns next to a found gold
+turn put in. The anatomy itself is ``bench.lib.sufficiency_misses``.
+
+A development diagnostic: it reads gold, as a bench may; no method reads these figures. The store is opened
+read-only. Writes one benchmark's entry (by ``--key``) into ``bench/out/sufficiency_misses.json``.
+
+Run (one benchmark per run): ``nice -n 10 .venv/bin/python -m bench.quality.bench_sufficiency_misses --db STORE
+--dataset locomo --dump DUMP.json --key locomo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bench.lib.git_commit import commit
+from bench.lib.ours_runs import OUT, ROOT
+from bench.lib.sufficiency_misses import anatomy, summarize
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
+from bfr_core.store import Store
+
+K, HEAD, MIN_GOLD = 10, 40, 2
+ARMS = ("bfr", "bfr-mv")  # as a dump names them
+LABEL = "development diagnostic (reads gold); oracles are upper bounds, not methods"
+FIGURES = {
+    "any / all": "% of the questions with a gold turn / every gold turn among the arm's first 10 turns",
+    "insufficient": "any but not all; pct of the questions, pct_of_any of the questions with any gold",
+    "missing": "gold turns absent from the first 10 of an insufficient set (pct of those turns): rank band in the "
+               "arm's order (11-20, 21-40, not among its 40); same_session: in the session of a gold turn found in "
+               "the first 10; within_1 / within_2: at most 1 / 2 positions from a found gold turn in its session "
+               "(within_2 includes within_1); unseen_session: in a session none of the first 10 turns come from; "
+               "unplaced: not found in the store",
+    "first_k_of_insufficient": "the first 10 turns of the insufficient sets: how many come from the found gold "
+                               "turns' sessions, their distinct sessions against the gold's distinct sessions",
+    "oracle_head": "oracle, not a method: all gold at 10 when every missing gold turn the arm ranked 11-40 takes "
+                   "the place of the lowest-ranked non-gold turn (the ceiling of re-selecting within the 40)",
+    "oracle_adjacent": "oracle, not a method: all gold at 10 when only missing gold turns within one position of "
+                       "a found gold turn in its session (wherever the arm ranked them) are swapped in that way",
+}
+
+
+def placements(store: Store, dataset: str, scope_id: str, ids: list[str], cache: dict) -> dict[str, tuple[str, int]]:
+    """Turn id -> (session id, position in the session) for ``ids``: the scope's turns, read once per scope,
+    and any id outside them looked up by id."""
+    if scope_id not in cache:
+        cache[scope_id] = {t.turn_id: (t.session_id, t.idx) for t in store.scope_turns(dataset, scope_id)}
+    where = cache[scope_id]
+    rest = [t for t in ids if t not in where]
+    if rest:
+        where = {**where, **{i: (t.session_id, t.idx) for i, t in store.turns_by_id(dataset, rest).items()}}
+    return where
+
+
+def measure(db: str, dataset: str, dump: str) -> dict:
+    """Both arms' :func:`summarize` figures on one benchmark, with the questions counted by gold size."""
+    rows = json.loads(Path(dump).read_text(encoding="utf-8"))
+    store = Store(db, read_only=True)
+    try:
+        qs = store.questions(dataset, scoreable_only=True)
+        multi = [q for q in qs if len(set(q.gold)) >= MIN_GOLD]
+        cache: dict = {}
+        arms: dict[str, dict] = {}
+        for arm in ARMS:
+            records = []
+            for q in multi:
+                ranked = rows[f"{arm}:{q.question_id}"][0]
+                where = placements(store, dataset, q.scope_id, [*ranked[:HEAD], *q.gold], cache)
+                records.append(anatomy(ranked, q.gold, where, K, HEAD))
+            arms[canonical_arm(arm)] = summarize(records)
+    finally:
+        store.close()
+    return {"dataset": dataset, "store": db, "dump": dump, "scoreable": len(qs),
+            "scoreable_with_gold": sum(1 for q in qs if q.gold), "questions_2plus_gold": len(multi), "arms": arms}
+
+
+def reading(entry: dict) -> str:
+    """One or two sentences saying what the figures show for ``conv-fusion``."""
+    a = entry["arms"][CONV_FUSION]
+    m = a["missing"]
+    head = 100 * (m["rank_11_20"]["count"] + m["rank_21_40"]["count"]) / max(m["missing_gold_turns"], 1)
+    f = a["first_k_of_insufficient"]
+    return (f"{CONV_FUSION} finds a gold turn in {a['any']['pct']}% of the {a['questions']} multi-gold questions but "
+            f"all of them in {a['all']['pct']}%; of the gold turns its insufficient sets miss, {round(head, 2)}% sit "
+            f"in its own turns 11-40 and {m['not_in_40']['pct']}% are not among its 40, {m['same_session']['pct']}% "
+            f"share a session with a found gold turn ({m['within_1']['pct']}% within one position) and "
+            f"{m['unseen_session']['pct']}% lie in a session its first 10 never reach (those 10 span "
+            f"{f['mean_distinct_sessions']} sessions on average, {f['mean_from_found_sessions']} of the turns from the "
+            f"found gold's sessions, against {f['mean_gold_sessions']} gold sessions). Swapping in from its own 40 "
+            f"would lift all gold to at most {a['oracle_head']['pct']}%, adding found turns' neighbours to at "
+            f"most {a['oracle_adjacent']['pct']}% (oracles, not methods).")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", required=True, help="the store the dump was made from (opened read-only)")
+    ap.add_argument("--dataset", required=True, help="the dataset id in the store")
+    ap.add_argument("--dump", required=True, help="a bench.checks.bench_arm_rows dump of this store")
+    ap.add_argument("--key", default="", help="the benchmark's key in the JSON (default: --dataset)")
+    ap.add_argument("--out", default=str(OUT / "sufficiency_misses.json"))
+    args = ap.parse_args()
+    key = args.key or args.dataset
+    code = commit(ROOT)
+    entry = measure(args.db, args.dataset, args.dump)
+    entry["reading"] = reading(entry)
+    entry["commit"] = code
+    path = Path(args.out)
+    result = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    result.update({"benchmark": "sufficiency_misses", "label": LABEL, "commit": code, "k": K, "head": HEAD,
+                   "min_gold": MIN_GOLD, "arms": [canonical_arm(a) for a in ARMS], "figures": FIGURES})
+    result.setdefault("benchmarks", {})[key] = entry
+    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({key: entry}, indent=1))
+    print(f"wrote {key} into {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
