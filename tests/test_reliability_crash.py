@@ -61,7 +61,7 @@ def replicated_demo(path: Path, copies: int) -> Path:
 def template(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("crash")
     store = Store(d / "template.duckdb")
-    ingest(store, "jsonl", replicated_demo(d / "demo_many.jsonl", SCOPES), name="demo", embed=False)
+    ingest(store, "jsonl", replicated_demo(d / "demo_many.jsonl", SCOPES), name="demo", entities=True)  # vectors and names stored: each CLI run loads no model
     store.con.execute("CHECKPOINT")
     store.close()
     return d / "template.duckdb"

@@ -138,10 +138,13 @@ def server():
 def evaluated(tmp_path_factory, server):
     """A demo store evaluated through both providers, with each echo form among the replies."""
     from bfr_core.ingest.demo import ensure_demo_store
+    from bfr_core.retrieval.views.entity import ensure_entities
 
     d = tmp_path_factory.mktemp("secrets")
     db = d / "store.duckdb"
-    ensure_demo_store(db, embed=False).close()
+    store = ensure_demo_store(db)  # vectors and names stored: the CLI runs below need no model of their own
+    ensure_entities(store, "demo", processes=1)
+    store.close()
     runs, outputs = [], []
     for provider, url in (("openai", server.openai_url), ("anthropic", server.anthropic_url)):
         server.fail_next(*echo_faults())

