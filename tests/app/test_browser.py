@@ -1,5 +1,5 @@
-"""The real app in headless Chromium: every page, "Run all" on the demo, one screenshot per page;
-a Failures row opening Trace; Annotate on a store with no run; the Demo on a store holding dev50.
+"""The real app in headless Chromium: every page, "Run all" on the demo, one screenshot per page, and no
+request to another host on any of them; a Failures row opening Trace; Annotate on a store with no run; the Demo on a store holding dev50.
 
 Starts ``streamlit run app.py`` on a free localhost port against a temporary demo store (with a
 finished eval run) and drives Debian's /usr/bin/chromium with Playwright's Python API; screenshots
@@ -31,15 +31,27 @@ pytestmark = [
 
 
 def test_every_page_in_chromium(bc, tmp_path):
+    """Every page used as ``scripts/browser_check.py``'s ``check`` does, then Evaluate, while every request
+    and WebSocket the browser opens is recorded, and the URLs the DOM loads at the end are read (headless
+    Chromium may skip a favicon a desktop browser fetches): none may name a host other than 127.0.0.1."""
     fake = not bc.pipeline_available()
     db = tmp_path / "store.duckdb"
     info = bc.build_store(db, fake=fake)
     assert info["run"], info
     out = ROOT / "docs" / "screenshots"
     with bc.serve(db, log=tmp_path / "streamlit.log", fake=fake) as (url, _), bc.browser() as page:
+        asked = bc.record_requests(page)
         seen = bc.check(url, out, page)
+        page.goto(url + "/evaluate")  # the one page check() does not visit
+        page.get_by_text("The same run from a shell", exact=False).first.wait_for(timeout=120_000)
+        bc.wait_idle(page)
+        assert bc.exceptions(page) == []
+        loaded = bc.loaded_urls(page)  # the page icon is set by app.py on every page, so the last one shows it
     assert seen["errors"] == {p: [] for p in (*PAGES, "failures_to_trace")}, \
         (tmp_path / "streamlit.log").read_text()[-3000:]
+    assert len(seen["pages"]) == 7 and any("/_stcore/stream" in u for u in asked)  # the pages were really used
+    assert bc.foreign(asked) == [], bc.foreign(asked)
+    assert bc.foreign(loaded) == [], bc.foreign(loaded)
     assert "Reference answer" in seen["failures_to_trace"]  # a Failures row opened Trace
     for p in PAGES:
         assert (out / f"{p}.png").stat().st_size > 10_000
