@@ -47,5 +47,6 @@ def test_a_parallel_run_writes_every_workers_files_into_one_json(tmp_path):
     assert (times["tests"], times["failed"], times["exitstatus"]) == (3, 0, 0)
     assert set(times["files"]) == {"test_one.py", "test_two.py"}
     assert times["files"]["test_one.py"] >= 0.3 and times["files"]["test_two.py"] >= 0.2
+    assert list(times["slowest_tests"]) == ["test_one.py::test_x", "test_two.py::test_z", "test_one.py::test_y"]
     assert set(times["worker_s"]) == {"gw0", "gw1"}
     assert sum(times["worker_s"].values()) >= 0.5 and times["pytest_s"] > 0
