@@ -20,6 +20,7 @@ Usage: ``.venv/bin/python -m bench.speed.bench_retry`` (about 8 minutes on 2 sha
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -29,10 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import duckdb
-
+from bench.lib.store_rows import comparable
 from bfr_core.cli import main as bfr_main
-from bfr_core.runs import comparable_rows
 from tests.llm_wire_server import WireServer, role_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,14 +75,6 @@ def eval_in_process(*args: str) -> None:
         raise SystemExit(f"bfr eval exited {code}")
 
 
-def rows_of(db: Path) -> tuple[list, list]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return comparable_rows(con)
-    finally:
-        con.close()
-
-
 def run(tmp: Path, template: Path, name: str, server: WireServer, workers: int) -> dict:
     db = tmp / f"{name}.duckdb"
     shutil.copyfile(template, db)
@@ -99,6 +90,7 @@ def run(tmp: Path, template: Path, name: str, server: WireServer, workers: int) 
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help only
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-retry-") as d:
         tmp = Path(d)
@@ -118,8 +110,8 @@ def main() -> None:
             ceiling = run(tmp, template, "workers_16_no_429", server, 16)
         finally:
             server.stop()
-        base = rows_of(one["db"])
-        same = rows_of(many["db"]) == base
+        base = comparable(one["db"])
+        same = comparable(many["db"]) == base
         result = {
             "setup": {"data": f"{SCOPES} generated conversations, 3 questions each, no two prompts alike, ingested with vectors",
                       "timing": "bfr eval through cli.main in one process, after a warm-up run (imports not timed)", "arms": ARMS.split(","), "roles": "--answer --judge --suff",
@@ -129,7 +121,7 @@ def main() -> None:
             "workers_16": {k: v for k, v in many.items() if k != "db"} | {"rows_identical_to_workers_1": same},
             "speedup_16_vs_1": round(one["wall_s"] / many["wall_s"], 2),
             "workers_16_no_429": {k: v for k, v in ceiling.items() if k != "db"}
-            | {"rows_identical_to_workers_1": rows_of(ceiling["db"]) == base},
+            | {"rows_identical_to_workers_1": comparable(ceiling["db"]) == base},
             "speedup_16_no_429_vs_1_with_429": round(one["wall_s"] / ceiling["wall_s"], 2),
             "targets": {"speedup_at_least": 7.0, "rows_identical": True},
             "load_avg_1_5_15": {"before": [round(x, 2) for x in load_before],

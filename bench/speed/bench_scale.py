@@ -20,6 +20,7 @@ Usage: ``.venv/bin/python -m bench.speed.bench_scale`` (about 6 minutes).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -30,8 +31,8 @@ from pathlib import Path
 
 import duckdb
 
+from bench.lib.store_rows import comparable
 from bfr_core.ingest.sources import benchmark_file
-from bfr_core.runs import comparable_rows
 from tests.llm_wire_server import WireServer, role_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,18 +93,10 @@ def run(name: str, server: WireServer, *extra: str, limit: str = LIMIT, db: Path
             "server_tokens_in": server.tokens_in - t0_in, "refused_429": server.n_429 - t0_429}
 
 
-def rows_of(db: Path) -> tuple[list, list]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return comparable_rows(con)
-    finally:
-        con.close()
-
-
 def brief(r: dict) -> dict:
     calls = r["summary"].get("llm_calls", {})
     return {"wall_s": r["wall_s"], "requests": r["requests"], "refused_429": r["refused_429"],
-            "rows": len(rows_of(r["db"])[0]), "calls_failed": calls.get("failed"),
+            "rows": len(comparable(r["db"])[0]), "calls_failed": calls.get("failed"),
             "provider_calls": calls.get("provider_calls"), "tokens_in": calls.get("tokens_in"),
             "tokens_out": calls.get("tokens_out")}
 
@@ -119,6 +112,7 @@ def dry(db: Path, server: WireServer) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help only
     server = WireServer(reply=role_reply, delay_s=0.3, count="chars4", max_requests=20000, lifetime_s=1800).start()
     try:
         template()
@@ -127,7 +121,7 @@ def main() -> None:
         server.rate_429, server.retry_after = 0.2, "1"
         refused = run("workers_16_429", server, "--workers", "16", "--max-retries", "8")
         server.rate_429 = 0.0
-        base_rows = rows_of(one["db"])
+        base_rows = comparable(one["db"])
         # dry run: without a pilot (upper bounds), then after one
         cold = dry(fresh("dry"), server)
         db = CACHE / "dry.duckdb"
@@ -136,7 +130,7 @@ def main() -> None:
         real = run("dry_real", server, "--workers", "16", db=db)
         try:
             ray_run = run("ray", server, "--executor", "ray", "--workers", "2")
-            ray_res = {**brief(ray_run), "rows_identical_to_workers_1": rows_of(ray_run["db"]) == base_rows}
+            ray_res = {**brief(ray_run), "rows_identical_to_workers_1": comparable(ray_run["db"]) == base_rows}
         except SystemExit as exc:  # ray missing or broken: say so, do not hide the other figures
             ray_res = {"error": str(exc)[-500:]}
     finally:
@@ -147,10 +141,10 @@ def main() -> None:
                   "server_delay_s": 0.3, "token_count": "ceil(chars / 4), server and estimate alike",
                   "machine": "2 cores shared with other jobs (pessimistic)"},
         "workers_1": brief(one),
-        "workers_16": {**brief(many), "rows_identical_to_workers_1": rows_of(many["db"]) == base_rows},
+        "workers_16": {**brief(many), "rows_identical_to_workers_1": comparable(many["db"]) == base_rows},
         "speedup_16_vs_1": round(one["wall_s"] / many["wall_s"], 2),
         "workers_16_429": {**brief(refused), "rate_429": 0.2, "retry_after_s": 1, "max_retries": 8,
-                           "rows_identical_to_workers_1": rows_of(refused["db"]) == base_rows},
+                           "rows_identical_to_workers_1": comparable(refused["db"]) == base_rows},
         "dry_run": {
             "estimated_tokens_in": plan["total"]["tokens_in"], "server_counted_tokens_in": got,
             "error_pct": round(100 * (plan["total"]["tokens_in"] - got) / got, 2),
