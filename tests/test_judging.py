@@ -12,10 +12,11 @@ import pytest
 from bfr_core.cli import main
 from bfr_core.errors import BfrError
 from bfr_core.evaluation.answer_import import import_answers
-from bfr_core.evaluation.judging import judge_run, parse_judge, prompt_hash
+from bfr_core.evaluation.judging import decide, judge_run, overflow, parse_judge, prompt_hash
 from bfr_core.evaluation.overlay import golds_under, ingest_overlay
 from bfr_core.ingest.demo import ensure_demo_store
 from bfr_core.llm.base import LLMCallFailed, LLMResponse
+from bfr_core.roles.answer_judge import UNDECIDED
 from bfr_core.store import Store
 from bfr_core.verdicts import load_verdicts
 
@@ -129,5 +130,29 @@ def test_deleting_a_run_deletes_its_verdicts(run):
         assert load_verdicts(store, run_id)
         store.delete_runs(run_id)
         assert load_verdicts(store, run_id) == []
+    finally:
+        store.close()
+
+
+class SmallContext(Model):
+    """A model judge whose context leaves 40 words (one token a word) beside its instructions."""
+
+    def evidence_budget(self):
+        return 40, lambda text: len(text.split())
+
+
+def test_an_answer_too_long_for_the_judges_context_is_undecided_without_a_call(run):
+    db, run_id = run
+    store = Store(db)
+    try:
+        spec = parse_judge("openai:fake-judge", "strict")
+        golds = golds_under(store, run_id)
+        long_answer = " ".join(["word"] * 60)
+        assert decide(spec, SmallContext(), "Which?", "a tripod", long_answer, "single-hop") == (
+            UNDECIDED, "the question, gold and answer take 63 tokens, more than the 40 this judge's context leaves")
+        small = SmallContext()
+        rep = judge_run(store, run_id, spec, golds, llm=small, workers=1)
+        assert rep.failed == 0 and rep.judged == 7 and small.calls == 7  # the demo's answers all fit
+        assert overflow(Model(), long_answer * 100) is None  # an API model declares no limit
     finally:
         store.close()

@@ -35,6 +35,7 @@ from bfr_core.llm import rules_judges
 from bfr_core.llm.prices import cost_usd
 from bfr_core.roles import lme_judge as lme
 from bfr_core.roles.answer_judge import PROMPTS, UNDECIDED, judgment
+from bfr_core.roles.fit import prompt_budget
 from bfr_core.runs import ensure_schema, load_results, run_row
 from bfr_core.store import Store
 from bfr_core.verdicts import ORIGINAL, done_verdicts, write_verdicts
@@ -95,14 +96,31 @@ def prompt_hash(spec: JudgeSpec, qtype: str) -> str:
     return hashlib.sha256(f"{spec.prompt}\0{text}".encode()).hexdigest()[:12]
 
 
+def overflow(llm: Any, *texts: str) -> str | None:
+    """Why a model judge cannot read ``texts`` whole (None when it can): they take more tokens than the
+    model's context leaves beside a role's instructions and reply (``roles.fit.prompt_budget``; API
+    models declare no limit). Such an answer is undecided: a judge that read part of it would guess."""
+    budget = prompt_budget([llm])
+    if budget is None:
+        return None
+    limit, count = budget
+    used = count("\n".join(texts))
+    if used <= limit:
+        return None
+    return f"the question, gold and answer take {used:,} tokens, more than the {limit:,} this judge's context leaves"
+
+
 def decide(spec: JudgeSpec, llm: Any, question: str, gold: str, answer: str, qtype: str,
            abstention: bool = False) -> tuple[str, str]:
-    """(CORRECT | WRONG | UNDECIDED, reason) of one answer."""
+    """(CORRECT | WRONG | UNDECIDED, reason) of one answer; undecided without a call when a model judge
+    cannot read it whole (:func:`overflow`)."""
     if spec.provider == "rules":
         if spec.prompt == "lme":
             label, reason = rules_judges.lme_judge("abstention" if abstention else lme_type(qtype), gold, answer)
             return _LME_LABEL[label], reason
         return rules_judges.judge(question, gold, answer)
+    if too_long := overflow(llm, question, gold, answer):
+        return UNDECIDED, too_long
     if spec.prompt == "lme":
         label = lme.lme_judge(llm, lme_type(qtype), question, gold, answer, abstention=abstention)
         return _LME_LABEL[label], f"LongMemEval judge replied {label}"
