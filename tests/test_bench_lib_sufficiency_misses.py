@@ -58,3 +58,12 @@ def test_summarize_pools_counts_and_percentages():
     f = s["first_k_of_insufficient"]
     assert f["from_found_sessions"] == {"count": 10, "pct": 50.0}
     assert (f["mean_from_found_sessions"], f["mean_distinct_sessions"], f["mean_gold_sessions"]) == (5.0, 2.0, 2.0)
+
+
+def test_session_cap_spreads_the_first_k_then_fills_in_rank_order():
+    where = {"a1": ("A", 1), "a2": ("A", 2), "a3": ("A", 3), "b1": ("B", 1), "c1": ("C", 1)}
+    ranked = ["a1", "a2", "a3", "b1", "x", "c1"]  # x is placed nowhere: a session of its own
+    assert M.session_cap(ranked, where, 1, 4) == ["a1", "b1", "x", "c1"]
+    assert M.session_cap(ranked, where, 2, 4) == ["a1", "a2", "b1", "x"]
+    assert M.session_cap(ranked, where, 1, 6) == ["a1", "b1", "x", "c1", "a2", "a3"]  # the skipped fill in order
+    assert M.session_cap(ranked, where, 9, 3) == ranked[:3]  # a cap no session reaches: the ranking's own

@@ -4,7 +4,10 @@ insufficient (some gold turn among the first k, not every one), where each missi
 band in the arm's head (k+1..20, 21..head, absent), its session against the found gold turns' sessions and its
 distance from a found gold turn; the first k turns' concentration on the found gold's sessions; and two oracle
 swaps that read gold (upper bounds of re-selection, not methods). :func:`anatomy` does one question,
-:func:`summarize` pools them into counts and percentages.
+:func:`summarize` pools them into counts and percentages. :func:`session_cap` is a re-selection that reads
+no gold (at most c turns a session among the first k, the rest of the places filled in rank order), the
+simplest form of the session diversity the misses point to, scored by the bench against the ranking's own
+first k.
 
 Any gold and all gold are the metrics of ``bfr_core.evaluation.metrics`` (``turn_hit``,
 ``complete_evidence_recall``), so these figures agree with the sufficiency bench's at the same k.
@@ -131,3 +134,21 @@ def summarize(anatomies: Sequence[dict]) -> dict:
     for name in ("oracle_head", "oracle_adjacent"):
         out[name]["gain_over_all"] = round(out[name]["pct"] - out["all"]["pct"], 2)
     return out
+
+
+def session_cap(ranked: Sequence[str], where: Where, cap: int, k: int = 10) -> list[str]:
+    """The first ``k`` turns of ``ranked`` taking at most ``cap`` turns from a session (a turn ``where`` does not
+    place is its own session), then filling the places left with the turns skipped, in rank order."""
+    out: list[str] = []
+    skipped: list[str] = []
+    per: dict[str, int] = {}
+    for t in ranked:
+        if len(out) == k:
+            break
+        session = where[t][0] if t in where else t
+        if per.get(session, 0) < cap:
+            out.append(t)
+            per[session] = per.get(session, 0) + 1
+        else:
+            skipped.append(t)
+    return out + skipped[:k - len(out)]

@@ -26,11 +26,13 @@ from pathlib import Path
 
 from bench.lib.git_commit import commit
 from bench.lib.ours_runs import OUT, ROOT
-from bench.lib.sufficiency_misses import anatomy, summarize
+from bench.lib.sufficiency_misses import anatomy, session_cap, summarize
 from bfr_core.arm_names import CONV_FUSION, canonical_arm
+from bfr_core.evaluation.metrics import complete_evidence_recall, turn_hit
 from bfr_core.store import Store
 
 K, HEAD, MIN_GOLD = 10, 40, 2
+CAPS = (1, 2, 3, 4)  # turns a session may hold in the session-cap re-selection
 ARMS = ("bfr", "bfr-mv")  # as a dump names them
 LABEL = "development diagnostic (reads gold); oracles are upper bounds, not methods"
 FIGURES = {
@@ -47,6 +49,9 @@ FIGURES = {
                    "the place of the lowest-ranked non-gold turn (the ceiling of re-selecting within the 40)",
     "oracle_adjacent": "oracle, not a method: all gold at 10 when only missing gold turns within one position of "
                        "a found gold turn in its session (wherever the arm ranked them) are swapped in that way",
+    "session_cap": "conv-fusion over every question with gold: any / all gold among its first 10 turns, and among the "
+                   "10 a session cap picks from its 40 (at most c turns a session, the rest in rank order; reads no "
+                   "gold): whether session diversity alone closes the gap",
 }
 
 
@@ -60,6 +65,24 @@ def placements(store: Store, dataset: str, scope_id: str, ids: list[str], cache:
     if rest:
         where = {**where, **{i: (t.session_id, t.idx) for i, t in store.turns_by_id(dataset, rest).items()}}
     return where
+
+
+def session_caps(rows: dict, store: Store, dataset: str, qs: list, cache: dict) -> dict:
+    """``conv-fusion``'s any / all gold at :data:`K` over every question with gold: its first K turns, and
+    :func:`session_cap` over its first :data:`HEAD` at each cap of :data:`CAPS`."""
+    sets: dict[str, list[tuple[list[str], frozenset[str]]]] = {"first_k": [], **{f"cap_{c}": [] for c in CAPS}}
+    for q in qs:
+        ranked = rows[f"bfr:{q.question_id}"][0][:HEAD]
+        where = placements(store, dataset, q.scope_id, ranked, cache)
+        gold = frozenset(q.gold)
+        sets["first_k"].append((ranked[:K], gold))
+        for c in CAPS:
+            sets[f"cap_{c}"].append((session_cap(ranked, where, c, K), gold))
+    n = len(qs)
+    return {"questions": n, **{name: {
+        "any_pct": round(100 * sum(bool(turn_hit(s, g)) for s, g in pairs) / n, 2) if n else 0.0,
+        "all_pct": round(100 * sum(bool(complete_evidence_recall(s, g)) for s, g in pairs) / n, 2) if n else 0.0,
+    } for name, pairs in sets.items()}}
 
 
 def measure(db: str, dataset: str, dump: str) -> dict:
@@ -78,10 +101,12 @@ def measure(db: str, dataset: str, dump: str) -> dict:
                 where = placements(store, dataset, q.scope_id, [*ranked[:HEAD], *q.gold], cache)
                 records.append(anatomy(ranked, q.gold, where, K, HEAD))
             arms[canonical_arm(arm)] = summarize(records)
+        caps = session_caps(rows, store, dataset, [q for q in qs if q.gold], cache)
     finally:
         store.close()
     return {"dataset": dataset, "store": db, "dump": dump, "scoreable": len(qs),
-            "scoreable_with_gold": sum(1 for q in qs if q.gold), "questions_2plus_gold": len(multi), "arms": arms}
+            "scoreable_with_gold": sum(1 for q in qs if q.gold), "questions_2plus_gold": len(multi), "arms": arms,
+            "session_cap": caps}
 
 
 def reading(entry: dict) -> str:
