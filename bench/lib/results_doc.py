@@ -187,6 +187,17 @@ def sufficiency_misses() -> str:
                         f"| {m['missing_gold_turns']} | {m['rank_11_20']['pct']} / {m['rank_21_40']['pct']} / "
                         f"{m['not_in_40']['pct']} | {m['unseen_session']['pct']} | {m['within_1']['pct']} "
                         f"| {a['oracle_head']['pct']} | {a['oracle_adjacent']['pct']} |")
+    caps = {key: bench["session_cap"] for key, bench in data["benchmarks"].items() if "session_cap" in bench}
+    if caps:
+        names = [n for n in next(iter(caps.values())) if n != "questions"]
+        rows += ["", "Session diversity alone, reading no gold: `conv-fusion`'s first 10 turns against the 10 a session "
+                 "cap picks from its 40 (at most c turns a session, the rest in rank order), any gold / all gold, "
+                 "every question with gold.", "",
+                 "| benchmark | questions | " + " | ".join(n.replace("_", " ") for n in names) + " |",
+                 "| --- | ---: | " + " | ".join("---:" for _ in names) + " |"]
+        for key, c in caps.items():
+            rows.append(f"| {key} | {c['questions']} | "
+                        + " | ".join(f"{c[n]['any_pct']} / {c[n]['all_pct']}" for n in names) + " |")
     return "\n".join(rows)
 
 
