@@ -67,3 +67,16 @@ def test_session_cap_spreads_the_first_k_then_fills_in_rank_order():
     assert M.session_cap(ranked, where, 2, 4) == ["a1", "a2", "b1", "x"]
     assert M.session_cap(ranked, where, 1, 6) == ["a1", "b1", "x", "c1", "a2", "a3"]  # the skipped fill in order
     assert M.session_cap(ranked, where, 9, 3) == ranked[:3]  # a cap no session reaches: the ranking's own
+
+
+def test_word_swap_gives_places_to_turns_that_bring_a_missing_question_word():
+    texts = {"t1": "I ordered a remote online", "t2": "the remote was online", "t3": "nice weather today",
+             "t4": "it arrived on Friday", "t5": "it arrived late"}
+    question = "When did the remote I ordered arrive?"
+    assert M.uncovered(question, [texts["t1"], texts["t2"]]) == frozenset({"arriv"})
+    assert M.brings(texts["t4"], frozenset({"arriv"})) and not M.brings(texts["t3"], frozenset({"arriv"}))
+    ranked = ["t1", "t2", "t3", "t4", "t5"]
+    assert M.word_swap(ranked, texts, question, 1, 3) == ["t1", "t2", "t4"]  # t4 brings "arrive" past t3
+    assert M.word_swap(ranked, texts, question, 2, 3) == ["t1", "t4", "t2"]  # t5 brings nothing new after t4
+    assert M.word_swap(ranked, texts, question, 0, 3) == ranked[:3]
+    assert M.word_swap(["t1", "t3", "t2"], texts, "What did I order online?", 1, 2) == ["t1", "t3"]  # all covered

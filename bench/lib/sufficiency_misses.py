@@ -7,7 +7,8 @@ swaps that read gold (upper bounds of re-selection, not methods). :func:`anatomy
 :func:`summarize` pools them into counts and percentages. :func:`session_cap` is a re-selection that reads
 no gold (at most c turns a session among the first k, the rest of the places filled in rank order), the
 simplest form of the session diversity the misses point to, scored by the bench against the ranking's own
-first k.
+first k; :func:`uncovered` and :func:`word_swap` test the other obvious signal, a turn that brings a question
+word the first k turns lack (stemmed, stop words out: ``text.tokenize``).
 
 Any gold and all gold are the metrics of ``bfr_core.evaluation.metrics`` (``turn_hit``,
 ``complete_evidence_recall``), so these figures agree with the sufficiency bench's at the same k.
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from bfr_core.evaluation.metrics import complete_evidence_recall, turn_hit
+from bfr_core.text import tokenize
 
 Where = Mapping[str, tuple[str, int]]  # turn id -> (session id, 0-based position in the session)
 BANDS = ("rank_11_20", "rank_21_40", "not_in_40")
@@ -152,3 +154,36 @@ def session_cap(ranked: Sequence[str], where: Where, cap: int, k: int = 10) -> l
         else:
             skipped.append(t)
     return out + skipped[:k - len(out)]
+
+
+def uncovered(question: str, first_texts: Sequence[str]) -> frozenset[str]:
+    """The question's stemmed content words that none of ``first_texts`` holds."""
+    covered: set[str] = set()
+    for text in first_texts:
+        covered.update(tokenize(text, stemmed=True))
+    return frozenset(tokenize(question, stemmed=True)) - covered
+
+
+def brings(text: str, words: frozenset[str]) -> bool:
+    """Whether ``text`` holds one of ``words`` (stemmed content words)."""
+    return bool(words) and not words.isdisjoint(tokenize(text, stemmed=True))
+
+
+def word_swap(ranked: Sequence[str], texts: Mapping[str, str], question: str, swaps: int, k: int = 10) -> list[str]:
+    """The first ``k - swaps`` turns of ``ranked``, then, in rank order, turns after them that bring a question
+    word those turns lack (:func:`uncovered`, updated after each pick), then the ranking's next turns until k.
+    Reads no gold."""
+    out = list(ranked[:k - swaps])
+    missing = uncovered(question, [texts.get(t, "") for t in out])
+    for t in ranked[k - swaps:]:
+        if len(out) == k:
+            break
+        if brings(texts.get(t, ""), missing):
+            out.append(t)
+            missing = missing - frozenset(tokenize(texts.get(t, ""), stemmed=True))
+    for t in ranked:
+        if len(out) == k:
+            break
+        if t not in out:
+            out.append(t)
+    return out

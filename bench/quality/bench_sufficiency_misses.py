@@ -26,13 +26,14 @@ from pathlib import Path
 
 from bench.lib.git_commit import commit
 from bench.lib.ours_runs import OUT, ROOT
-from bench.lib.sufficiency_misses import anatomy, session_cap, summarize
+from bench.lib.sufficiency_misses import anatomy, brings, session_cap, summarize, uncovered, word_swap
 from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.evaluation.metrics import complete_evidence_recall, turn_hit
 from bfr_core.store import Store
 
 K, HEAD, MIN_GOLD = 10, 40, 2
 CAPS = (1, 2, 3, 4)  # turns a session may hold in the session-cap re-selection
+SWAPS = (1, 2, 3)  # places of the first K the question-word swap may give to later turns
 ARMS = ("bfr", "bfr-mv")  # as a dump names them
 LABEL = "development diagnostic (reads gold); oracles are upper bounds, not methods"
 FIGURES = {
@@ -52,6 +53,10 @@ FIGURES = {
     "session_cap": "conv-fusion over every question with gold: any / all gold among its first 10 turns, and among the "
                    "10 a session cap picks from its 40 (at most c turns a session, the rest in rank order; reads no "
                    "gold): whether session diversity alone closes the gap",
+    "question_words": "conv-fusion over every question with gold: of its turns ranked 11-40 on questions whose first 10 "
+                      "miss a gold turn, the share of gold and of other turns that bring a question word (stemmed, stop "
+                      "words out) none of the first 10 holds; and any / all gold at 10 when 1, 2 or 3 of the 10 places go, "
+                      "in rank order, to later turns that bring such a word (reads no gold)",
 }
 
 
@@ -85,6 +90,42 @@ def session_caps(rows: dict, store: Store, dataset: str, qs: list, cache: dict) 
     } for name, pairs in sets.items()}}
 
 
+def texts_of(store: Store, dataset: str, scope_id: str, cache: dict) -> dict[str, str]:
+    """Turn id -> text for the scope's turns, read once per scope."""
+    if scope_id not in cache:
+        cache[scope_id] = {t.turn_id: t.text for t in store.scope_turns(dataset, scope_id)}
+    return cache[scope_id]
+
+
+def word_coverage(rows: dict, store: Store, dataset: str, qs: list) -> dict:
+    """``conv-fusion`` over every question with gold: how well "brings a question word the first K lack" tells
+    its gold turns ranked K+1..HEAD from the non-gold ones there (on the questions whose first K miss a gold
+    turn), and any / all gold at K when :func:`word_swap` gives 1, 2 or 3 places to such turns."""
+    cache: dict = {}
+    signal = {"gold": [0, 0], "other": [0, 0]}  # [turns bringing a missing question word, turns]
+    sets: dict[str, list[tuple[list[str], frozenset[str]]]] = {f"swap_{m}": [] for m in SWAPS}
+    for q in qs:
+        ranked = rows[f"bfr:{q.question_id}"][0][:HEAD]
+        texts = texts_of(store, dataset, q.scope_id, cache)
+        gold = frozenset(q.gold)
+        for m in SWAPS:
+            sets[f"swap_{m}"].append((word_swap(ranked, texts, q.text, m, K), gold))
+        if gold <= set(ranked[:K]):
+            continue
+        missing = uncovered(q.text, [texts.get(t, "") for t in ranked[:K]])
+        for t in ranked[K:]:
+            side = signal["gold" if t in gold else "other"]
+            side[0] += brings(texts.get(t, ""), missing)
+            side[1] += 1
+    share = {name: round(100 * a / b, 2) if b else 0.0 for name, (a, b) in signal.items()}
+    n = len(qs)
+    return {"turns_ranked_11_40_gold": signal["gold"][1], "turns_ranked_11_40_other": signal["other"][1],
+            "gold_bringing_pct": share["gold"], "other_bringing_pct": share["other"],
+            **{name: {"any_pct": round(100 * sum(bool(turn_hit(s, g)) for s, g in pairs) / n, 2) if n else 0.0,
+                      "all_pct": round(100 * sum(bool(complete_evidence_recall(s, g)) for s, g in pairs) / n, 2)
+                      if n else 0.0} for name, pairs in sets.items()}}
+
+
 def measure(db: str, dataset: str, dump: str) -> dict:
     """Both arms' :func:`summarize` figures on one benchmark, with the questions counted by gold size."""
     rows = json.loads(Path(dump).read_text(encoding="utf-8"))
@@ -102,11 +143,12 @@ def measure(db: str, dataset: str, dump: str) -> dict:
                 records.append(anatomy(ranked, q.gold, where, K, HEAD))
             arms[canonical_arm(arm)] = summarize(records)
         caps = session_caps(rows, store, dataset, [q for q in qs if q.gold], cache)
+        words = word_coverage(rows, store, dataset, [q for q in qs if q.gold])
     finally:
         store.close()
     return {"dataset": dataset, "store": db, "dump": dump, "scoreable": len(qs),
             "scoreable_with_gold": sum(1 for q in qs if q.gold), "questions_2plus_gold": len(multi), "arms": arms,
-            "session_cap": caps}
+            "session_cap": caps, "question_words": words}
 
 
 def reading(entry: dict) -> str:
