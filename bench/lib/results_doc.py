@@ -198,6 +198,19 @@ def sufficiency_misses() -> str:
         for key, c in caps.items():
             rows.append(f"| {key} | {c['questions']} | "
                         + " | ".join(f"{c[n]['any_pct']} / {c[n]['all_pct']}" for n in names) + " |")
+    words = {key: bench["question_words"] for key, bench in data["benchmarks"].items() if "question_words" in bench}
+    if words:
+        swaps = [n for n in next(iter(words.values())) if n.startswith("swap_")]
+        rows += ["", "A question word the first 10 lack, reading no gold: the share of `conv-fusion`'s gold and other "
+                 "turns ranked 11-40 that bring one (questions whose first 10 miss a gold turn), and any / all gold "
+                 "when 1-3 of the 10 places go to such turns.", "",
+                 "| benchmark | gold turns bringing one % | other turns bringing one % | "
+                 + " | ".join(n.replace("_", " ") for n in swaps) + " |",
+                 "| --- | ---: | ---: | " + " | ".join("---:" for _ in swaps) + " |"]
+        for key, w in words.items():
+            rows.append(f"| {key} | {w['gold_bringing_pct']} ({w['turns_ranked_11_40_gold']}) | "
+                        f"{w['other_bringing_pct']} ({w['turns_ranked_11_40_other']}) | "
+                        + " | ".join(f"{w[n]['any_pct']} / {w[n]['all_pct']}" for n in swaps) + " |")
     return "\n".join(rows)
 
 
@@ -223,7 +236,10 @@ def page() -> str:
     parts += ["## Why small sets fall short\n",
               "Where the gold turns missing from a relevant but insufficient 10-turn set sit "
               "(`bench/quality/bench_sufficiency_misses.py`): most lie in sessions the first 10 turns never reach, "
-              "about half outside the arm's 40 turns; the oracle columns are ceilings that read gold, not methods.\n",
+              "about half outside the arm's 40 turns; the oracle columns are ceilings that read gold, not methods. "
+              "Neither session diversity nor the question's own words find them (the two tables after it): the "
+              "turn that completes a set shares little with the question, so finding it takes what Stage I's "
+              "model decomposition or the lattice's complementary evidence names.\n",
               sufficiency_misses(), ""]
     parts += ["## Judges on the LoCoMo audit's answers\n",
               "Six answer files of LoCoMo conversations 0-4 (four real runs, two written to be wrong), each "
