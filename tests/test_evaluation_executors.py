@@ -37,7 +37,8 @@ ARMS = "mem0,amem"
 def template(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("exec")
     store = Store(d / "template.duckdb")
-    ingest(store, "jsonl", replicated_demo(d / "demo4.jsonl", 4), name="demo", entities=True)  # vectors and names stored: each CLI run loads no model
+    # vectors and entity names stored: no `bfr eval` these tests start loads a model
+    ingest(store, "jsonl", replicated_demo(d / "demo4.jsonl", 4), name="demo", entities=True)
     store.con.execute("CHECKPOINT")
     store.close()
     return d / "template.duckdb"

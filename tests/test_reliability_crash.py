@@ -61,7 +61,8 @@ def replicated_demo(path: Path, copies: int) -> Path:
 def template(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("crash")
     store = Store(d / "template.duckdb")
-    ingest(store, "jsonl", replicated_demo(d / "demo_many.jsonl", SCOPES), name="demo", entities=True)  # vectors and names stored: each CLI run loads no model
+    # vectors and entity names stored: no `bfr eval` these tests start loads a model
+    ingest(store, "jsonl", replicated_demo(d / "demo_many.jsonl", SCOPES), name="demo", entities=True)
     store.con.execute("CHECKPOINT")
     store.close()
     return d / "template.duckdb"

@@ -1,5 +1,6 @@
 """The real app in headless Chromium: every page, "Run all" on the demo, one screenshot per page, and no
-request to another host on any of them; a Failures row opening Trace; Annotate on a store with no run; the Demo on a store holding dev50.
+request to another host on any of them; a Failures row opening Trace; Annotate on a store with no run; the
+Demo on a store holding dev50.
 
 Starts ``streamlit run app.py`` on a free localhost port against a temporary demo store (with a
 finished eval run) and drives Debian's /usr/bin/chromium with Playwright's Python API; screenshots
