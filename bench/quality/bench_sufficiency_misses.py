@@ -8,7 +8,9 @@ arm's 40 turns, whether it shares a session with a found gold turn, lies within 
 or sits in a session none of the first 10 turns come from; the first 10 turns' concentration on the found
 gold's sessions; and two oracle swaps that read gold (upper bounds, not methods): every missing gold turn
 ranked 11-40 put in over the lowest-ranked non-gold turn, and only the missing gold turns next to a found gold
-turn put in. The anatomy itself is ``bench.lib.sufficiency_misses``.
+turn put in. The anatomy itself is ``bench.lib.sufficiency_misses``. Over every question with gold, two
+re-selections of ``conv-fusion``'s 40 that read no gold: a session cap, and places given to later turns that
+bring a question word the first 10 lack (with how often gold and other turns bring one).
 
 A development diagnostic: it reads gold, as a bench may; no method reads these figures. The store is opened
 read-only. Writes one benchmark's entry (by ``--key``) into ``bench/out/sufficiency_misses.json``.
