@@ -74,6 +74,16 @@ def placements(store: Store, dataset: str, scope_id: str, ids: list[str], cache:
     return where
 
 
+def any_all(pairs: list[tuple[list[str], frozenset[str]]]) -> dict[str, float]:
+    """Any gold and all gold, percent of the (set, gold) pairs (``metrics.turn_hit`` and
+    ``metrics.complete_evidence_recall``)."""
+    n = len(pairs)
+    if not n:
+        return {"any_pct": 0.0, "all_pct": 0.0}
+    return {"any_pct": round(100 * sum(bool(turn_hit(s, g)) for s, g in pairs) / n, 2),
+            "all_pct": round(100 * sum(bool(complete_evidence_recall(s, g)) for s, g in pairs) / n, 2)}
+
+
 def session_caps(rows: dict, store: Store, dataset: str, qs: list, cache: dict) -> dict:
     """``conv-fusion``'s any / all gold at :data:`K` over every question with gold: its first K turns, and
     :func:`session_cap` over its first :data:`HEAD` at each cap of :data:`CAPS`."""
@@ -85,11 +95,7 @@ def session_caps(rows: dict, store: Store, dataset: str, qs: list, cache: dict) 
         sets["first_k"].append((ranked[:K], gold))
         for c in CAPS:
             sets[f"cap_{c}"].append((session_cap(ranked, where, c, K), gold))
-    n = len(qs)
-    return {"questions": n, **{name: {
-        "any_pct": round(100 * sum(bool(turn_hit(s, g)) for s, g in pairs) / n, 2) if n else 0.0,
-        "all_pct": round(100 * sum(bool(complete_evidence_recall(s, g)) for s, g in pairs) / n, 2) if n else 0.0,
-    } for name, pairs in sets.items()}}
+    return {"questions": len(qs), **{name: any_all(pairs) for name, pairs in sets.items()}}
 
 
 def texts_of(store: Store, dataset: str, scope_id: str, cache: dict) -> dict[str, str]:
@@ -120,12 +126,9 @@ def word_coverage(rows: dict, store: Store, dataset: str, qs: list) -> dict:
             side[0] += brings(texts.get(t, ""), missing)
             side[1] += 1
     share = {name: round(100 * a / b, 2) if b else 0.0 for name, (a, b) in signal.items()}
-    n = len(qs)
     return {"turns_ranked_11_40_gold": signal["gold"][1], "turns_ranked_11_40_other": signal["other"][1],
             "gold_bringing_pct": share["gold"], "other_bringing_pct": share["other"],
-            **{name: {"any_pct": round(100 * sum(bool(turn_hit(s, g)) for s, g in pairs) / n, 2) if n else 0.0,
-                      "all_pct": round(100 * sum(bool(complete_evidence_recall(s, g)) for s, g in pairs) / n, 2)
-                      if n else 0.0} for name, pairs in sets.items()}}
+            **{name: any_all(pairs) for name, pairs in sets.items()}}
 
 
 def measure(db: str, dataset: str, dump: str) -> dict:
