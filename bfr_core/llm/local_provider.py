@@ -115,11 +115,8 @@ def verified(path: Path, digest: str = GGUF_SHA256) -> bool:
     """Whether ``path`` is a file whose SHA-256 is ``digest`` (the pinned model's by default)."""
     if not path.is_file():
         return False
-    sha = hashlib.sha256()
     with path.open("rb") as fh:
-        while chunk := fh.read(1 << 22):
-            sha.update(chunk)
-    return sha.hexdigest() == digest
+        return hashlib.file_digest(fh, "sha256").hexdigest() == digest
 
 
 def resolve_model_path(model: str = "") -> Path:
