@@ -31,6 +31,7 @@ from bench.lib.ours_runs import OUT, ROOT
 from bench.lib.sufficiency_misses import anatomy, brings, session_cap, summarize, uncovered, word_swap
 from bfr_core.arm_names import CONV_FUSION, canonical_arm
 from bfr_core.evaluation.metrics import complete_evidence_recall, turn_hit
+from bfr_core.records import Turn
 from bfr_core.store import Store
 
 K, HEAD, MIN_GOLD = 10, 40, 2
@@ -62,16 +63,21 @@ FIGURES = {
 }
 
 
-def placements(store: Store, dataset: str, scope_id: str, ids: list[str], cache: dict) -> dict[str, tuple[str, int]]:
-    """Turn id -> (session id, position in the session) for ``ids``: the scope's turns, read once per scope,
-    and any id outside them looked up by id."""
+def scope_turns(store: Store, dataset: str, scope_id: str, cache: dict) -> dict[str, Turn]:
+    """Turn id -> turn for the scope's turns, read once per scope."""
     if scope_id not in cache:
-        cache[scope_id] = {t.turn_id: (t.session_id, t.idx) for t in store.scope_turns(dataset, scope_id)}
-    where = cache[scope_id]
-    rest = [t for t in ids if t not in where]
+        cache[scope_id] = {t.turn_id: t for t in store.scope_turns(dataset, scope_id)}
+    return cache[scope_id]
+
+
+def placements(store: Store, dataset: str, scope_id: str, ids: list[str], cache: dict) -> dict[str, tuple[str, int]]:
+    """Turn id -> (session id, position in the session) for ``ids``: the scope's turns (:func:`scope_turns`),
+    and any id outside them looked up by id."""
+    turns = scope_turns(store, dataset, scope_id, cache)
+    rest = [t for t in ids if t not in turns]
     if rest:
-        where = {**where, **{i: (t.session_id, t.idx) for i, t in store.turns_by_id(dataset, rest).items()}}
-    return where
+        turns = {**turns, **store.turns_by_id(dataset, rest)}
+    return {i: (t.session_id, t.idx) for i, t in turns.items()}
 
 
 def any_all(pairs: list[tuple[list[str], frozenset[str]]]) -> dict[str, float]:
@@ -98,23 +104,15 @@ def session_caps(rows: dict, store: Store, dataset: str, qs: list, cache: dict) 
     return {"questions": len(qs), **{name: any_all(pairs) for name, pairs in sets.items()}}
 
 
-def texts_of(store: Store, dataset: str, scope_id: str, cache: dict) -> dict[str, str]:
-    """Turn id -> text for the scope's turns, read once per scope."""
-    if scope_id not in cache:
-        cache[scope_id] = {t.turn_id: t.text for t in store.scope_turns(dataset, scope_id)}
-    return cache[scope_id]
-
-
-def word_coverage(rows: dict, store: Store, dataset: str, qs: list) -> dict:
+def word_coverage(rows: dict, store: Store, dataset: str, qs: list, cache: dict) -> dict:
     """``conv-fusion`` over every question with gold: how well "brings a question word the first K lack" tells
     its gold turns ranked K+1..HEAD from the non-gold ones there (on the questions whose first K miss a gold
     turn), and any / all gold at K when :func:`word_swap` gives 1, 2 or 3 places to such turns."""
-    cache: dict = {}
     signal = {"gold": [0, 0], "other": [0, 0]}  # [turns bringing a missing question word, turns]
     sets: dict[str, list[tuple[list[str], frozenset[str]]]] = {f"swap_{m}": [] for m in SWAPS}
     for q in qs:
         ranked = rows[f"bfr:{q.question_id}"][0][:HEAD]
-        texts = texts_of(store, dataset, q.scope_id, cache)
+        texts = {i: t.text for i, t in scope_turns(store, dataset, q.scope_id, cache).items()}
         gold = frozenset(q.gold)
         for m in SWAPS:
             sets[f"swap_{m}"].append((word_swap(ranked, texts, q.text, m, K), gold))
@@ -148,7 +146,7 @@ def measure(db: str, dataset: str, dump: str) -> dict:
                 records.append(anatomy(ranked, q.gold, where, K, HEAD))
             arms[canonical_arm(arm)] = summarize(records)
         caps = session_caps(rows, store, dataset, [q for q in qs if q.gold], cache)
-        words = word_coverage(rows, store, dataset, [q for q in qs if q.gold])
+        words = word_coverage(rows, store, dataset, [q for q in qs if q.gold], cache)
     finally:
         store.close()
     return {"dataset": dataset, "store": db, "dump": dump, "scoreable": len(qs),
