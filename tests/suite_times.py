@@ -2,8 +2,8 @@
 ``tests/conftest.py`` takes in; ``-p suite_times`` loads them into any pytest run).
 
 Covers: summing each file's and each test's setup + call + teardown seconds (and each worker's) from the
-test reports; writing them, with the session's wall seconds, to ``$BFR_SUITE_TIMES`` as JSON from the process that
-holds every report (the only one in a serial run, the controller of pytest-xdist's workers, which receive
+test reports; writing them, with the session's wall seconds, to ``$BFR_SUITE_TIMES`` as JSON from the
+process that holds every report (the only one in a serial run, the controller of pytest-xdist's workers, which receive
 their reports); in a parallel worker, collecting the files slowest first by the times
 ``bench/out/suite_times.json`` recorded, so that ``--dist loadfile --no-loadscope-reorder`` hands the
 long files out first. Does not cover: choosing the number of workers (``scripts/test.sh``).
@@ -83,7 +83,8 @@ def slowest(seconds: dict[str, float], n: int) -> dict[str, float]:
 def pytest_sessionfinish(session, exitstatus) -> None:
     """With ``$BFR_SUITE_TIMES`` set, write each test file's seconds there as JSON, slowest first, and the
     :data:`SLOWEST_TESTS` slowest tests' (setup + call + teardown), with the tests, failures, exit status,
-    wall seconds and each worker's busy seconds (``bench/speed/bench_suite.py`` reads it). A parallel worker writes nothing: its controller holds every report."""
+    wall seconds and each worker's busy seconds (``bench/speed/bench_suite.py`` reads it). A parallel
+    worker writes nothing: its controller holds every report."""
     target = os.environ.get("BFR_SUITE_TIMES")
     if not target or hasattr(session.config, "workerinput"):
         return

@@ -4,8 +4,8 @@ Clones the repository (``--src``, default this checkout) into ``--dest`` (defaul
 a folder whose parent holds ``shared``, as CI's does), runs ``bash .ci/run`` there with
 ``$BFR_SUITE_TIMES`` set (``tests/conftest.py`` writes each file's setup + call + teardown seconds), and
 writes ``bench/out/suite_times.json``: the wall time of the whole run (set-up included), pytest's
-tests / failed / exit status, the seconds per file, slowest first, and the slowest tests'. ``--no-clone`` runs the suite in
-this checkout instead.
+tests / failed / exit status, the seconds per file, slowest first, and the slowest tests'.
+``--no-clone`` runs the suite in this checkout instead.
 
     .venv/bin/python -m bench.speed.bench_suite
 

@@ -54,6 +54,8 @@ def threads_default() -> int:
     except ValueError:
         return N_THREADS
     return n if n > 0 else N_THREADS
+
+
 # Context kept free of evidence: the chat template, a role's instructions and worked example, an
 # adjudication note with two reasons, a re-ask suffix (together < 650 tokens) and the reply (<= 160).
 PROMPT_RESERVE = 800
