@@ -30,7 +30,7 @@ SHIPPED_BY = "ours_selection_set.json"  # the last run of the protocol: its rank
 
 
 def test_the_shipped_setting_is_the_search_on_every_conversation():
-    """ours.toml's ranking is what the last selection run (:data:`SHIPPED_BY`) chose, its set weights off;
+    """ours.toml's ranking and set weights are what the last selection run (:data:`SHIPPED_BY`) chose;
     every dropped coordinate sat at its start in every search of that run, and that run started from the
     setting the full run chose."""
     sel = json.loads((BENCH / "out" / SHIPPED_BY).read_text(encoding="utf-8"))
@@ -40,9 +40,9 @@ def test_the_shipped_setting_is_the_search_on_every_conversation():
     assert {k: sel["every search starts at"][k] for k in ranking} == ranking
     chosen = sel["chosen on all folds (shipped)"]["knobs"]
     knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in chosen.items() if k in S.GRID}
-    assert S.variant_of({k: v for k, v in knobs.items() if not k.startswith("set_")}) == V.Variant()
-    # the set weights that run chose are not shipped (ours.toml says why): they stay off
-    assert (turn_scores.DEFAULT.set_spread, turn_scores.DEFAULT.set_cover) == (0.0, 0.0)
+    assert S.variant_of(knobs) == V.Variant() and sel["turn_scores.DEFAULT is the chosen setting"]
+    assert sel["guard"] and set(sel["every search moves (the other coordinates stay at its start)"]) == {
+        "set_spread", "set_cover", "set_novelty", "remark_novelty"}
     searches = [f["search path"] for f in sel["cross_validation"]["per_fold"]] + [
         v["search path"] for k, v in sel.items() if k.startswith(("tune on", "chosen on"))]
     benchmarks = [d for d in S.BENCHMARKS if d in sel["cross_validation"]["held out (cross-validated, held-out folds pooled)"]]
@@ -153,7 +153,7 @@ class _Peaked:
     """A stand-in for Grid whose objective peaks at dates 6.0 (past the typed grid's edge, 3.0) and at
     remark_shift 0.5 (bounded: never grows)."""
 
-    passes, grow, start, coords = S.PASSES, S.GROW, S.START, tuple(S.GRID)
+    passes, grow, start, coords, guard = S.PASSES, S.GROW, S.START, tuple(S.GRID), False
 
     def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
         f = 50 - abs(knobs["dates"] - 6.0) - abs(knobs["remark_shift"] - 0.5) + (knobs["remark"] != "off")
@@ -169,6 +169,34 @@ def test_a_search_at_an_open_ended_edge_doubles_its_largest_value():
     assert chosen["remark_shift"] == 0.5 and S.GRID["dates"][-1] == 3.0  # the module's grid is untouched
     assert path[-1][0] == "end" and path[-1][1].startswith("converged")
     assert path[-1][1].endswith("no open-ended weight at its grid's largest value")
+
+
+class _Trade:
+    """A stand-in for Grid where set_novelty lifts one benchmark's objective a lot and lowers the other's
+    hit@10 a little (set_cover: a small gain on both)."""
+
+    passes, grow, start, coords = S.PASSES, S.GROW, S.START, ("set_novelty", "set_cover")
+
+    def __init__(self, guard: bool) -> None:
+        self.guard = guard
+
+    def quality(self, knobs, mask=None, only=()):  # noqa: ANN001, ANN201 - Grid.quality's shape
+        figs = ("hit@10", "cer@10", "hit@40", "cer@40", "session_recall_any@5", "session_recall_all@5")
+        a, b = dict.fromkeys(figs, 50.0), dict.fromkeys(figs, 50.0)
+        a["cer@10"] += 20 * (knobs["set_novelty"] > 0) + (knobs["set_cover"] > 0)
+        b["hit@10"] -= 1 * (knobs["set_novelty"] > 0)
+        b["cer@10"] += 1 * (knobs["set_cover"] > 0)
+        return {"locomo": a, "longmemeval": b}
+
+
+def test_a_guarded_search_takes_no_move_that_lowers_a_benchmarks_guarded_figure():
+    free, _ = S.search(_Trade(guard=False), None, only=("locomo", "longmemeval"))
+    assert free["set_novelty"] > 0  # the objective's mean buys one benchmark's gain with the other's hit@10
+    guarded, path = S.search(_Trade(guard=True), None, only=("locomo", "longmemeval"))
+    assert guarded["set_novelty"] == 0 and guarded["set_cover"] > 0  # the harmless move is still taken
+    assert [step[0] for step in path[1:-1]] == ["set_cover"]
+    assert S.holds({"x": dict.fromkeys(S.GUARD, 1.0)}, {"x": dict.fromkeys(S.GUARD, 1.0)})
+    assert not S.holds({"x": {**dict.fromkeys(S.GUARD, 1.0), "hit@40": 0.5}}, {"x": dict.fromkeys(S.GUARD, 1.0)})
 
 
 def test_next_value_doubles_numbers_and_pairs():
@@ -189,7 +217,7 @@ def test_case_order_reads_the_requirement_rows_as_the_arm_does():
     rows[int(ranked[0])], rows[late] = 0b01, 0b10
     req = (Requirement("r1", "a", "fact", ("a",)), Requirement("r2", "b", "fact", ("b",)))
     case = replace(case, reqs=req, req_rows=rows, dates=tuple(None for _ in case.ids))
-    zero = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    zero = turn_scores.DEFAULT.ranking_only()
     plain = S.case_order(case, V.Variant(zero))
     assert list(plain) == list(ranked)
     covered = S.case_order(case, V.Variant(replace(zero, set_cover=100.0)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bfr_core.fusion import rank_order
-from bfr_core.method.budget_set import WINDOW, greedy_head, requirement_bits, set_order
+from bfr_core.method.budget_set import WINDOW, greedy_head, requirement_bits, set_order, unit_rows
 
 
 def test_with_both_weights_zero_the_order_is_the_ranking():
@@ -36,6 +36,43 @@ def test_cover_takes_the_turn_that_completes_the_requirements_first():
     assert list(no_gain) == [0, 1, 2, 3]  # half a requirement's worth (0.25) does not bridge a 0.3 gap
 
 
+def test_novelty_takes_the_turn_that_says_something_else_before_a_restatement():
+    """Turns 0 and 1 state the same fact (near-parallel vectors); turn 2, ranked third, states another."""
+    final = np.array([3.0, 2.9, 2.6, 1.0])
+    vectors = np.array([[1.0, 0.0, 0.0], [0.98, 0.2, 0.0], [0.1, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    sessions = np.zeros(4, dtype=int)
+    assert list(set_order(final, sessions, novelty=1.0, vectors=vectors)) == [0, 2, 1, 3]
+    assert list(set_order(final, sessions, novelty=0.2, vectors=vectors)) == [0, 1, 2, 3]  # 0.2 x 0.88 < 0.3 gap
+    assert list(set_order(final, sessions, novelty=1.0)) == [0, 1, 2, 3]  # no vectors: nothing to compare
+
+
+def test_novelty_counts_the_closest_taken_turn_only_and_ignores_opposed_or_empty_ones():
+    final = np.array([2.0, 1.9, 1.8, 1.7])
+    vectors = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0], [0.6, 0.8]])
+    order = greedy_head(final, np.arange(4), 0.0, 0.0, novelty=1.0, vectors=vectors)
+    # after turn 0: turn 1 (cosine -1, clipped to 0) and the empty turn 2 pay nothing, turn 3 pays 0.6
+    assert list(order) == [0, 1, 2, 3]
+    assert unit_rows(vectors[2:3]).tolist() == [[0.0, 0.0]]
+    assert np.allclose(np.linalg.norm(unit_rows(np.array([[3.0, 4.0]])), axis=1), 1.0)
+
+
+def test_the_remark_share_runs_from_the_ranking_to_the_turn_least_like_the_set():
+    from bfr_core.method.turn_scores import OursSettings
+
+    final = np.array([3.0, 2.9, 2.6, 1.0])
+    vectors = np.array([[1.0, 0.0, 0.0], [0.98, 0.2, 0.0], [0.6, 0.0, 0.8], [0.0, 1.0, 0.0]])
+    sessions = np.zeros(4, dtype=int)
+
+    def order(share: float) -> list[int]:
+        scale, novelty = OursSettings(remark_novelty=share, set_novelty=9.0).set_terms("remark")
+        return list(set_order(final, sessions, novelty=novelty, vectors=vectors, scale=scale))
+
+    assert order(0.0) == [0, 1, 2, 3]  # the ranking
+    assert order(1.0) == [0, 3, 2, 1]  # the best turn, then each time the one least like the set
+    assert OursSettings(remark_novelty=1.0, set_novelty=0.5).set_terms("words") == (1.0, 0.5)
+    assert OursSettings(set_cover=1.0, remark_novelty=1.0).ranking_only() == OursSettings()
+
+
 def test_the_set_at_the_window_is_the_rankings_top_and_only_the_head_moves():
     rng = np.random.default_rng(1)
     n = 3 * WINDOW
@@ -46,6 +83,9 @@ def test_the_set_at_the_window_is_the_rankings_top_and_only_the_head_moves():
     assert list(spread[WINDOW:]) == list(plain[WINDOW:])
     assert list(spread[:WINDOW]) != list(plain[:WINDOW])
     assert sorted(spread) == list(range(n))
+    novel = set_order(final, sessions, novelty=2.0, vectors=rng.normal(size=(n, 8)))
+    assert set(novel[:WINDOW]) == set(plain[:WINDOW]) and list(novel[WINDOW:]) == list(plain[WINDOW:])
+    assert list(novel[:WINDOW]) != list(plain[:WINDOW])
 
 
 def test_greedy_head_and_bits_on_small_inputs():
@@ -69,7 +109,7 @@ def test_the_arm_follows_the_set_order_in_e0_and_stage_two_and_says_what_moved()
     views = make_views(SHUTTER_ROWS)
     ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", "C6"), "C6")
     q = Query("q1", "s", "How many days did it take for Alice to receive the remote shutter release after she ordered it?")
-    plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    plain = turn_scores.DEFAULT.ranking_only()
     spread = replace(plain, set_spread=50.0)  # far above any score gap: one turn per session while sessions last
     a, b = ours.run(ctx, q, plain), ours.run(ctx, q, spread)
     ground_a = next(s for s in a if s.kind == "grounding")
@@ -80,3 +120,7 @@ def test_the_arm_follows_the_set_order_in_e0_and_stage_two_and_says_what_moved()
     sessions = [views.turns[views.position[t]].session_id for t in rest]
     assert len(set(sessions)) == min(len(rest), len({t.session_id for t in views.turns}))
     assert set(a[-1].evidence) == set(b[-1].evidence)  # at 40 turns: the same set, in another order
+    novel = ours.run(ctx, q, replace(plain, set_novelty=50.0))  # far above any gap: the least alike turn next
+    ground_n = next(s for s in novel if s.kind == "grounding")
+    assert ground_n.data["set"]["novelty"] == 50.0 and ground_n.data["set"]["moved"]
+    assert set(novel[-1].evidence) == set(a[-1].evidence)

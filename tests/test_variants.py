@@ -75,7 +75,7 @@ def test_without_the_cover_e0_is_the_set_order():
     views = make_views(big_rows())
     q = Query("q", "s", QUESTIONS[0])
     sc = turn_scores.score_turns(views, q)
-    plain = replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)
+    plain = turn_scores.DEFAULT.ranking_only()
     for settings, order in ((plain, turn_scores.ranking(sc.final)[:10]),
                             (turn_scores.DEFAULT, ours.initial_evidence(_ctx(views), q, sc, False)[2][:10])):
         steps = V.run_variant(_ctx(views), q, V.Variant(settings, cover=False))

@@ -56,6 +56,14 @@ GRID: dict[str, tuple] = {
     # share of Stage I's requirements it supplies first (in score z units)
     "set_spread": (0.0, 0.25, 0.5, 1.0, 2.0),
     "set_cover": (0.0, 0.25, 0.5, 1.0, 2.0),
+    # ... and its cost per unit of its largest cosine (the scope's turn vectors) to a turn already taken:
+    # maximal marginal relevance's redundancy term (fixed before any fold ran with it, the set weights' grid)
+    "set_novelty": (0.0, 0.25, 0.5, 1.0, 2.0),
+    # ... and in the remark regime apart, as a share of a pick's gain (bounded: 1 takes the turn least like the
+    # set each time). Added after the runs with set_novelty alone and with an open-ended remark weight read their
+    # held-out figures (ours_selection_novelty.json, ours_selection_regime.json): one weight for both regimes
+    # lifted the remark-like benchmark and lowered the others; the open-ended one grew to its cap
+    "remark_novelty": (0.0, 0.25, 0.5, 0.75, 1.0),
 }
 
 
@@ -69,7 +77,7 @@ START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # the old edges). Bounded or categorical coordinates (remark_shift, a share <= 1; session_top, a count;
 # the indexes, views and gates) never grow.
 OPEN_ENDED = ("w_dense", "speaker", "dates", "role", "near", "session", "recency", "doc_bm25", "doc_dense",
-              "set_spread", "set_cover")
+              "set_spread", "set_cover", "set_novelty")
 
 
 EXTEND_MAX = 5
@@ -135,6 +143,12 @@ RANK_KS = (5, 10, 20, 40)  # the budgets the sufficiency plot shows (hit = any g
 
 
 SESSION_KS = (5, 10)
+
+
+# With --guard, a search takes a move only if no benchmark it sees falls below its start on these figures:
+# the shipping rule of a set at a budget (any gold at 10 turns, and every figure at 40, not lower), so the
+# objective's gain on one benchmark cannot buy another's loss
+GUARD = ("hit@10", "hit@40", "cer@40")
 
 
 SESSION_K = 5
@@ -218,6 +232,7 @@ class RankCase:
     reqs: tuple = ()  # Stage I's offline requirements (requirements.decompose_rules)
     req_rows: np.ndarray | None = None  # stage1.covering over every turn (int bitmasks; the latest rule not applied)
     dates: tuple = ()  # every turn's date (the latest rule reads it over the head)
+    vectors: np.ndarray | None = None  # every turn's vector (the scope's, shared by its questions; set_novelty reads it)
 
 
 def group_of(store: Store, dataset: str, scope_id: str) -> str:
@@ -251,7 +266,8 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         dates = scope_dates.setdefault(id(v), tuple(t.date for t in v.turns))
         out.append(RankCase(q.question_id, q.scope_id, group_of(store, dataset, q.scope_id), q.qtype,
                             frozenset(q.gold), tuple(t.turn_id for t in v.turns), sessions,
-                            parts, official, dataset, reqs, np.asarray(rows, dtype=np.int64), dates))
+                            parts, official, dataset, reqs, np.asarray(rows, dtype=np.int64), dates,
+                            v.turn_vectors))
     return out
 
 
@@ -274,7 +290,9 @@ def case_order(c: RankCase, variant: Variant) -> np.ndarray:
     def rows_of(head: np.ndarray) -> list[int]:
         return latest_rows([int(c.req_rows[i]) for i in head], reqs, [c.dates[int(i)] for i in head])
 
-    return set_order(sc.final, c.parts.core.session, s.set_spread, s.set_cover, rows_of, len(reqs))
+    scale, novelty = s.set_terms(sc.regime)
+    return set_order(sc.final, c.parts.core.session, s.set_spread, s.set_cover, rows_of, len(reqs),
+                     novelty=novelty, vectors=c.vectors, scale=scale)
 
 
 def order_row(c: RankCase, order: np.ndarray) -> np.ndarray:
@@ -366,8 +384,9 @@ class Grid:
     forked processes (the same rows, faster on a shared machine)."""
 
     def __init__(self, cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES,
-                 grow: str = GROW, start: dict | None = None, coords: Sequence[str] = ()) -> None:
+                 grow: str = GROW, start: dict | None = None, coords: Sequence[str] = (), guard: bool = False) -> None:
         self.passes, self.grow = passes, grow  # the search's settings (--passes, --grow), written to the JSON
+        self.guard = guard  # every move keeps each benchmark's GUARD figures at or above the start's (--guard)
         self.start = dict(START if start is None else start)  # where every search starts (--start)
         self.coords = tuple(coords) or tuple(GRID)  # the coordinates every search moves (--coords); the rest stay
         self.cases = cases  # benchmark (and OFFICIAL) -> cases
@@ -438,9 +457,11 @@ def pooled(q: dict[str, dict[str, float]]) -> float:
 def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] = BENCHMARKS) -> tuple[dict, list]:
     """Coordinate-wise search from ``grid.start`` (:data:`START` unless ``--start`` says otherwise) over
     ``grid.coords`` on the questions ``mask`` keeps, over the benchmarks in ``only``; returns the chosen grid
-    point and its path (coordinate, value, objective)."""
+    point and its path (coordinate, value, objective). With ``grid.guard`` a move is taken only if it keeps
+    every benchmark's :data:`GUARD` figures at or above the start's (on the same questions)."""
     cur = dict(grid.start)
-    best = round(pooled(grid.quality(cur, mask, only)), 6)
+    floor = grid.quality(cur, mask, only)
+    best = round(pooled(floor), 6)
     path = [("start", None, best)]
     values = {c: list(GRID[c]) for c in grid.coords}  # this search's grid (OPEN_ENDED coordinates may grow)
     changed, passes = True, 0
@@ -452,8 +473,9 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                 if v == cur[coord]:
                     continue
                 cand = {**cur, coord: v}
-                val = round(pooled(grid.quality(cand, mask, only)), 6)
-                if val > best:
+                q = grid.quality(cand, mask, only)
+                val = round(pooled(q), 6)
+                if val > best and (not grid.guard or holds(q, floor)):
                     cur, best, changed = cand, val, True
                     path.append((coord, v, val))
                     if v == vals[-1] and coord in OPEN_ENDED and len(vals) < len(GRID[coord]) + EXTEND_MAX:
@@ -465,6 +487,11 @@ def search(grid: Grid, mask: dict[str, np.ndarray] | None, only: Sequence[str] =
                  + (f"; at the largest value its grid may reach: {', '.join(edges)}" if edges else
                     "; no open-ended weight at its grid's largest value"), best))
     return cur, path
+
+
+def holds(q: dict[str, dict[str, float]], floor: dict[str, dict[str, float]]) -> bool:
+    """Whether every benchmark's :data:`GUARD` figures in ``q`` are at or above ``floor``'s."""
+    return all(q[d][f] >= floor[d][f] for d in floor for f in GUARD)
 
 
 def next_value(vals: Sequence, grow: str = "double") -> object:
@@ -620,12 +647,13 @@ def build_cases(store: Store, beam: bool = False) -> dict[str, list[RankCase]]:
 
 def protocol(cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES, grow: str = GROW,
              save: Callable[[dict], None] = lambda out: None, start: dict | None = None,
-             coords: Sequence[str] = ()) -> dict:
+             coords: Sequence[str] = (), guard: bool = False) -> dict:
     """The protocol on prepared cases (:func:`build_cases`): CV, the shipped choice, the baselines, the
     leave-one-benchmark-out directions; ``save`` gets the figures so far after each of those. ``start`` and
-    ``coords``: every search starts there and moves only those coordinates (default: :data:`START`, all)."""
+    ``coords``: every search starts there and moves only those coordinates (default: :data:`START`, all);
+    ``guard``: every move keeps the start's :data:`GUARD` figures (:func:`search`)."""
     present = [d for d in BENCHMARKS if d in cases]
-    grid = Grid(cases, workers, passes, grow, start, coords)
+    grid = Grid(cases, workers, passes, grow, start, coords, guard)
     try:
         return _protocol(grid, present, save)
     finally:
@@ -645,7 +673,8 @@ def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lam
                   f"nothing (cap {grid.passes}; each path's last step says which), "
                   "ties keep the current value; it sees only the questions of the folds it is given; an "
                   f"open-ended weight moved to its grid's largest value grows that search's grid ({grid.grow}, at most "
-                  f"{EXTEND_MAX} times)",
+                  f"{EXTEND_MAX} times)" + (f"; guarded: a move is taken only if no benchmark the search sees falls "
+                                            f"below the start's {', '.join(GUARD)}" if grid.guard else ""),
         "objective": f"mean(hit@10, cer@10, hit@40, cer@40, session_recall_any@{SESSION_K}, session_recall_all@"
                      f"{SESSION_K}) over the set order (budget_set; the ranking's top-k when both set weights are 0); "
                      "on beam-100k mean(hit@10, cer@10, hit@40, cer@40), on locomo-plus mean(hit@10, hit@40); on longmemeval "
@@ -724,7 +753,7 @@ def open_all(path: Path, beam: bool = False) -> Store:
     return store
 
 
-CASES_FORMAT = 4  # 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another format is rebuilt
+CASES_FORMAT = 5  # 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another format is rebuilt
 
 
 def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> dict[str, list[RankCase]]:

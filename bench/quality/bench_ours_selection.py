@@ -96,6 +96,8 @@ def main() -> None:
                     "(PREVIOUS; its ranking weights were chosen by an earlier run of this protocol, without dev200)")
     ap.add_argument("--coords", default="", help="comma-separated coordinates every search moves (default: all of "
                     "GRID; e.g. set_spread,set_cover: the set at each budget over the previous ranking)")
+    ap.add_argument("--guard", action="store_true", help="take a move only if no benchmark the search sees falls "
+                    "below the start's any gold at 10 or any figure at 40 (selection.GUARD)")
     ap.add_argument("--out", default=str(OUT / "ours_selection.json"))
     args = ap.parse_args()
     coords = tuple(c for c in args.coords.split(",") if c)
@@ -108,6 +110,7 @@ def main() -> None:
     print(f"cases ready in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     head = {"benchmark": "ours_selection", "load_at_start": list(os.getloadavg()),
             "workers": args.workers, "passes": args.passes, "grow": args.grow, "start": args.start,
+            "guard": args.guard,
             "open-ended (their grids grow)": list(OPEN_ENDED)}
 
     def save(part: dict) -> None:  # the figures so far, marked unfinished until the last section is in
@@ -116,7 +119,7 @@ def main() -> None:
         Path(args.out).write_text(json.dumps(partial, indent=1) + "\n", encoding="utf-8")
 
     sel = {**head, **protocol(cases, args.workers, args.passes, args.grow, save,
-                              PREVIOUS if args.start == "previous" else START, coords)}
+                              PREVIOUS if args.start == "previous" else START, coords, args.guard)}
     sel["load_at_end"] = list(os.getloadavg())
     sel["elapsed_s"] = round(time.time() - t0, 1)
     Path(args.out).write_text(json.dumps(sel, indent=1) + "\n", encoding="utf-8")

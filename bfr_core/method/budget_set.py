@@ -5,16 +5,19 @@ same fact (the same session, one the other's reply) both rank above the one turn
 half. This module re-selects the ranking's head, its first :data:`WINDOW` turns, greedily, one turn at
 a time, each pick the head turn ``i`` not yet taken with the largest
 
-    gain(i | S) = final(i) - SPREAD * (turns of S in i's session)
-                           + COVER * (Stage I requirements i supplies that no turn of S does) / (requirements)
+    gain(i | S) = SCALE * final(i) - SPREAD * (turns of S in i's session)
+                  + COVER * (Stage I requirements i supplies that no turn of S does) / (requirements)
+                  - NOVELTY * max(0, largest cosine between i and a turn of S)
 
 (``final``: the ranking's own score, in its z units; requirements: Stage I's, with its incidence,
-``stage1.incidence``: words, names, dates, static-vector cosine, the ``latest`` rule over the head).
-Ties go to the better-ranked turn, so with both weights 0 the order is the ranking's. Every prefix of
-the order is the greedy set at that budget, so the sets nest (the 10-turn set lies inside the 20-turn
-one), and at :data:`WINDOW` turns the set is the ranking's top :data:`WINDOW`: only the smaller budgets
-change. SPREAD and COVER are ``OursSettings.set_spread`` / ``set_cover``, chosen by the selection
-protocol (bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
+``stage1.incidence``: words, names, dates, static-vector cosine, the ``latest`` rule over the head; the
+cosine: the scope's turn vectors, so a turn that restates a picked one pays for it, maximal marginal
+relevance's redundancy term). Ties go to the better-ranked turn, so with SCALE 1 and the three weights 0
+the order is the ranking's. Every prefix of the order is the greedy set at that budget, so the sets nest
+(the 10-turn set lies inside the 20-turn one), and at :data:`WINDOW` turns the set is the ranking's top
+:data:`WINDOW`: only the smaller budgets change. The weights are ``OursSettings``' ``set_spread``,
+``set_cover`` and, per regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
+(bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
 COVER reads no requirement (as Stage I's cover does there).
 
 Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading
@@ -38,13 +41,23 @@ def requirement_bits(rows: Sequence[int], n_reqs: int) -> np.ndarray:
     return ((r >> np.arange(n_reqs, dtype=np.int64)) & 1).astype(np.float64)
 
 
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a zero row, a turn with no words, stays zero: it resembles nothing)."""
+    v = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.divide(v, norms, out=np.zeros_like(v), where=norms > 0)
+
+
 def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: float,
-                bits: np.ndarray | None = None) -> np.ndarray:
+                bits: np.ndarray | None = None, novelty: float = 0.0,
+                vectors: np.ndarray | None = None) -> np.ndarray:
     """Positions into the head (its turns in ranking order) in greedy pick order (see the module docstring).
 
     ``scores`` and ``sessions`` (codes) are the head's; ``bits`` its requirement matrix (:func:`requirement_bits`)
-    or None (no requirement counts). Each pick lowers the gains it changes in place: its session's turns by
-    ``spread``, the turns supplying a requirement it covered first by that requirement's share.
+    or None (no requirement counts); ``vectors`` its turn vectors or None (no redundancy counts). Each pick
+    lowers the gains it changes in place: its session's turns by ``spread``, the turns supplying a requirement
+    it covered first by that requirement's share, and each turn by ``novelty`` times the rise of its largest
+    cosine to the set.
     """
     n = len(scores)
     if n < 2:
@@ -56,6 +69,11 @@ def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: 
         gain += per_req * bits.sum(axis=1)
         open_reqs = np.ones(bits.shape[1], dtype=bool)
     same = np.asarray(sessions)[:, None] == np.asarray(sessions)[None, :] if spread else None
+    sims = None
+    if novelty and vectors is not None:
+        unit = unit_rows(vectors)
+        sims = np.clip(unit @ unit.T, 0.0, None)
+        closest = np.zeros(n)  # each turn's largest cosine to the set so far (none taken: 0)
     out = np.empty(n, dtype=np.int64)
     for step in range(n):
         j = int(np.argmax(gain))  # first maximum: the better-ranked turn on a tie
@@ -67,21 +85,30 @@ def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: 
             if first.any():
                 gain -= per_req * bits[:, first].sum(axis=1)
                 open_reqs &= ~first
+        if sims is not None:
+            rise = np.maximum(sims[j], closest)
+            gain -= novelty * (rise - closest)
+            closest = rise
         gain[j] = -np.inf
     return out
 
 
 def set_order(final: np.ndarray, sessions: np.ndarray, spread: float = 0.0, cover: float = 0.0,
               rows_of: Callable[[np.ndarray], Sequence[int]] | None = None, n_reqs: int = 0,
-              window: int = WINDOW) -> np.ndarray:
+              window: int = WINDOW, novelty: float = 0.0, vectors: np.ndarray | None = None,
+              scale: float = 1.0) -> np.ndarray:
     """Every turn's position, best first: the ranking's head re-selected greedily (:func:`greedy_head`),
     then the rest of the ranking. ``rows_of(head)`` gives the head's requirement rows (``stage1.incidence``
-    over those positions), read only when ``cover`` and ``n_reqs`` are not 0."""
+    over those positions), read only when ``cover`` and ``n_reqs`` are not 0; ``vectors`` every turn's
+    vector (rows aligned with ``final``), read only when ``novelty`` is not 0; ``scale`` multiplies the
+    ranking's score in the gain (the head is still the ranking's first ``window``)."""
     order = rank_order(final)
-    if not spread and not (cover and n_reqs and rows_of is not None):
+    reqs = bool(cover and n_reqs and rows_of is not None)
+    redundancy = bool(novelty and vectors is not None)
+    if not spread and not reqs and not redundancy:
         return order
     head = order[:window]
-    bits = requirement_bits(rows_of(head), n_reqs) if cover and n_reqs and rows_of is not None else None
-    picked = head[greedy_head(np.asarray(final, dtype=np.float64)[head], np.asarray(sessions)[head],
-                              spread, cover, bits)]
+    bits = requirement_bits(rows_of(head), n_reqs) if reqs else None
+    picked = head[greedy_head(scale * np.asarray(final, dtype=np.float64)[head], np.asarray(sessions)[head],
+                              spread, cover, bits, novelty, np.asarray(vectors)[head] if redundancy else None)]
     return np.concatenate([picked, order[window:]])

@@ -132,7 +132,8 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
     pos = views.position
     steps.append(Step("grounding", f"E0: {len(e0)} source turns (cover, then set order)", tuple(e0), 0, {
         "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
-        "set": {"spread": settings.set_spread, "cover": settings.set_cover, "window": WINDOW,
+        "set": {"spread": settings.set_spread, "cover": settings.set_cover, "novelty": settings.set_terms(sc.regime)[1],
+                "window": WINDOW,
                 "moved": [t for t, i in zip(ranked[:b], order[:b], strict=False) if pos[t] != int(i)]},
     }))
     return steps, e0, sets
@@ -140,12 +141,14 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
 
 def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: OursSettings) -> np.ndarray:
     """``budget_set.set_order`` over this scope: sessions from the store, Stage I's incidence over the head
-    (requirement vectors encoded only when the cover weight reads them)."""
+    (requirement vectors encoded only when the cover weight reads them) and the scope's turn vectors."""
     def rows_of(head: np.ndarray) -> list[int]:
         idx = [int(i) for i in head]
         return incidence(views, reqs, idx, views.encode([r.text for r in reqs]))
 
-    return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of, len(reqs))
+    scale, novelty = settings.set_terms(sc.regime)
+    return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of, len(reqs),
+                     novelty=novelty, vectors=views.turn_vectors, scale=scale)
 
 
 def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],

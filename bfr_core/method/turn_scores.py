@@ -62,6 +62,22 @@ class OursSettings:
     remark_clauses: str = "off"  # the remark regime's dense part: the whole text's ("off") or its clauses' (CLAUSE_MODES)
     set_spread: float = 0.0  # the set at a budget (budget_set): a pick's cost per turn already taken from its session
     set_cover: float = 0.0  # ... its gain per share of Stage I's requirements it supplies first
+    set_novelty: float = 0.0  # ... its cost per unit of its largest cosine to a turn already taken (words regime)
+    remark_novelty: float = 0.0  # the remark regime's set: the share of a pick's gain given to its distance from it
+
+    def ranking_only(self) -> OursSettings:
+        """The same ranking with every set weight off: each budget's set is the ranking's top k."""
+        return replace(self, set_spread=0.0, set_cover=0.0, set_novelty=0.0, remark_novelty=0.0)
+
+    def set_terms(self, regime: str) -> tuple[float, float]:
+        """(the ranking score's scale, the redundancy weight) of the set at a budget in a question's regime
+        (``TurnScores.regime``): in the words regime (1, ``set_novelty``), an open-ended weight beside spread
+        and cover; in the remark regime, whose score is the dense ranking's alone, a share ``s`` =
+        ``remark_novelty`` (1 - s, s): 0 is the ranking, 1 takes the best turn and then each time the
+        turn least like those already taken (maximal marginal relevance's two ends)."""
+        if regime == "remark":
+            return 1.0 - self.remark_novelty, self.remark_novelty
+        return 1.0, self.set_novelty
 
 
 SETTINGS_FILE = Path(__file__).with_name("ours.toml")
