@@ -170,7 +170,7 @@ def main() -> None:
             if lat:
                 print(f"- {d}: warm p50 {lat['shipped']['warm_ms_p50']} ms with the set, "
                       f"{lat['set weights 0']['warm_ms_p50']} ms without (ratio {lat['ratio_p50']}, "
-                      f"{lat['questions']} questions, load {suff['load_at_start'][0]:.1f} at start)")
+                      f"{lat['questions']} questions, load {lat['load_at_start'][0]:.1f} at start)")
 
 
 if __name__ == "__main__":

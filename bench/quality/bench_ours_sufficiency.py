@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 from bench.lib.arm_rows import ARMS, dump
@@ -100,7 +100,7 @@ def latency(store, dataset: str, limit: int = 0) -> dict:
     views = Views(store, dataset)
     config, budget = Config(retrieval=RetrievalConfig(ground=10)), budget_for(CONV_FUSION, "C6")
     settings = {"shipped": turn_scores.DEFAULT,
-                "set weights 0": replace(turn_scores.DEFAULT, set_spread=0.0, set_cover=0.0)}
+                "set weights 0": turn_scores.DEFAULT.ranking_only()}
     warm: dict[str, list[float]] = {k: [] for k in settings}
     for q in qs:
         ctx = ArmContext(views(q.scope_id, q.text), config, budget, "C6")
@@ -183,13 +183,18 @@ def main() -> None:
     if not args.latency_only:
         measure(args)
         return
+    out = Path(args.latency_out)
     store = Store(args.db)
-    result = {"benchmark": "ours_sufficiency", "load_at_start": list(os.getloadavg()),
-              "settings": asdict(turn_scores.DEFAULT), "limit": args.limit,
-              f"latency_{args.dataset}": latency(store, args.dataset, args.limit)}
+    load = list(os.getloadavg())
+    entry = latency(store, args.dataset, args.limit)
     store.close()
-    result["load_at_end"] = list(os.getloadavg())
-    Path(args.latency_out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    entry.update({"load_at_start": load, "load_at_end": list(os.getloadavg()), "limit": args.limit,
+                  "settings": asdict(turn_scores.DEFAULT)})
+    # one dataset per run: the other datasets' entries stay, each with the setting and load it ran under
+    result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    result = {"benchmark": "ours_sufficiency_latency",
+              **{k: v for k, v in result.items() if k.startswith("latency_") and isinstance(v, dict)}, f"latency_{args.dataset}": entry}
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
