@@ -59,10 +59,10 @@ GRID: dict[str, tuple] = {
     # ... and its cost per unit of its largest cosine (the scope's turn vectors) to a turn already taken:
     # maximal marginal relevance's redundancy term (fixed before any fold ran with it, the set weights' grid)
     "set_novelty": (0.0, 0.25, 0.5, 1.0, 2.0),
-    # ... and in the remark regime apart, as a share of a pick's gain (bounded: 1 takes the turn least like the
-    # set each time). Added after the runs with set_novelty alone and with an open-ended remark weight read their
-    # held-out figures (ours_selection_novelty.json, ours_selection_regime.json): one weight for both regimes
-    # lifted the remark-like benchmark and lowered the others; the open-ended one grew to its cap
+    # ... and in the remark regime apart, as a share of a pick's gain (bounded: 1 takes the turn least like
+    # the set each time). This coordinate was set after held-out figures of runs without it had been read
+    # (ours_selection_novelty.json, ours_selection_regime.json), so LoCoMo-Plus figures that rest on it are
+    # development figures
     "remark_novelty": (0.0, 0.25, 0.5, 0.75, 1.0),
 }
 
@@ -232,7 +232,7 @@ class RankCase:
     reqs: tuple = ()  # Stage I's offline requirements (requirements.decompose_rules)
     req_rows: np.ndarray | None = None  # stage1.covering over every turn (int bitmasks; the latest rule not applied)
     dates: tuple = ()  # every turn's date (the latest rule reads it over the head)
-    vectors: np.ndarray | None = None  # every turn's vector (the scope's, shared by its questions; set_novelty reads it)
+    vectors: np.ndarray | None = None  # every turn's vector (the scope's, shared by its questions)
 
 
 def group_of(store: Store, dataset: str, scope_id: str) -> str:
@@ -384,9 +384,10 @@ class Grid:
     forked processes (the same rows, faster on a shared machine)."""
 
     def __init__(self, cases: dict[str, list[RankCase]], workers: int = 1, passes: int = PASSES,
-                 grow: str = GROW, start: dict | None = None, coords: Sequence[str] = (), guard: bool = False) -> None:
+                 grow: str = GROW, start: dict | None = None, coords: Sequence[str] = (),
+                 guard: bool = False) -> None:
         self.passes, self.grow = passes, grow  # the search's settings (--passes, --grow), written to the JSON
-        self.guard = guard  # every move keeps each benchmark's GUARD figures at or above the start's (--guard)
+        self.guard = guard  # every move keeps each benchmark's GUARD figures at or above its start's
         self.start = dict(START if start is None else start)  # where every search starts (--start)
         self.coords = tuple(coords) or tuple(GRID)  # the coordinates every search moves (--coords); the rest stay
         self.cases = cases  # benchmark (and OFFICIAL) -> cases
@@ -673,8 +674,8 @@ def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lam
                   f"nothing (cap {grid.passes}; each path's last step says which), "
                   "ties keep the current value; it sees only the questions of the folds it is given; an "
                   f"open-ended weight moved to its grid's largest value grows that search's grid ({grid.grow}, at most "
-                  f"{EXTEND_MAX} times)" + (f"; guarded: a move is taken only if no benchmark the search sees falls "
-                                            f"below the start's {', '.join(GUARD)}" if grid.guard else ""),
+                  f"{EXTEND_MAX} times)" + (f"; guarded: a move is taken only if no benchmark the search sees "
+                                            f"falls below the start's {', '.join(GUARD)}" if grid.guard else ""),
         "objective": f"mean(hit@10, cer@10, hit@40, cer@40, session_recall_any@{SESSION_K}, session_recall_all@"
                      f"{SESSION_K}) over the set order (budget_set; the ranking's top-k when both set weights are 0); "
                      "on beam-100k mean(hit@10, cer@10, hit@40, cer@40), on locomo-plus mean(hit@10, hit@40); on longmemeval "
@@ -753,7 +754,9 @@ def open_all(path: Path, beam: bool = False) -> Store:
     return store
 
 
-CASES_FORMAT = 5  # 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another format is rebuilt
+# 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another
+# format is rebuilt
+CASES_FORMAT = 5
 
 
 def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> dict[str, list[RankCase]]:

@@ -192,8 +192,8 @@ def main() -> None:
                   "settings": asdict(turn_scores.DEFAULT)})
     # one dataset per run: the other datasets' entries stay, each with the setting and load it ran under
     result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-    result = {"benchmark": "ours_sufficiency_latency",
-              **{k: v for k, v in result.items() if k.startswith("latency_") and isinstance(v, dict)}, f"latency_{args.dataset}": entry}
+    kept = {k: v for k, v in result.items() if k.startswith("latency_") and isinstance(v, dict)}
+    result = {"benchmark": "ours_sufficiency_latency", **kept, f"latency_{args.dataset}": entry}
     out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 

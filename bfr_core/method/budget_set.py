@@ -109,6 +109,7 @@ def set_order(final: np.ndarray, sessions: np.ndarray, spread: float = 0.0, cove
         return order
     head = order[:window]
     bits = requirement_bits(rows_of(head), n_reqs) if reqs else None
+    head_vectors = np.asarray(vectors)[head] if redundancy else None
     picked = head[greedy_head(scale * np.asarray(final, dtype=np.float64)[head], np.asarray(sessions)[head],
-                              spread, cover, bits, novelty, np.asarray(vectors)[head] if redundancy else None)]
+                              spread, cover, bits, novelty, head_vectors)]
     return np.concatenate([picked, order[window:]])

@@ -132,8 +132,8 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
     pos = views.position
     steps.append(Step("grounding", f"E0: {len(e0)} source turns (cover, then set order)", tuple(e0), 0, {
         "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
-        "set": {"spread": settings.set_spread, "cover": settings.set_cover, "novelty": settings.set_terms(sc.regime)[1],
-                "window": WINDOW,
+        "set": {"spread": settings.set_spread, "cover": settings.set_cover,
+                "novelty": settings.set_terms(sc.regime)[1], "window": WINDOW,
                 "moved": [t for t, i in zip(ranked[:b], order[:b], strict=False) if pos[t] != int(i)]},
     }))
     return steps, e0, sets
@@ -147,8 +147,8 @@ def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: Ours
         return incidence(views, reqs, idx, views.encode([r.text for r in reqs]))
 
     scale, novelty = settings.set_terms(sc.regime)
-    return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of, len(reqs),
-                     novelty=novelty, vectors=views.turn_vectors, scale=scale)
+    return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of,
+                     len(reqs), novelty=novelty, vectors=views.turn_vectors, scale=scale)
 
 
 def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],

@@ -62,8 +62,8 @@ class OursSettings:
     remark_clauses: str = "off"  # the remark regime's dense part: the whole text's ("off") or its clauses' (CLAUSE_MODES)
     set_spread: float = 0.0  # the set at a budget (budget_set): a pick's cost per turn already taken from its session
     set_cover: float = 0.0  # ... its gain per share of Stage I's requirements it supplies first
-    set_novelty: float = 0.0  # ... its cost per unit of its largest cosine to a turn already taken (words regime)
-    remark_novelty: float = 0.0  # the remark regime's set: the share of a pick's gain given to its distance from it
+    set_novelty: float = 0.0  # ... its cost per unit of its largest cosine to a taken turn (words regime)
+    remark_novelty: float = 0.0  # the remark regime's set: the share of a pick's gain given to its distance
 
     def ranking_only(self) -> OursSettings:
         """The same ranking with every set weight off: each budget's set is the ranking's top k."""
