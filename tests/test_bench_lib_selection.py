@@ -207,7 +207,7 @@ def test_next_value_doubles_numbers_and_pairs():
 
 def test_case_order_reads_the_requirement_rows_as_the_arm_does():
     """The protocol's set order is the arm's: requirement rows from the case's incidence over every turn, the
-    cover weight moving a turn that supplies an uncovered requirement up; with both set weights 0, the ranking."""
+    cover weight moving a turn that supplies an uncovered requirement up; with every set weight 0, the ranking."""
     from bfr_core.method.requirements import Requirement
 
     case = _cases(["c0"])[0]

@@ -71,7 +71,7 @@ def test_text_variants_rrf_static_dense_and_no_bm25():
 
 
 def test_without_the_cover_e0_is_the_set_order():
-    """No cover: E0 is the set order's first b turns, which with both set weights 0 is the score order."""
+    """No cover: E0 is the set order's first b turns, which with every set weight 0 is the score order."""
     views = make_views(big_rows())
     q = Query("q", "s", QUESTIONS[0])
     sc = turn_scores.score_turns(views, q)

@@ -677,7 +677,7 @@ def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lam
                   f"{EXTEND_MAX} times)" + (f"; guarded: a move is taken only if no benchmark the search sees "
                                             f"falls below the start's {', '.join(GUARD)}" if grid.guard else ""),
         "objective": f"mean(hit@10, cer@10, hit@40, cer@40, session_recall_any@{SESSION_K}, session_recall_all@"
-                     f"{SESSION_K}) over the set order (budget_set; the ranking's top-k when both set weights are 0); "
+                     f"{SESSION_K}) over the set order (budget_set; the ranking's top-k when every set weight is 0); "
                      "on beam-100k mean(hit@10, cer@10, hit@40, cer@40), on locomo-plus mean(hit@10, hit@40); on longmemeval "
                      f"the session recall is {key} (run_retrieval.py's convention: user turns only, only gold user turns "
                      "relevant, questions without one and abstention skipped, as bfr eval --official-corpus)",
