@@ -6,7 +6,8 @@ space after it), and at line breaks; an end mark inside a token, as in "3.5" or 
 split): what the requirement rules, the evidence fitter and the offline answerer cut text with.
 :func:`form` (a question if any sentence asks: '?', full-width too, a wh-opening or an auxiliary before
 its subject; a request if any is an imperative directive; else a remark: English interrogative grammar,
-``lexicon.WH_WORDS``, ``AUXILIARIES``, ``SUBJECT_WORDS``, ``REQUEST_VERBS``) and :func:`clauses` (a
+``lexicon.WH_WORDS``, ``AUXILIARIES``, ``SUBJECT_WORDS``, ``REQUEST_VERBS``; :func:`question_share`, the share
+of a text's words in sentences that ask) and :func:`clauses` (a
 remark's sentences split further at commas, semicolons and the clause-joining conjunctions
 of :data:`lexicon.CLAUSE_JOINERS`; a piece of fewer than :data:`MIN_WORDS` words is no clause and is
 dropped). A remark such as "I finally signed up for the pottery class, and now my weekends are packed"
@@ -63,6 +64,19 @@ def form(text: str) -> str:
     """The text's form: a question if any sentence is one, else a request if any is, else a remark."""
     forms = {sentence_form(s) for s in sentences(text)}
     return "question" if "question" in forms else "request" if "request" in forms else "remark"
+
+
+def question_share(text: str) -> float:
+    """The share of the text's words that stand in sentences asking something (:func:`sentence_form` "question"):
+    1 for "What type of music do you play?", 0 for a statement, 0.5 for "I got one. Do you play?" (by
+    word count) (0 for a text with no words). A turn that only asks holds little of an answer."""
+    asked = total = 0
+    for s in sentences(text):
+        n = len(words(s))
+        total += n
+        if sentence_form(s) == "question":
+            asked += n
+    return asked / total if total else 0.0
 
 
 def clauses(text: str, text_form: str | None = None) -> tuple[str, ...]:

@@ -73,6 +73,25 @@ def test_the_remark_share_runs_from_the_ranking_to_the_turn_least_like_the_set()
     assert OursSettings(set_cover=1.0, remark_novelty=1.0).ranking_only() == OursSettings()
 
 
+def test_asks_lets_a_statement_in_before_a_turn_that_only_asks():
+    """Turn 0 asks ("What type of music do you play?"), turn 1 states the answer, turn 2 half asks."""
+    final = np.array([3.0, 2.8, 2.7, 1.0])
+    asking = np.array([1.0, 0.0, 0.5, 0.0])
+    sessions = np.zeros(4, dtype=int)
+    assert list(set_order(final, sessions, asks=1.0, asking=asking)) == [1, 2, 0, 3]  # gains 2.0, 2.8, 2.2, 1.0
+    assert list(set_order(final, sessions, asks=0.1, asking=asking)) == [0, 1, 2, 3]  # 0.1 < the 0.2 gap
+    assert list(set_order(final, sessions, asks=1.0)) == [0, 1, 2, 3]  # no shares given: nothing to charge
+    assert list(set_order(final, sessions, asking=asking)) == [0, 1, 2, 3]  # no weight: the ranking
+
+
+def test_the_asking_cost_is_the_words_regimes_only():
+    from bfr_core.method.turn_scores import OursSettings
+
+    s = OursSettings(set_asks=2.0)
+    assert s.asks_in("words") == 2.0 and s.asks_in("remark") == 0.0
+    assert s.ranking_only() == OursSettings()
+
+
 def test_the_set_at_the_window_is_the_rankings_top_and_only_the_head_moves():
     rng = np.random.default_rng(1)
     n = 3 * WINDOW
@@ -86,6 +105,9 @@ def test_the_set_at_the_window_is_the_rankings_top_and_only_the_head_moves():
     novel = set_order(final, sessions, novelty=2.0, vectors=rng.normal(size=(n, 8)))
     assert set(novel[:WINDOW]) == set(plain[:WINDOW]) and list(novel[WINDOW:]) == list(plain[WINDOW:])
     assert list(novel[:WINDOW]) != list(plain[:WINDOW])
+    asked = set_order(final, sessions, asks=2.0, asking=rng.random(n))
+    assert set(asked[:WINDOW]) == set(plain[:WINDOW]) and list(asked[WINDOW:]) == list(plain[WINDOW:])
+    assert list(asked[:WINDOW]) != list(plain[:WINDOW])
 
 
 def test_greedy_head_and_bits_on_small_inputs():

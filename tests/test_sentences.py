@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bfr_core.sentences import MIN_WORDS, clauses, form, search_texts, sentences
+from bfr_core.sentences import MIN_WORDS, clauses, form, question_share, search_texts, sentences
 
 
 def test_sentences_split_at_ascii_and_full_width_ends_and_line_breaks():
@@ -116,3 +116,11 @@ def test_sentences_split_only_at_whitespace_after_an_ascii_end_mark_and_at_line_
 def test_sentences_lose_only_whitespace():
     text = "It cost 3.5 euros!  Then: 我搬家了。你知道吗？\nYes, e.g. so."
     assert " ".join(sentences(text)).replace(" ", "") == text.replace(" ", "").replace("\n", "")
+
+
+def test_question_share_counts_the_words_of_the_sentences_that_ask():
+    assert question_share("What type of music do you play?") == 1.0
+    assert question_share("I play the clarinet, and I started young.") == 0.0
+    assert question_share("I got one. Do you play?") == 0.5
+    assert question_share("Thanks! Have you tried the new cafe downtown yet?") == 8 / 9
+    assert question_share("") == 0.0 and question_share("  ") == 0.0

@@ -118,3 +118,34 @@ def test_shipped_output_is_the_one_pinned_before_the_dead_settings_left() -> Non
             assert got["evidence@40"] == want["evidence@40"], (name, text)
             assert got["evidence@10"] == want["evidence@10"], (name, text)
             assert got["ranking"] == want["ranking"], (name, text)
+
+
+def test_asking_shares_are_read_between_peers_and_zero_beside_an_assistant():
+    peers = make_views([("S1", "Ana", "What type of music do you play?"), ("S1", "Ben", "I play the clarinet."),
+                        ("S1", "Ana", "I got one. Do you play?")])
+    assert turn_scores.asking(peers).tolist() == [1.0, 0.0, 0.5]
+    assert turn_scores.asking(peers) is turn_scores.asking(peers)  # once per views object
+    long = " ".join(["word"] * 60)
+    rows = [("S1", "user", "Can you suggest a lens for the camera I bought?"), ("S1", "assistant", long)] * 3
+    assert not turn_scores.asking(make_views(rows)).any()  # the user's questions state the user's facts
+
+
+def test_the_arm_charges_asking_turns_in_its_set_and_says_so():
+    from dataclasses import replace
+
+    views = make_views(SHUTTER_ROWS)
+    ctx = ArmContext(views, Config(retrieval=RetrievalConfig(ground=10)), budget_for("conv-fusion", "C6"), "C6")
+    q = Query("q1", "s", "What lens does Alice take hiking with her camera?")
+    plain = turn_scores.DEFAULT.ranking_only()
+    a = ours.run(ctx, q, plain)
+    b = ours.run(ctx, q, replace(plain, set_asks=50.0))  # far above any gap: every asking turn after the others
+    ground_a = next(s for s in a if s.kind == "grounding")
+    ground_b = next(s for s in b if s.kind == "grounding")
+    assert ground_a.data["set"]["asks"] == 0.0 and ground_b.data["set"]["asks"] == 50.0
+    shares = turn_scores.asking(views)
+
+    def asks_in_e0(ground) -> list[str]:
+        return [t for t in ground.data["e0"] if t not in ground.data["cover"] and shares[views.position[t]]]
+
+    assert asks_in_e0(ground_a) and not asks_in_e0(ground_b)  # the places go to turns that state
+    assert set(a[-1].evidence) == set(b[-1].evidence)  # at 40 turns: the same set

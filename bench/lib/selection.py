@@ -64,6 +64,11 @@ GRID: dict[str, tuple] = {
     # (ours_selection_novelty.json, ours_selection_regime.json), so LoCoMo-Plus figures that rest on it are
     # development figures
     "remark_novelty": (0.0, 0.25, 0.5, 0.75, 1.0),
+    # ... and in the words regime between peers, a pick's cost per share of its words that ask (turn_scores.asking).
+    # This rule came from reading LoCoMo's insufficient sets at 10 turns (another speaker's questions, "You play
+    # any instruments?", beside the named speaker's answers), after held-out figures of every earlier run had
+    # been read: figures that rest on it are development figures. Its grid was fixed before any fold ran with it
+    "set_asks": (0.0, 0.5, 1.0, 2.0, 4.0),
 }
 
 
@@ -77,7 +82,7 @@ START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # the old edges). Bounded or categorical coordinates (remark_shift, a share <= 1; session_top, a count;
 # the indexes, views and gates) never grow.
 OPEN_ENDED = ("w_dense", "speaker", "dates", "role", "near", "session", "recency", "doc_bm25", "doc_dense",
-              "set_spread", "set_cover", "set_novelty")
+              "set_spread", "set_cover", "set_novelty", "set_asks")
 
 
 EXTEND_MAX = 5
@@ -233,6 +238,7 @@ class RankCase:
     req_rows: np.ndarray | None = None  # stage1.covering over every turn (int bitmasks; the latest rule not applied)
     dates: tuple = ()  # every turn's date (the latest rule reads it over the head)
     vectors: np.ndarray | None = None  # every turn's vector (the scope's, shared by its questions)
+    asking: np.ndarray | None = None  # every turn's share of asking words (turn_scores.asking; the scope's)
 
 
 def group_of(store: Store, dataset: str, scope_id: str) -> str:
@@ -267,7 +273,7 @@ def rank_cases(store: Store, dataset: str, official: bool = False) -> list[RankC
         out.append(RankCase(q.question_id, q.scope_id, group_of(store, dataset, q.scope_id), q.qtype,
                             frozenset(q.gold), tuple(t.turn_id for t in v.turns), sessions,
                             parts, official, dataset, reqs, np.asarray(rows, dtype=np.int64), dates,
-                            v.turn_vectors))
+                            v.turn_vectors, turn_scores.asking(v)))
     return out
 
 
@@ -292,7 +298,7 @@ def case_order(c: RankCase, variant: Variant) -> np.ndarray:
 
     scale, novelty = s.set_terms(sc.regime)
     return set_order(sc.final, c.parts.core.session, s.set_spread, s.set_cover, rows_of, len(reqs),
-                     novelty=novelty, vectors=c.vectors, scale=scale)
+                     novelty=novelty, vectors=c.vectors, scale=scale, asks=s.asks_in(sc.regime), asking=c.asking)
 
 
 def order_row(c: RankCase, order: np.ndarray) -> np.ndarray:
@@ -754,9 +760,9 @@ def open_all(path: Path, beam: bool = False) -> Store:
     return store
 
 
-# 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another
+# 6: RankCase.asking; 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another
 # format is rebuilt
-CASES_FORMAT = 5
+CASES_FORMAT = 6
 
 
 def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> dict[str, list[RankCase]]:

@@ -5,20 +5,22 @@ same fact (the same session, one the other's reply) both rank above the one turn
 half. This module re-selects the ranking's head, its first :data:`WINDOW` turns, greedily, one turn at
 a time, each pick the head turn ``i`` not yet taken with the largest
 
-    gain(i | S) = SCALE * final(i) - SPREAD * (turns of S in i's session)
+    gain(i | S) = SCALE * final(i) - ASKS * asking(i) - SPREAD * (turns of S in i's session)
                   + COVER * (Stage I requirements i supplies that no turn of S does) / (requirements)
                   - NOVELTY * max(0, largest cosine between i and a turn of S)
 
 (``final``: the ranking's own score, in its z units; requirements: Stage I's, with its incidence,
 ``stage1.incidence``: words, names, dates, static-vector cosine, the ``latest`` rule over the head; the
 cosine: the scope's turn vectors, so a turn that restates a picked one pays for it, maximal marginal
-relevance's redundancy term). Ties go to the better-ranked turn, so with SCALE 1 and the three weights 0
+relevance's redundancy term; asking: the share of i's words in sentences that ask, ``turn_scores.asking``,
+0 everywhere beside an assistant). Ties go to the better-ranked turn, so with SCALE 1 and the four weights 0
 the order is the ranking's. Every prefix of the order is the greedy set at that budget, so the sets nest
 (the 10-turn set lies inside the 20-turn one), and at :data:`WINDOW` turns the set is the ranking's top
 :data:`WINDOW`: only the smaller budgets change. The weights are ``OursSettings``' ``set_spread``,
-``set_cover`` and, per regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
+``set_cover``, ``set_asks`` and, per regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
 (bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
-COVER reads no requirement (as Stage I's cover does there).
+COVER reads no requirement (as Stage I's cover does there) and ASKS is 0 (a remark's cue turns are
+whatever they are, questions included).
 
 Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading
 a model (the offline requirements are ``rules_requirements.decompose_rules``').
@@ -96,20 +98,25 @@ def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: 
 def set_order(final: np.ndarray, sessions: np.ndarray, spread: float = 0.0, cover: float = 0.0,
               rows_of: Callable[[np.ndarray], Sequence[int]] | None = None, n_reqs: int = 0,
               window: int = WINDOW, novelty: float = 0.0, vectors: np.ndarray | None = None,
-              scale: float = 1.0) -> np.ndarray:
+              scale: float = 1.0, asks: float = 0.0, asking: np.ndarray | None = None) -> np.ndarray:
     """Every turn's position, best first: the ranking's head re-selected greedily (:func:`greedy_head`),
     then the rest of the ranking. ``rows_of(head)`` gives the head's requirement rows (``stage1.incidence``
     over those positions), read only when ``cover`` and ``n_reqs`` are not 0; ``vectors`` every turn's
     vector (rows aligned with ``final``), read only when ``novelty`` is not 0; ``scale`` multiplies the
-    ranking's score in the gain (the head is still the ranking's first ``window``)."""
+    ranking's score in the gain (the head is still the ranking's first ``window``); ``asking`` every turn's
+    share of asking words (``turn_scores.asking``), of which a pick pays ``asks`` times, read only when
+    ``asks`` is not 0."""
     order = rank_order(final)
     reqs = bool(cover and n_reqs and rows_of is not None)
     redundancy = bool(novelty and vectors is not None)
-    if not spread and not reqs and not redundancy:
+    asked = bool(asks and asking is not None)
+    if not spread and not reqs and not redundancy and not asked:
         return order
     head = order[:window]
     bits = requirement_bits(rows_of(head), n_reqs) if reqs else None
     head_vectors = np.asarray(vectors)[head] if redundancy else None
-    picked = head[greedy_head(scale * np.asarray(final, dtype=np.float64)[head], np.asarray(sessions)[head],
-                              spread, cover, bits, novelty, head_vectors)]
+    gain = scale * np.asarray(final, dtype=np.float64)[head]
+    if asked:
+        gain = gain - asks * np.asarray(asking, dtype=np.float64)[head]
+    picked = head[greedy_head(gain, np.asarray(sessions)[head], spread, cover, bits, novelty, head_vectors)]
     return np.concatenate([picked, order[window:]])

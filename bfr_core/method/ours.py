@@ -42,7 +42,8 @@ earlier message the question refers back to and averages its similarities in (Hy
 
 The set at each budget (``budget_set``): the ranking's first 40 turns are re-selected greedily, each
 pick paying SET_SPREAD per turn already taken from its session and earning SET_COVER per share of
-Stage I's requirements it supplies first; every prefix is the greedy set at that budget, and at 40
+Stage I's requirements it supplies first and, between peers, paying SET_ASKS per share of its words
+that ask; every prefix is the greedy set at that budget, and at 40
 turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool (E0 = the cover
 first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
 (one call per round through the exclusion rule).
@@ -76,6 +77,7 @@ from bfr_core.method.turn_scores import (
     OursSettings,
     ScoreParts,
     TurnScores,
+    asking,
     combine,
     ranking,
     remark_similarity,
@@ -133,7 +135,7 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
     steps.append(Step("grounding", f"E0: {len(e0)} source turns (cover, then set order)", tuple(e0), 0, {
         "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
         "set": {"spread": settings.set_spread, "cover": settings.set_cover,
-                "novelty": settings.set_terms(sc.regime)[1], "window": WINDOW,
+                "novelty": settings.set_terms(sc.regime)[1], "asks": settings.asks_in(sc.regime), "window": WINDOW,
                 "moved": [t for t, i in zip(ranked[:b], order[:b], strict=False) if pos[t] != int(i)]},
     }))
     return steps, e0, sets
@@ -141,14 +143,17 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
 
 def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: OursSettings) -> np.ndarray:
     """``budget_set.set_order`` over this scope: sessions from the store, Stage I's incidence over the head
-    (requirement vectors encoded only when the cover weight reads them) and the scope's turn vectors."""
+    (requirement vectors encoded only when the cover weight reads them), the scope's turn vectors and its
+    turns' asking shares (``turn_scores.asking``, read only when the asking cost does)."""
     def rows_of(head: np.ndarray) -> list[int]:
         idx = [int(i) for i in head]
         return incidence(views, reqs, idx, views.encode([r.text for r in reqs]))
 
     scale, novelty = settings.set_terms(sc.regime)
+    asks = settings.asks_in(sc.regime)
     return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of,
-                     len(reqs), novelty=novelty, vectors=views.turn_vectors, scale=scale)
+                     len(reqs), novelty=novelty, vectors=views.turn_vectors, scale=scale, asks=asks,
+                     asking=asking(views) if asks else None)
 
 
 def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],

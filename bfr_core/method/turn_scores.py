@@ -30,7 +30,7 @@ from bfr_core.method.speaker_names import key_position, name_keys, question_word
 from bfr_core.method.word_trust import WordTrust, regime, share_found, word_trust
 from bfr_core.records import Hit, Query
 from bfr_core.retrieval.views.bm25 import BM25View
-from bfr_core.sentences import clauses
+from bfr_core.sentences import clauses, question_share
 from bfr_core.text import fold
 
 W_BM25 = 1.0  # weight of z(BM25) in the text score: the unit every other weight is measured in (FIXED)
@@ -64,10 +64,11 @@ class OursSettings:
     set_cover: float = 0.0  # ... its gain per share of Stage I's requirements it supplies first
     set_novelty: float = 0.0  # ... its cost per unit of its largest cosine to a taken turn (words regime)
     remark_novelty: float = 0.0  # the remark regime's set: the share of a pick's gain given to its distance
+    set_asks: float = 0.0  # the words regime's set: a pick's cost per share of its words that ask (asking)
 
     def ranking_only(self) -> OursSettings:
         """The same ranking with every set weight off: each budget's set is the ranking's top k."""
-        return replace(self, set_spread=0.0, set_cover=0.0, set_novelty=0.0, remark_novelty=0.0)
+        return replace(self, set_spread=0.0, set_cover=0.0, set_novelty=0.0, remark_novelty=0.0, set_asks=0.0)
 
     def set_terms(self, regime: str) -> tuple[float, float]:
         """(the ranking score's scale, the redundancy weight) of the set at a budget in a question's regime
@@ -78,6 +79,11 @@ class OursSettings:
         if regime == "remark":
             return 1.0 - self.remark_novelty, self.remark_novelty
         return 1.0, self.set_novelty
+
+    def asks_in(self, regime: str) -> float:
+        """The set's cost per share of a pick's asking words (:func:`asking`) in a question's regime: ``set_asks``
+        in the words regime, 0 in the remark regime (a remark's earlier messages may be questions themselves)."""
+        return 0.0 if regime == "remark" else self.set_asks
 
 
 SETTINGS_FILE = Path(__file__).with_name("ours.toml")
@@ -339,6 +345,24 @@ def combine(p: ScoreParts, s: OursSettings = DEFAULT, remark_dense: np.ndarray |
 def score_turns(views: Any, query: Query, s: OursSettings = DEFAULT) -> TurnScores:
     """The arm's one ranking (see the module docstring)."""
     return combine(score_parts(views, query), s)
+
+
+def asking(views: Any) -> np.ndarray:
+    """Per turn, the share of its words that ask (``sentences.question_share``), once per views object; all 0
+    where the scope has a stating role (:func:`stating_role`).
+
+    Between peers, a turn that only asks ("What type of music do you play?") holds the other's answer, not a
+    fact, and at a small budget it takes the place of a turn that states one; the set at a budget
+    (``budget_set``) charges it ``set_asks`` per share. Beside an assistant, the user's questions and requests
+    are where the user states their own facts ("Can you suggest a lens for the camera I bought?"), so a store
+    with a stating role charges nothing."""
+    def make() -> np.ndarray:
+        turns = views.turns
+        if per_views(views, ("stating_role",), lambda: stating_role(turns)):
+            return _frozen(np.zeros(len(turns)))
+        return _frozen(np.array([question_share(t.text) for t in turns], dtype=np.float64))
+
+    return per_views(views, ("asking",), make)
 
 
 def session_codes(views: Any) -> np.ndarray:
