@@ -26,7 +26,7 @@ def test_the_grid_covers_every_setting_and_drops_only_what_no_search_chose():
     assert S.variant_of(S.START) == V.Variant(turn_scores.OursSettings(), dense_view=False)  # the z-fusion baseline
 
 
-SHIPPED_BY = "ours_selection_set.json"  # the last run of the protocol: its ranking is the one ours.toml holds
+SHIPPED_BY = "ours_selection_asks_guard.json"  # the last run of the protocol: its ranking is the one ours.toml holds
 
 
 def test_the_shipped_setting_is_the_search_on_every_conversation():
@@ -42,7 +42,7 @@ def test_the_shipped_setting_is_the_search_on_every_conversation():
     knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in chosen.items() if k in S.GRID}
     assert S.variant_of(knobs) == V.Variant() and sel["turn_scores.DEFAULT is the chosen setting"]
     assert sel["guard"] and set(sel["every search moves (the other coordinates stay at its start)"]) == {
-        "set_spread", "set_cover", "set_novelty", "remark_novelty"}
+        "set_spread", "set_cover", "set_novelty", "remark_novelty", "set_asks"}
     searches = [f["search path"] for f in sel["cross_validation"]["per_fold"]] + [
         v["search path"] for k, v in sel.items() if k.startswith(("tune on", "chosen on"))]
     benchmarks = [d for d in S.BENCHMARKS if d in sel["cross_validation"]["held out (cross-validated, held-out folds pooled)"]]

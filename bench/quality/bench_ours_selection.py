@@ -97,7 +97,7 @@ def main() -> None:
     ap.add_argument("--coords", default="", help="comma-separated coordinates every search moves (default: all of "
                     "GRID; e.g. set_spread,set_cover: the set at each budget over the previous ranking)")
     ap.add_argument("--guard", action="store_true", help="take a move only if no benchmark the search sees falls "
-                    "below the start's any gold at 10 or any figure at 40 (selection.GUARD)")
+                    "below the start's any or all gold at 10 or any figure at 40 (selection.GUARD)")
     ap.add_argument("--out", default=str(OUT / "ours_selection.json"))
     args = ap.parse_args()
     coords = tuple(c for c in args.coords.split(",") if c)
