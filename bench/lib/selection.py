@@ -152,8 +152,8 @@ SESSION_KS = (5, 10)
 
 # With --guard, a search takes a move only if no benchmark it sees falls below its start on these figures:
 # the shipping rule of a set at a budget (any gold at 10 turns, and every figure at 40, not lower) and the
-# figure the set exists for, all gold at 10 (without it, ours_selection_asks.json traded LoCoMo-Plus's all
-# gold at 10 for the other benchmarks' objective), so no benchmark's gain can buy another's loss
+# figure the set exists for, all gold at 10, so no benchmark's gain can buy another's loss (a session cost,
+# for one, can outweigh a remark's whole score at remark_novelty 1 and scatter its cue turns)
 GUARD = ("hit@10", "cer@10", "hit@40", "cer@40")
 
 
@@ -761,8 +761,8 @@ def open_all(path: Path, beam: bool = False) -> Store:
     return store
 
 
-# 6: RankCase.asking; 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a pickle of another
-# format is rebuilt
+# 6: RankCase.asking; 5: RankCase.vectors; 4: RankCase.reqs / req_rows / dates (3: RankCase.official); a
+# pickle of another format is rebuilt
 CASES_FORMAT = 6
 
 

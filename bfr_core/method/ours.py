@@ -41,10 +41,9 @@ the regime, its signals and the clauses. With a model, :func:`associate` also ha
 earlier message the question refers back to and averages its similarities in (HyDE's recipe).
 
 The set at each budget (``budget_set``): the ranking's first 40 turns are re-selected greedily, each
-pick paying SET_SPREAD per turn already taken from its session and earning SET_COVER per share of
-Stage I's requirements it supplies first and, between peers, paying SET_ASKS per share of its words
-that ask; every prefix is the greedy set at that budget, and at 40
-turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool (E0 = the cover
+pick paying SET_SPREAD per turn already taken from its session, earning SET_COVER per share of Stage I's
+requirements it supplies first and, between peers, paying SET_ASKS per share of its words that ask; every
+prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool (E0 = the cover
 first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
 (one call per round through the exclusion rule).
 
