@@ -68,8 +68,8 @@ def form(text: str) -> str:
 
 def question_share(text: str) -> float:
     """The share of the text's words that stand in sentences asking something (:func:`sentence_form` "question"):
-    1 for "What type of music do you play?", 0 for a statement, 0.5 for "I got one. Do you play?" (by
-    word count) (0 for a text with no words). A turn that only asks holds little of an answer."""
+    1 for "What type of music do you play?", 0 for a statement or a text with no words, 0.5 by word count for
+    "I got one. Do you play?". A turn that only asks holds little of an answer."""
     asked = total = 0
     for s in sentences(text):
         n = len(words(s))

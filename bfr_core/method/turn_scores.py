@@ -231,6 +231,12 @@ def stating_role(turns: Sequence[Any], ratio: float = ROLE_RATIO, words: float =
     return ""
 
 
+def scope_role(views: Any) -> str:
+    """:func:`stating_role` of the scope's turns, once per views object (the ranking's role prior and the
+    set's asking cost both read it)."""
+    return per_views(views, ("stating_role",), lambda: stating_role(views.turns))
+
+
 def session_max(s: np.ndarray, session: np.ndarray, top: int = 1) -> np.ndarray:
     """Per turn: the mean of the ``top`` best scores of its session (its session's relevance).
 
@@ -268,7 +274,7 @@ def score_parts(views: Any, query: Query) -> ScoreParts:
     windows = date_windows(query.text, query.date, [d.year for d in dates if d is not None])
     dmask = in_windows(dates, windows)
     session = session_codes(views)
-    role = per_views(views, ("stating_role",), lambda: stating_role(turns))
+    role = scope_role(views)
     stating = np.array([t.speaker == role for t in turns], dtype=np.float64) if role else np.zeros(n)
     used = tuple((lo.date().isoformat(), hi.date().isoformat()) for lo, hi in windows) if dmask.any() else ()
     trust = word_trust(query.text, bm, dense, share_found(bm25.query_tokens(query.text), bm25.contains))
@@ -358,7 +364,7 @@ def asking(views: Any) -> np.ndarray:
     with a stating role charges nothing."""
     def make() -> np.ndarray:
         turns = views.turns
-        if per_views(views, ("stating_role",), lambda: stating_role(turns)):
+        if scope_role(views):
             return _frozen(np.zeros(len(turns)))
         return _frozen(np.array([question_share(t.text) for t in turns], dtype=np.float64))
 
