@@ -110,6 +110,31 @@ def test_the_set_at_the_window_is_the_rankings_top_and_only_the_head_moves():
     assert list(asked[:WINDOW]) != list(plain[:WINDOW])
 
 
+def test_reach_lets_a_turn_below_the_head_in_when_it_alone_supplies_a_requirement():
+    """The head's turns all state requirement 0; turn 45 (below a 40-turn head) alone states requirement 1,
+    turn 50 states requirement 0 again."""
+    n = WINDOW + 20
+    final = np.linspace(3.0, 0.0, n)
+    rows = [0b01] * WINDOW + [0] * 20
+    rows[45], rows[50] = 0b10, 0b01
+    sessions = np.zeros(n, dtype=int)
+
+    def order(reach: int, cover: float = 8.0) -> list[int]:
+        return list(set_order(final, sessions, cover=cover, rows_of=lambda head: [rows[int(i)] for i in head],
+                              n_reqs=2, reach=reach))
+
+    assert order(0) == list(range(n))  # every head turn supplies requirement 0: the ranking
+    assert order(20)[:2] == [0, 45] and order(20)[2:WINDOW] == list(range(1, WINDOW - 1))
+    assert order(20)[WINDOW:] == [WINDOW - 1, *range(WINDOW, 45), *range(46, n)]  # 50 brings nothing open
+    assert order(5) == list(range(n))  # turn 45 lies beyond a reach of 5
+    assert order(20, cover=0.02) == list(range(n))  # half of 0.02 does not bridge a rank's score gap (0.05)
+    assert order(20, cover=0.0) == list(range(n))  # no cover: the reach reads nothing
+    assert sorted(order(20)) == list(range(n))
+    from bfr_core.method.turn_scores import OursSettings
+
+    assert OursSettings(set_cover=1.0, set_reach=40).ranking_only() == OursSettings()
+
+
 def test_greedy_head_and_bits_on_small_inputs():
     assert list(greedy_head(np.array([1.0]), np.array([0]), 1.0, 1.0)) == [0]
     assert requirement_bits([0b101, 0], 3).tolist() == [[1, 0, 1], [0, 0, 0]]

@@ -69,6 +69,11 @@ GRID: dict[str, tuple] = {
     # any instruments?", beside the named speaker's answers), after held-out figures of every earlier run had
     # been read: figures that rest on it are development figures. Its grid was fixed before any fold ran with it
     "set_asks": (0.0, 0.5, 1.0, 2.0, 4.0),
+    # ... and how many turns below the ranking's first 40 it may pick from on their cover gain alone. This
+    # rule came from reading where the gold of insufficient 10-turn sets ranks (bench/out/sufficiency_misses.json:
+    # on LoCoMo about half is below the 40-turn head), after held-out figures of every earlier run had been
+    # read: figures that rest on it are development figures. Its grid was fixed before any fold ran with it
+    "set_reach": (0, 20, 40, 80, 160),
 }
 
 
@@ -82,7 +87,7 @@ START = {k: v[0] for k, v in GRID.items()}  # the z-fusion baseline
 # the old edges). Bounded or categorical coordinates (remark_shift, a share <= 1; session_top, a count;
 # the indexes, views and gates) never grow.
 OPEN_ENDED = ("w_dense", "speaker", "dates", "role", "near", "session", "recency", "doc_bm25", "doc_dense",
-              "set_spread", "set_cover", "set_novelty", "set_asks")
+              "set_spread", "set_cover", "set_novelty", "set_asks", "set_reach")
 
 
 EXTEND_MAX = 5
@@ -299,7 +304,8 @@ def case_order(c: RankCase, variant: Variant) -> np.ndarray:
 
     scale, novelty = s.set_terms(sc.regime)
     return set_order(sc.final, c.parts.core.session, s.set_spread, s.set_cover, rows_of, len(reqs),
-                     novelty=novelty, vectors=c.vectors, scale=scale, asks=s.asks_in(sc.regime), asking=c.asking)
+                     novelty=novelty, vectors=c.vectors, scale=scale, asks=s.asks_in(sc.regime), asking=c.asking,
+                     reach=s.set_reach)
 
 
 def order_row(c: RankCase, order: np.ndarray) -> np.ndarray:

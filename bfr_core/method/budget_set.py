@@ -16,8 +16,10 @@ relevance's redundancy term; asking: the share of i's words in sentences that as
 0 everywhere beside an assistant). Ties go to the better-ranked turn, so with SCALE 1 and the four weights 0
 the order is the ranking's. Every prefix of the order is the greedy set at that budget, so the sets nest
 (the 10-turn set lies inside the 20-turn one), and at :data:`WINDOW` turns the set is the ranking's top
-:data:`WINDOW`: only the smaller budgets change. The weights are ``OursSettings``' ``set_spread``,
-``set_cover``, ``set_asks`` and, per regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
+:data:`WINDOW`: only the smaller budgets change. With a REACH the candidates are the ranking's first
+:data:`WINDOW` + REACH turns: a turn below the head that alone supplies a requirement comes in on its cover
+gain (gold a small set lacks is often ranked below the head), and the set at :data:`WINDOW` changes too. The weights are ``OursSettings``' ``set_spread``,
+``set_cover``, ``set_asks``, ``set_reach`` and, per regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
 (bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
 COVER reads no requirement (as Stage I's cover does there) and ASKS is 0 (a remark's cue turns are
 whatever they are, questions included).
@@ -98,25 +100,29 @@ def greedy_head(scores: np.ndarray, sessions: np.ndarray, spread: float, cover: 
 def set_order(final: np.ndarray, sessions: np.ndarray, spread: float = 0.0, cover: float = 0.0,
               rows_of: Callable[[np.ndarray], Sequence[int]] | None = None, n_reqs: int = 0,
               window: int = WINDOW, novelty: float = 0.0, vectors: np.ndarray | None = None,
-              scale: float = 1.0, asks: float = 0.0, asking: np.ndarray | None = None) -> np.ndarray:
+              scale: float = 1.0, asks: float = 0.0, asking: np.ndarray | None = None,
+              reach: int = 0) -> np.ndarray:
     """Every turn's position, best first: the ranking's head re-selected greedily (:func:`greedy_head`),
     then the rest of the ranking. ``rows_of(head)`` gives the head's requirement rows (``stage1.incidence``
     over those positions), read only when ``cover`` and ``n_reqs`` are not 0; ``vectors`` every turn's
     vector (rows aligned with ``final``), read only when ``novelty`` is not 0; ``scale`` multiplies the
     ranking's score in the gain (the head is still the ranking's first ``window``); ``asking`` every turn's
     share of asking words (``turn_scores.asking``), of which a pick pays ``asks`` times, read only when
-    ``asks`` is not 0."""
+    ``asks`` is not 0. ``reach`` (read only when requirements count) widens the candidates to the ranking's
+    first ``window + reach`` turns: a turn below the head that supplies a requirement no better-ranked
+    candidate supplies earns its cover gain and can be picked before head turns, so the set at
+    ``window`` turns is no longer always the ranking's top ``window``."""
     order = rank_order(final)
     reqs = bool(cover and n_reqs and rows_of is not None)
     redundancy = bool(novelty and vectors is not None)
     asked = bool(asks and asking is not None)
     if not spread and not reqs and not redundancy and not asked:
         return order
-    head = order[:window]
+    head = order[:window + (reach if reqs else 0)]
     bits = requirement_bits(rows_of(head), n_reqs) if reqs else None
     head_vectors = np.asarray(vectors)[head] if redundancy else None
     gain = scale * np.asarray(final, dtype=np.float64)[head]
     if asked:
         gain = gain - asks * np.asarray(asking, dtype=np.float64)[head]
     picked = head[greedy_head(gain, np.asarray(sessions)[head], spread, cover, bits, novelty, head_vectors)]
-    return np.concatenate([picked, order[window:]])
+    return np.concatenate([picked, order[len(head):]])

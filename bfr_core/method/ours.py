@@ -43,7 +43,8 @@ earlier message the question refers back to and averages its similarities in (Hy
 The set at each budget (``budget_set``): the ranking's first 40 turns are re-selected greedily, each
 pick paying SET_SPREAD per turn already taken from its session, earning SET_COVER per share of Stage I's
 requirements it supplies first and, between peers, paying SET_ASKS per share of its words that ask; every
-prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40. Stage I reuses ``stage1`` over this pool (E0 = the cover
+prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40 unless SET_REACH
+lets a turn from below the head in on its cover gain. Stage I reuses ``stage1`` over this pool (E0 = the cover
 first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
 (one call per round through the exclusion rule).
 
@@ -135,6 +136,7 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
         "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
         "set": {"spread": settings.set_spread, "cover": settings.set_cover,
                 "novelty": settings.set_terms(sc.regime)[1], "asks": settings.asks_in(sc.regime), "window": WINDOW,
+                "reach": settings.set_reach,
                 "moved": [t for t, i in zip(ranked[:b], order[:b], strict=False) if pos[t] != int(i)]},
     }))
     return steps, e0, sets
@@ -152,7 +154,7 @@ def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: Ours
     asks = settings.asks_in(sc.regime)
     return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of,
                      len(reqs), novelty=novelty, vectors=views.turn_vectors, scale=scale, asks=asks,
-                     asking=asking(views) if asks else None)
+                     asking=asking(views) if asks else None, reach=settings.set_reach)
 
 
 def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],

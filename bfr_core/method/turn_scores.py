@@ -65,10 +65,12 @@ class OursSettings:
     set_novelty: float = 0.0  # ... its cost per unit of its largest cosine to a taken turn (words regime)
     remark_novelty: float = 0.0  # the remark regime's set: the share of a pick's gain given to its distance
     set_asks: float = 0.0  # the words regime's set: a pick's cost per share of its words that ask (asking)
+    set_reach: int = 0  # ... the turns below the ranking's head it may pick from on their cover gain
 
     def ranking_only(self) -> OursSettings:
         """The same ranking with every set weight off: each budget's set is the ranking's top k."""
-        return replace(self, set_spread=0.0, set_cover=0.0, set_novelty=0.0, remark_novelty=0.0, set_asks=0.0)
+        return replace(self, set_spread=0.0, set_cover=0.0, set_novelty=0.0, remark_novelty=0.0, set_asks=0.0,
+                       set_reach=0)
 
     def set_terms(self, regime: str) -> tuple[float, float]:
         """(the ranking score's scale, the redundancy weight) of the set at a budget in a question's regime
