@@ -171,3 +171,6 @@ def test_the_arm_follows_the_set_order_in_e0_and_stage_two_and_says_what_moved()
     ground_n = next(s for s in novel if s.kind == "grounding")
     assert ground_n.data["set"]["novelty"] == 50.0 and ground_n.data["set"]["moved"]
     assert set(novel[-1].evidence) == set(a[-1].evidence)
+    reached = ours.run(ctx, q, replace(plain, set_cover=50.0, set_reach=40))
+    assert next(s for s in reached if s.kind == "grounding").data["set"]["reach"] == 40
+    assert ground_a.data["set"]["reach"] == 0

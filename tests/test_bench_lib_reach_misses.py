@@ -1,0 +1,33 @@
+"""bench.lib.reach_misses: the missing gold of an insufficient set, by rank band and requirement reach."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bench.lib.reach_misses import band, missing_below, tally
+
+
+def test_band_names_the_rank_band_of_a_zero_based_rank():
+    assert [band(r) for r in (10, 39, 40, 119, 120, 199, 200, 900)] == [
+        "11-40", "11-40", "41-120", "41-120", "121-200", "121-200", "over 200", "over 200"]
+
+
+def test_missing_gold_below_the_head_and_the_requirement_only_it_supplies():
+    ranking = list(range(60))
+    picked = ranking  # the set order: the ranking here
+    rows = [0b01] * 60
+    rows[45], rows[50], rows[55] = 0b10, 0, 0b01
+    got = missing_below(picked, ranking, [0, 15, 45, 50, 55], rows, k=10, head=40)
+    assert got == Counter({"insufficient": 1, "missing": 4, "11-40": 1, "41-120": 3, "below the head": 3,
+                           "below the head, supplies a requirement": 2,
+                           "below the head, supplies a requirement no head turn supplies": 1})
+    assert missing_below(picked, ranking, [45, 50], rows) == Counter()  # no gold in the first 10: not insufficient
+    assert missing_below(picked, ranking, [1, 2], rows) == Counter()  # all gold in the first 10: sufficient
+    moved = [45, *range(45)]  # a set that took turn 45 into its first 10
+    assert missing_below(moved, ranking, [0, 45, 50], rows)["missing"] == 1
+
+
+def test_tally_sums_and_names_every_count():
+    total = tally([Counter(insufficient=1, missing=2), Counter(insufficient=1, missing=1, **{"41-120": 1})])
+    assert total["insufficient"] == 2 and total["missing"] == 3 and total["41-120"] == 1 and total["over 200"] == 0
+    assert list(tally([])) == list(total)
