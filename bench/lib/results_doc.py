@@ -223,7 +223,11 @@ SET_RUNS = (("ours_selection_cover.json", "requirement cover and session spread"
             ("ours_selection_set.json", "the remark regime's weight as a share, guarded"),
             ("ours_selection_asks.json", "the same and an asking cost between peers, guarded (development: "
              "the rule came from reading LoCoMo's insufficient sets)"),
-            ("ours_selection_asks_guard.json", "the same, its guard holding all gold at 10 too (shipped)"))
+            ("ours_selection_asks_guard.json", "the same, its guard holding all gold at 10 too (shipped)"),
+            ("ours_selection_asks_guard_rerun.json", "the shipped run's protocol again, on a re-ingested store: the "
+             "control for the next run"),
+            ("ours_selection_reach.json", "the same and a reach below the 40-turn head on the cover gain (development: "
+             "the rule came from reading where insufficient sets' gold ranks; not shipped)"))
 SET_BENCHMARKS = ("locomo", "longmemeval", "locomo-plus", "beam-100k")
 
 
