@@ -5,8 +5,9 @@ pickle ``bench_ours_selection`` writes; built here from ``--db`` when missing or
 setting (``turn_scores.DEFAULT``): for every question whose first 10 set turns hold some gold and not all of it,
 each missing gold turn's rank band in the ranking and, below the head, whether it supplies a requirement
 (``stage1.covering``, before the ``latest`` rule: the most generous reading) and whether it supplies one no head
-turn does (none on a remark, whose set reads no requirement), which is the only way the set's reach (``budget_set.set_order``, ``set_reach``) can bring it in
-(``bench.lib.reach_misses``). The official LongMemEval cases (the user-turn corpus) are counted apart.
+turn does (none on a remark, whose set reads no requirement), which is the only way the set's reach
+(``budget_set.set_order``, ``set_reach``) can bring it in (``bench.lib.reach_misses``). The official
+LongMemEval cases (the user-turn corpus) are counted apart.
 
 A development diagnostic: it reads gold, as a bench may; no method reads these figures.
 
@@ -27,7 +28,8 @@ from bench.lib.selection import cached_cases, case_order, open_all
 from bfr_core.method.turn_scores import DEFAULT, ranking
 from bfr_core.method.variants import Variant, combine
 
-LABEL = "development diagnostic (reads gold): where a 10-turn set's missing gold ranks, and whether a requirement reaches it"
+LABEL = ("development diagnostic (reads gold): where a 10-turn set's missing gold ranks, and whether a requirement "
+         "reaches it")
 
 
 def main() -> None:

@@ -18,11 +18,12 @@ the order is the ranking's. Every prefix of the order is the greedy set at that 
 (the 10-turn set lies inside the 20-turn one), and at :data:`WINDOW` turns the set is the ranking's top
 :data:`WINDOW`: only the smaller budgets change. With a REACH the candidates are the ranking's first
 :data:`WINDOW` + REACH turns: a turn below the head that alone supplies a requirement comes in on its cover
-gain (gold a small set lacks is often ranked below the head), and the set at :data:`WINDOW` changes too. The weights are ``OursSettings``' ``set_spread``,
-``set_cover``, ``set_asks``, ``set_reach`` and, per regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
-(bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little,
-COVER reads no requirement (as Stage I's cover does there) and ASKS is 0 (a remark's cue turns are
-whatever they are, questions included).
+gain (gold a small set lacks is often ranked below the head), and the set at :data:`WINDOW` changes too.
+The weights are ``OursSettings``' ``set_spread``, ``set_cover``, ``set_asks``, ``set_reach`` and, per
+regime, ``set_terms`` (SCALE, NOVELTY), chosen by the selection protocol
+(bench/quality/bench_ours_selection.py); in the remark regime, whose requirement words carry little, COVER
+reads no requirement (as Stage I's cover does there) and ASKS is 0 (a remark's cue turns are whatever they
+are, questions included).
 
 Does not cover: choosing the weights, the Stage I cover that leads E0 in ``ours.initial_evidence``, reading
 a model (the offline requirements are ``rules_requirements.decompose_rules``').

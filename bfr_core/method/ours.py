@@ -44,8 +44,8 @@ The set at each budget (``budget_set``): the ranking's first 40 turns are re-sel
 pick paying SET_SPREAD per turn already taken from its session, earning SET_COVER per share of Stage I's
 requirements it supplies first and, between peers, paying SET_ASKS per share of its words that ask; every
 prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40 unless SET_REACH
-lets a turn from below the head in on its cover gain. Stage I reuses ``stage1`` over this pool (E0 = the cover
-first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
+lets a turn from below the head in on its cover gain. Stage I reuses ``stage1`` over this pool (E0 = the
+cover first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
 (one call per round through the exclusion rule).
 
 Every number is either a coordinate of the selection grid, chosen by bench/quality/bench_ours_selection.py
