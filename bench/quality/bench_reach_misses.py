@@ -6,8 +6,9 @@ setting (``turn_scores.DEFAULT``): for every question whose first 10 set turns h
 each missing gold turn's rank band in the ranking and, below the head, whether it supplies a requirement
 (``stage1.covering``, before the ``latest`` rule: the most generous reading) and whether it supplies one no head
 turn does (none on a remark, whose set reads no requirement), which is the only way the set's reach
-(``budget_set.set_order``, ``set_reach``) can bring it in (``bench.lib.reach_misses``). The official
-LongMemEval cases (the user-turn corpus) are counted apart.
+(``budget_set.set_order``, ``set_reach``) can bring it in (``bench.lib.reach_misses``); and its rank in a
+second hop from the set's first 3 turns (cosine of the scope's turn vectors, the first 10 left out), a query that
+reads no requirement. The official LongMemEval cases (the user-turn corpus) are counted apart.
 
 A development diagnostic: it reads gold, as a bench may; no method reads these figures.
 
@@ -25,6 +26,7 @@ from bench.lib.git_commit import commit
 from bench.lib.ours_runs import OUT
 from bench.lib.reach_misses import missing_below, tally
 from bench.lib.selection import cached_cases, case_order, open_all
+from bfr_core.method.budget_set import unit_rows
 from bfr_core.method.turn_scores import DEFAULT, ranking
 from bfr_core.method.variants import Variant, combine
 
@@ -53,7 +55,8 @@ def main() -> None:
             sc = combine(c.parts, variant)
             gold = [i for i, t in enumerate(c.ids) if t in c.gold]
             rows = [0] * len(c.ids) if sc.regime == "remark" else c.req_rows  # no requirement counts on a remark
-            per_question.append(missing_below(case_order(c, variant), ranking(sc.final), gold, rows))
+            unit = unit_rows(c.vectors) if c.vectors is not None else None
+            per_question.append(missing_below(case_order(c, variant), ranking(sc.final), gold, rows, unit=unit))
         out["benchmarks"][name] = {"questions": len(cs), **tally(per_question)}
     out["elapsed_s"] = round(time.time() - t0, 1)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
