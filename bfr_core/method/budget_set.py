@@ -112,7 +112,7 @@ def set_order(final: np.ndarray, sessions: np.ndarray, spread: float = 0.0, cove
     ``asks`` is not 0. ``reach`` (read only when requirements count) widens the candidates to the ranking's
     first ``window + reach`` turns: a turn below the head that supplies a requirement no better-ranked
     candidate supplies earns its cover gain and can be picked before head turns, so the set at
-    ``window`` turns is no longer always the ranking's top ``window``."""
+    ``window`` turns may then hold turns from below the ranking's top ``window``."""
     order = rank_order(final)
     reqs = bool(cover and n_reqs and rows_of is not None)
     redundancy = bool(novelty and vectors is not None)
