@@ -21,7 +21,8 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 def test_the_grid_covers_every_setting_and_drops_only_what_no_search_chose():
     named = set(S.GRID) - {"near"} | {"near1", "near2"}
-    assert {f.name for f in fields(turn_scores.OursSettings)} <= named
+    assert {f.name for f in fields(turn_scores.OursSettings)} <= named | set(S.TRAINED)
+    assert set(S.TRAINED).isdisjoint(named)
     assert set(S.DROPPED).isdisjoint(S.GRID)
     assert S.variant_of(S.START) == V.Variant(turn_scores.OursSettings(), dense_view=False)  # the z-fusion baseline
 
@@ -40,7 +41,7 @@ def test_the_shipped_setting_is_the_search_on_every_conversation():
     assert {k: sel["every search starts at"][k] for k in ranking} == ranking
     chosen = sel["chosen on all folds (shipped)"]["knobs"]
     knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in chosen.items() if k in S.GRID}
-    assert S.variant_of(knobs) == V.Variant() and sel["turn_scores.DEFAULT is the chosen setting"]
+    assert S.variant_of(knobs) == S.SEARCHED and sel["turn_scores.DEFAULT is the chosen setting"]
     assert sel["guard"] and set(sel["every search moves (the other coordinates stay at its start)"]) == {
         "set_spread", "set_cover", "set_novelty", "remark_novelty", "set_asks"}
     searches = [f["search path"] for f in sel["cross_validation"]["per_fold"]] + [
@@ -66,7 +67,8 @@ def _cases(scopes: list[str]) -> list[S.RankCase]:
             gold = frozenset({views.turns[9 - 7 * j].turn_id})
             out.append(S.RankCase(f"{scope}-{j}", scope, scope, "t", gold, tuple(t.turn_id for t in views.turns),
                                   {t.turn_id: t.session_id for t in views.turns},
-                                  V.variant_parts(views, Query(f"{scope}-{j}", scope, text), **S.PARTS)))
+                                  V.variant_parts(views, Query(f"{scope}-{j}", scope, text), **S.PARTS),
+                                  vectors=views.turn_vectors, asking=turn_scores.asking(views)))
     return out
 
 

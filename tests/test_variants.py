@@ -41,14 +41,21 @@ def test_a_variant_with_every_extra_off_scores_as_bfr_bit_for_bit(rows):
 def test_variant_parts_computes_only_what_the_variants_read():
     views = make_views(SHUTTER_ROWS)
     q = Query("q", "s", QUESTIONS[1])
-    bare = V.variant_parts(views, q, **V.needs([V.Variant()]))
+    off = replace(turn_scores.DEFAULT, head_model="")
+    bare = V.variant_parts(views, q, **V.needs([V.Variant(off)]))
     assert list(bare.bm25) == ["stemmed"] and bare.bm25["stemmed"] is bare.core.bm25
     assert bare.dense_static is None and bare.recency is None and bare.doc_bm25 is None
     assert not bare.doc_dense and not bare.dense_prf
-    wide = V.needs([V.Variant(bm25="plain"), V.Variant(doc_dense=1.0, doc_view="short"), V.Variant(recency=0.3),
-                    V.Variant(dense_view=False), V.Variant(doc_bm25=0.5)])
+    wide = V.needs([V.Variant(off, bm25="plain"), V.Variant(off, doc_dense=1.0, doc_view="short"),
+                    V.Variant(off, recency=0.3), V.Variant(off, dense_view=False), V.Variant(off, doc_bm25=0.5)])
     assert wide == {"indexes": ("plain", "stemmed"), "doc_views": ("short",), "prfs": (), "static": True,
                     "recency": True, "doc_bm25": True}
+    # a head model reads every index and session view its features name (head_model.PARTS)
+    assert V.needs([V.Variant(replace(off, head_model="m.json"))]) == {
+        "indexes": ("stemmed", "plain", "stemmed+speaker"), "doc_views": ("static", "short"), "prfs": (),
+        "static": True, "recency": True, "doc_bm25": True}
+    core = turn_scores.score_parts(views, q)
+    assert V.variant_parts(views, q, core=core).core is core
     with pytest.raises(ValueError, match="bm25 must be one of"):
         V.variant_parts(views, q, indexes=("bm25s",))
 
@@ -78,11 +85,11 @@ def test_without_the_cover_e0_is_the_set_order():
     plain = turn_scores.DEFAULT.ranking_only()
     for settings, order in ((plain, turn_scores.ranking(sc.final)[:10]),
                             (turn_scores.DEFAULT, ours.initial_evidence(_ctx(views), q, sc, False)[2][:10])):
-        steps = V.run_variant(_ctx(views), q, V.Variant(settings, cover=False))
+        steps = ours.run_variant(_ctx(views), q, V.Variant(settings, cover=False))
         grounding = next(s for s in steps if s.kind == "grounding")
         assert grounding.data["cover"] == [] and grounding.data["e0"] == [views.turns[int(i)].turn_id for i in order]
     assert "selection" not in [s.kind for s in steps]
-    assert "selection" in [s.kind for s in V.run_variant(_ctx(views), q, V.Variant())]
+    assert "selection" in [s.kind for s in ours.run_variant(_ctx(views), q, V.Variant())]
 
 
 # -- the session terms (recency, session BM25, session topic) and Rocchio feedback -----------------------------

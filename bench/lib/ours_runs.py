@@ -24,7 +24,8 @@ from bfr_core.fusion import rank_fusion
 from bfr_core.ingest.sources import benchmark_file
 from bfr_core.method import turn_scores
 from bfr_core.method.budgets import budget_for
-from bfr_core.method.variants import Variant, run_variant, score_variant
+from bfr_core.method.ours import run_variant
+from bfr_core.method.variants import Variant, score_variant
 from bfr_core.pipeline import ArmContext, run_query
 from bfr_core.records import Question
 from bfr_core.sentences import search_texts

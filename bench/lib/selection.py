@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from bfr_core.evaluation.metrics import complete_evidence_recall, official_score
 from bfr_core.evaluation.stats import wilson_interval
 from bfr_core.method import turn_scores, word_trust
 from bfr_core.method.budget_set import set_order
+from bfr_core.method.head_model import reselect
 from bfr_core.method.requirements import decompose_rules
 from bfr_core.method.stage1 import covering, latest_rows
 from bfr_core.method.variants import DOC_VIEWS, INDEXES, Variant, VariantParts, combine, variant_parts
@@ -106,6 +107,14 @@ DROPPED: dict[str, str] = {
            "(its variant stays in bench_ours.py's ablation through ours_variants.Variant)",
 }
 
+
+# Settings no grid searches: trained apart, by a bench that reads the cases this protocol reads
+TRAINED: dict[str, str] = {
+    "head_model": "the trees that re-order the words regime's 40-turn head, trained on the development questions' "
+                  "gold by bench/quality/bench_head_model.py over the set order this protocol chose",
+}
+
+SEARCHED = Variant(replace(turn_scores.DEFAULT, **{k: "" for k in TRAINED}))  # the shipped setting, as a grid names it
 
 # Numbers of the ranking outside the grid, each with the argument that fixes it (no benchmark question read).
 FIXED: dict[str, str] = {
@@ -294,7 +303,9 @@ def case_row(c: RankCase, variant: Variant) -> np.ndarray:
 def case_order(c: RankCase, variant: Variant) -> np.ndarray:
     """The arm's set order (``budget_set.set_order``) over the variant's ranking: requirement rows read from
     the case's incidence over every turn, the ``latest`` rule applied over the head as ``stage1.incidence``
-    applies it; no requirement counts in the remark regime (as in ``ours.initial_evidence``)."""
+    applies it; no requirement counts in the remark regime (as in ``ours.initial_evidence``); then the head
+    model's re-ordering when the settings name one for the regime (``head_model.reselect``, as
+    ``ours.set_order_of``)."""
     sc = combine(c.parts, variant)
     s = variant.settings
     reqs = () if sc.regime == "remark" else c.reqs
@@ -303,9 +314,11 @@ def case_order(c: RankCase, variant: Variant) -> np.ndarray:
         return latest_rows([int(c.req_rows[i]) for i in head], reqs, [c.dates[int(i)] for i in head])
 
     scale, novelty = s.set_terms(sc.regime)
-    return set_order(sc.final, c.parts.core.session, s.set_spread, s.set_cover, rows_of, len(reqs),
-                     novelty=novelty, vectors=c.vectors, scale=scale, asks=s.asks_in(sc.regime), asking=c.asking,
-                     reach=s.set_reach)
+    order = set_order(sc.final, c.parts.core.session, s.set_spread, s.set_cover, rows_of, len(reqs),
+                      novelty=novelty, vectors=c.vectors, scale=scale, asks=s.asks_in(sc.regime), asking=c.asking,
+                      reach=s.set_reach)
+    model = s.head_in(sc.regime)
+    return reselect(order, sc, c.parts, rows_of, len(reqs), c.vectors, c.asking, model) if model else order
 
 
 def order_row(c: RankCase, order: np.ndarray) -> np.ndarray:
@@ -723,7 +736,7 @@ def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lam
     out["regimes at the shipped gate"] = {d: regime_counts(grid.cases[d], chosen) for d in present}
     out["by term share at the shipped setting (no gate reads it)"] = {
         d: by_term_share(grid.cases[d], grid.rows(chosen)[d], dense[d], chosen["bm25"]) for d in present}
-    out["turn_scores.DEFAULT is the chosen setting"] = variant_of(chosen) == Variant()
+    out["turn_scores.DEFAULT is the chosen setting"] = variant_of(chosen) == SEARCHED
     save(out)
     for other in present if len(present) > 1 else ():  # last: the figures above are saved before they run
         tune = tuple(d for d in present if d != other)

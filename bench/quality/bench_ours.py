@@ -1,7 +1,7 @@
 """Benchmark of our arm ``bfr``: quality-versus-size curve, ablation, LongMemEval dev50, latency.
 
 Everything runs through the real pipeline (store -> ``retrieval.scope.scope_views`` -> ``pipeline.run_query``,
-or ``variants.run_variant`` for the ablation: bfr's pipeline over a variant's ranking), on a store it builds once under
+or ``ours.run_variant`` for the ablation: bfr's pipeline over a variant's ranking), on a store it builds once under
 ``bench/out/cache/`` (or ``--db``). Writes
 
 * ``bench/out/ours.json`` - on LoCoMo (1,536 scoreable questions, ``curve``) and LongMemEval dev50

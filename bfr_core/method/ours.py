@@ -44,9 +44,13 @@ The set at each budget (``budget_set``): the ranking's first 40 turns are re-sel
 pick paying SET_SPREAD per turn already taken from its session, earning SET_COVER per share of Stage I's
 requirements it supplies first and, between peers, paying SET_ASKS per share of its words that ask; every
 prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40 unless SET_REACH
-lets a turn from below the head in on its cover gain. Stage I reuses ``stage1`` over this pool (E0 = the
-cover first, then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds
-(one call per round through the exclusion rule).
+lets a turn from below the head in on its cover gain. In the words regime, when the settings name a head
+model (``head_model``:
+gradient-boosted trees over the ranking's parts, Stage I's requirement share and each turn's relation to the
+head's first turns), the 40 turns are then re-ordered by its score: the set at 40 stays the same, the
+smaller sets change. Stage I reuses ``stage1`` over this pool (E0 = the cover first, then the set order, up
+to ``b`` turns); Stage II deepens the same order in budgeted rounds (one call per round through the exclusion
+rule).
 
 Every number is either a coordinate of the selection grid, chosen by bench/quality/bench_ours_selection.py
 with conversation-level cross-validation, or fixed by an argument that reads no benchmark question;
@@ -68,6 +72,7 @@ import numpy as np
 
 from bfr_core.fusion import zscore
 from bfr_core.llm.base import LLMCallFailed
+from bfr_core.method import head_model, variants
 from bfr_core.method.budget_set import WINDOW, set_order
 from bfr_core.method.cover import coverage_order, min_cover
 from bfr_core.method.requirements import decompose_with_source
@@ -98,11 +103,15 @@ if TYPE_CHECKING:
 
 
 def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
-              settings: OursSettings = DEFAULT) -> tuple[list[Step], list[str], np.ndarray]:
+              settings: OursSettings = DEFAULT,
+              vp: variants.VariantParts | None = None) -> tuple[list[Step], list[str], np.ndarray]:
     """Pool, requirements, FCA context / lattice / prefilter / cover over the pool, grounding -> E0
     (``cover`` False: E0 in set order alone, the ablation of bench/quality/bench_ours.py); also returns the set
-    order (``budget_set.set_order`` at ``settings``) that E0 and Stage II follow after the cover."""
+    order (:func:`set_order_of` at ``settings``; ``vp``: what its head model reads, made here when the settings
+    name one and none is given) that E0 and Stage II follow after the cover."""
     views, rc = ctx.views, ctx.config.retrieval
+    if settings.head_in(sc.regime) and vp is None:
+        vp = variants.variant_parts(views, query, **head_model.PARTS)
     order = ranking(sc.final)
     pool_idx = [int(i) for i in order[: rc.pool]]
     pool_ids = [views.turns[i].turn_id for i in pool_idx]
@@ -127,7 +136,7 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
     # carry little (word_trust), so E0 is the score order there
     if cover and pool_idx and reqs and not remark:
         selected = _cover_steps(ctx, reqs, pool_idx, pool_ids, steps)
-    sets = set_order_of(views, sc, [] if remark else reqs, settings)
+    sets = set_order_of(views, sc, [] if remark else reqs, settings, vp)
     b = rc.ground
     ranked = [views.turns[int(i)].turn_id for i in sets]
     e0 = list(dict.fromkeys(selected[:b] + ranked))[:b]
@@ -136,25 +145,40 @@ def initial_evidence(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool 
         "e0": e0, "scores": {t: round(float(sc.final[pos[t]]), 4) for t in e0}, "cover": selected[:b],
         "set": {"spread": settings.set_spread, "cover": settings.set_cover,
                 "novelty": settings.set_terms(sc.regime)[1], "asks": settings.asks_in(sc.regime), "window": WINDOW,
-                "reach": settings.set_reach,
+                "reach": settings.set_reach, "head_model": settings.head_in(sc.regime),
                 "moved": [t for t, i in zip(ranked[:b], order[:b], strict=False) if pos[t] != int(i)]},
     }))
     return steps, e0, sets
 
 
-def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: OursSettings) -> np.ndarray:
+def set_order_of(views: Any, sc: TurnScores, reqs: Sequence[Any], settings: OursSettings,
+                 vp: variants.VariantParts | None = None) -> np.ndarray:
     """``budget_set.set_order`` over this scope: sessions from the store, Stage I's incidence over the head
-    (requirement vectors encoded only when the cover weight reads them), the scope's turn vectors and its
-    turns' asking shares (``turn_scores.asking``, read only when the asking cost does)."""
+    (requirement vectors encoded only when the cover weight or the head model reads them, once per set of
+    head turns), the scope's turn vectors and its turns' asking shares (``turn_scores.asking``, read only when
+    the asking cost or the head model does); then, when ``settings`` names a head model for the question's
+    regime (``OursSettings.head_in``), its head re-ordered by it (``head_model.reselect`` over ``vp``, the
+    question's parts with what its features read)."""
+    made: dict[frozenset[int], dict[int, int]] = {}
+
     def rows_of(head: np.ndarray) -> list[int]:
         idx = [int(i) for i in head]
-        return incidence(views, reqs, idx, views.encode([r.text for r in reqs]))
+        key = frozenset(idx)
+        if key not in made:  # the head model reads the same turns the cover did, in set order
+            made[key] = dict(zip(idx, incidence(views, reqs, idx, views.encode([r.text for r in reqs])), strict=True))
+        return [made[key][i] for i in idx]
 
     scale, novelty = settings.set_terms(sc.regime)
     asks = settings.asks_in(sc.regime)
-    return set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of,
-                     len(reqs), novelty=novelty, vectors=views.turn_vectors, scale=scale, asks=asks,
-                     asking=asking(views) if asks else None, reach=settings.set_reach)
+    order = set_order(sc.final, session_codes(views), settings.set_spread, settings.set_cover, rows_of,
+                      len(reqs), novelty=novelty, vectors=views.turn_vectors, scale=scale, asks=asks,
+                      asking=asking(views) if asks else None, reach=settings.set_reach)
+    model = settings.head_in(sc.regime)
+    if not model:
+        return order
+    if vp is None:
+        raise ValueError(f"the head model {model!r} reads the question's variant parts; none given")
+    return head_model.reselect(order, sc, vp, rows_of, len(reqs), views.turn_vectors, asking(views), model)
 
 
 def _cover_steps(ctx: ArmContext, reqs: Sequence[Any], pool_idx: list[int], pool_ids: list[str],
@@ -219,7 +243,16 @@ def complete(ctx: ArmContext, query: Query, e0: Sequence[str], sc: TurnScores,
 def run(ctx: ArmContext, query: Query, settings: OursSettings = DEFAULT) -> list[Step]:
     """The arm with explicit settings (and, with a model, the associative step: :func:`associate`)."""
     parts = score_parts(ctx.views, query)
-    return run_scored(ctx, query, associate(ctx, query, parts, settings, combine(parts, settings)), settings=settings)
+    sc = associate(ctx, query, parts, settings, combine(parts, settings))
+    vp = (variants.variant_parts(ctx.views, query, core=parts, **head_model.PARTS) if settings.head_in(sc.regime)
+          else None)
+    return run_scored(ctx, query, sc, settings=settings, vp=vp)
+
+
+def run_variant(ctx: ArmContext, query: Query, v: variants.Variant) -> list[Step]:
+    """The arm (Stage I, Stage II) over a variant's ranking (``variants.combine``): the ablation's arms."""
+    vp = variants.variant_parts(ctx.views, query, **variants.needs([v]))
+    return run_scored(ctx, query, variants.combine(vp, v), v.cover, v.settings, vp)
 
 
 def associate(ctx: ArmContext, query: Query, parts: ScoreParts, settings: OursSettings, sc: TurnScores) -> TurnScores:
@@ -252,10 +285,11 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
 
 
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
-               settings: OursSettings = DEFAULT) -> list[Step]:
-    """The arm over given turn scores (``variants`` passes a variant's; ``cover``: see :func:`initial_evidence`;
-    ``settings``: the set weights read)."""
-    steps, e0, order = initial_evidence(ctx, query, sc, cover, settings)
+               settings: OursSettings = DEFAULT, vp: variants.VariantParts | None = None) -> list[Step]:
+    """The arm over given turn scores (:func:`run_variant` passes a variant's; ``cover``: see
+    :func:`initial_evidence`; ``settings``: the set weights read; ``vp``: the question's variant parts, made
+    here when the settings' head model needs them and none are given)."""
+    steps, e0, order = initial_evidence(ctx, query, sc, cover, settings, vp)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
         steps += complete(ctx, query, e0, sc, order)
     return steps

@@ -66,11 +66,12 @@ class OursSettings:
     remark_novelty: float = 0.0  # the remark regime's set: the share of a pick's gain given to its distance
     set_asks: float = 0.0  # the words regime's set: a pick's cost per share of its words that ask (asking)
     set_reach: int = 0  # ... the turns below the ranking's head it may pick from on their cover gain
+    head_model: str = ""  # the words regime's set: trees that re-order its head (head_model; a JSON file beside it)
 
     def ranking_only(self) -> OursSettings:
         """The same ranking with every set weight off: each budget's set is the ranking's top k."""
         return replace(self, set_spread=0.0, set_cover=0.0, set_novelty=0.0, remark_novelty=0.0, set_asks=0.0,
-                       set_reach=0)
+                       set_reach=0, head_model="")
 
     def set_terms(self, regime: str) -> tuple[float, float]:
         """(the ranking score's scale, the redundancy weight) of the set at a budget in a question's regime
@@ -86,6 +87,12 @@ class OursSettings:
         """The set's cost per share of a pick's asking words (:func:`asking`) in a question's regime: ``set_asks``
         in the words regime, 0 in the remark regime (a remark's earlier messages may be questions themselves)."""
         return 0.0 if regime == "remark" else self.set_asks
+
+    def head_in(self, regime: str) -> str:
+        """The head model that re-orders the set's head (``head_model``) in a question's regime: ``head_model`` in
+        the words regime, none in the remark regime, whose set has its own rule (``remark_novelty``) and whose
+        questions the trees are not trained on."""
+        return "" if regime == "remark" else self.head_model
 
 
 SETTINGS_FILE = Path(__file__).with_name("ours.toml")

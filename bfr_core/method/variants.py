@@ -6,10 +6,10 @@ the arm: the BM25 index ("plain" = the shared unstemmed view, "stemmed+speaker" 
 indexed), w_bm25 (the unit, 0 = dense alone), RRF instead of z-score fusion, the static vectors' cosine
 instead of the dense view, recency, the session BM25 and session topic terms (and the topic's vectors),
 Rocchio feedback in the remark regime, and Stage I without its cover. :func:`variant_parts` computes
-what they read beside ``turn_scores.score_parts``; :func:`combine` weighs them through ``turn_scores``'
-own ``z_fusion``, ``words_scores`` and ``in_regime`` (no patching); :func:`run_variant` is the arm
-through ``ours.run_scored``. ``Variant()`` (every extra off) scores exactly as ``turn_scores.combine``
-does.
+what they read beside ``turn_scores.score_parts`` (and what the head model's features read,
+``head_model``); :func:`combine` weighs them through ``turn_scores``' own ``z_fusion``, ``words_scores``
+and ``in_regime`` (no patching); ``ours.run_variant`` is the arm over a variant. ``Variant()`` (every
+extra off) scores exactly as ``turn_scores.combine`` does.
 
 The terms: recency = times (session date rank - 0.5); the session document = doc_bm25 * z(stemmed BM25
 over each session's joined text) + doc_dense * z(cosine of the question with the session's normalised
@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from bfr_core.fusion import rank_fusion, rank_order, z_fusion, zscore
-from bfr_core.method import ours, turn_scores
+from bfr_core.method import turn_scores
+from bfr_core.method.head_model import PARTS as HEAD_PARTS
 from bfr_core.method.turn_scores import OursSettings, ScoreParts, TurnScores, per_views
 from bfr_core.method.word_trust import WordTrust, word_trust
-from bfr_core.records import Query, Step, Turn
+from bfr_core.records import Query, Turn
 from bfr_core.retrieval.views.bm25 import BM25View
 from bfr_core.retrieval.views.dense import query_vector
 
@@ -175,21 +176,25 @@ def rocchio_scores(dense: Any, text: str, m: int, beta: float = ROCCHIO_BETA) ->
 
 
 def needs(variants: Iterable[Variant]) -> dict[str, Any]:
-    """The :func:`variant_parts` arguments that cover every variant given."""
+    """The :func:`variant_parts` arguments that cover every variant given (and, for one whose settings name a
+    head model, everything its features read: ``head_model.PARTS``)."""
     vs = list(variants)
-    return {"indexes": tuple(dict.fromkeys(v.bm25 for v in vs)),
-            "doc_views": tuple(dict.fromkeys(v.doc_view for v in vs if v.doc_dense)),
+    head = any(v.settings.head_model for v in vs)
+    indexes = [v.bm25 for v in vs] + (list(HEAD_PARTS["indexes"]) if head else [])
+    doc_views = [v.doc_view for v in vs if v.doc_dense] + (list(HEAD_PARTS["doc_views"]) if head else [])
+    return {"indexes": tuple(dict.fromkeys(indexes)), "doc_views": tuple(dict.fromkeys(doc_views)),
             "prfs": tuple(dict.fromkeys(v.prf for v in vs if v.prf)),
-            "static": any(not v.dense_view for v in vs), "recency": any(v.recency for v in vs),
-            "doc_bm25": any(v.doc_bm25 for v in vs)}
+            "static": head or any(not v.dense_view for v in vs), "recency": head or any(v.recency for v in vs),
+            "doc_bm25": head or any(v.doc_bm25 for v in vs)}
 
 
 def variant_parts(views: Any, query: Query, indexes: Sequence[str] = ("stemmed",), doc_views: Sequence[str] = (),
                   prfs: Sequence[int] = (), static: bool = False, recency: bool = False,
-                  doc_bm25: bool = False) -> VariantParts:
-    """``turn_scores.score_parts`` and, as asked, the other BM25 indexes (each with its word-trust signals),
-    the static cosine, recency, the session BM25, the session topic per vector set, Rocchio feedback."""
-    p = turn_scores.score_parts(views, query)
+                  doc_bm25: bool = False, core: ScoreParts | None = None) -> VariantParts:
+    """``turn_scores.score_parts`` (``core``, when already made for this question) and, as asked, the other
+    BM25 indexes (each with its word-trust signals), the static cosine, recency, the session BM25, the
+    session topic per vector set, Rocchio feedback."""
+    p = turn_scores.score_parts(views, query) if core is None else core
     n, text = len(views.turns), query.text
     bm25: dict[str, np.ndarray] = {}
     for idx in indexes:
@@ -260,7 +265,3 @@ def score_variant(views: Any, query: Query, v: Variant) -> TurnScores:
     """:func:`combine` over the parts ``v`` reads."""
     return combine(variant_parts(views, query, **needs([v])), v)
 
-
-def run_variant(ctx: Any, query: Query, v: Variant) -> list[Step]:
-    """The arm ``conv-fusion`` (Stage I, Stage II) over the variant's ranking."""
-    return ours.run_scored(ctx, query, score_variant(ctx.views, query, v), v.cover, v.settings)

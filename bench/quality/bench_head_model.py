@@ -1,0 +1,114 @@
+"""Does a learned re-selection of the set's 40-turn head (``bfr_core.method.head_model``) make small sets sufficient?
+
+Over the selection's cases (``bench.lib.selection``: LoCoMo, dev50 + dev200 and their official user-turn corpus,
+LoCoMo-Plus dev, BEAM 100K; the pickle ``bench_ours_selection`` writes, built here from ``--db`` when missing or
+of other code), the base is the shipped setting without a head model. Five conversation folds, assigned as the
+selection's cross-validation assigns them: in each, the trainer (``bench.lib.head_training``, its configuration
+fixed before any held-out figure of it was read) fits on the other folds' heads and re-orders the held-out
+questions' heads (words-regime questions: a remark's set keeps its own order, ``OursSettings.head_in``); the
+pooled held-out figures stand beside the base's on the same questions, with how many
+questions each figure at 10 gains and loses. Then it fits on every question and, with ``--write-model``, writes
+the trees to ``bfr_core/method/head_model.json`` (the file ``ours.toml`` names), after checking that the exported
+trees give the trainer's decision values.
+
+What the figures are: the model is trained in folds, but the base ranking's weights were chosen on every
+conversation of these benchmarks, and the features and the trainer's configuration were chosen after reading
+held-out figures of earlier versions of this bench on them: development figures. BEAM 500K and 1M, which no
+step of this saw, are the held-out test (bench/quality/bench_beam.py with the shipped setting).
+
+Run: ``.venv/bin/python -m bench.quality.bench_head_model [--write-model]`` (writes ``bench/out/head_model.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.lib.git_commit import commit
+from bench.lib.head_training import CONFIG, TRAIN, check_export, example, fit, fold_of, trees_of
+from bench.lib.ours_runs import OUT
+from bench.lib.selection import (
+    COLS,
+    FOLDS,
+    SEARCHED,
+    cached_cases,
+    case_order,
+    open_all,
+    order_row,
+    summarize,
+)
+from bfr_core.method import head_model
+from bfr_core.method.budget_set import WINDOW
+from bfr_core.method.head_model import FEATURES, reorder
+
+LABEL = ("development figures: a model trained in conversation folds over a base ranking chosen on every "
+         "conversation, its features and configuration chosen after reading earlier held-out figures of this bench")
+SHOWN = ("hit@10", "cer@10", "hit@40", "cer@40", "hit@5", "cer@5", "session_recall_all@5", "session_recall_all@10")
+MODEL_FILE = "head_model.json"
+
+
+def paired(base: np.ndarray, model: np.ndarray, figure: str) -> dict[str, int]:
+    """Questions ``figure`` counts under the model and not the base (gained), and the other way (lost)."""
+    j = COLS.index(figure)
+    return {"gained": int(((model[:, j] == 1) & (base[:, j] == 0)).sum()),
+            "lost": int(((model[:, j] == 0) & (base[:, j] == 1)).sum())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
+    ap.add_argument("--out", default=str(OUT / "head_model.json"))
+    ap.add_argument("--write-model", action="store_true", help=f"write bfr_core/method/{MODEL_FILE}")
+    args = ap.parse_args()
+    t0 = time.time()
+    store = open_all(Path(args.db), beam=True)
+    cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", True, beam=True)
+    store.close()
+    base = SEARCHED
+    examples = {d: [example(c, base) if c.gold else None for c in cs] for d, cs in cases.items()}  # None: no gold or a remark
+    folds = fold_of(cases, FOLDS)
+    t_examples = time.time() - t0
+    rows: dict[str, tuple[list, list]] = {d: ([], []) for d in cases}
+    for f in range(FOLDS):
+        train = [(e.x, e.y) for d in TRAIN if d in cases
+                 for e, g in zip(examples[d], folds[d], strict=True) if e is not None and g != f]
+        model = fit([x for x, _ in train], [y for _, y in train])
+        trees = trees_of(model)
+        for d, cs in cases.items():
+            for c, e, g in zip(cs, examples[d], folds[d], strict=True):
+                if g != f:
+                    continue
+                order = case_order(c, base)  # a remark's set order: no head model applies (example None)
+                rows[d][0].append(order_row(c, order))
+                rows[d][1].append(order_row(c, order if e is None else reorder(e.order, trees.raw(e.x))))
+        print(f"  fold {f}: {time.time() - t0:.0f} s", flush=True)
+    figures = {}
+    for d, (b, m) in rows.items():
+        b_arr, m_arr = np.array(b), np.array(m)
+        sb, sm = summarize(b_arr), summarize(m_arr)
+        figures[d] = {"questions": len(b), "base": {k: sb[k] for k in SHOWN}, "head model": {k: sm[k] for k in SHOWN},
+                      "paired": {k: paired(b_arr, m_arr, k) for k in ("hit@10", "cer@10", "hit@5", "cer@5")}}
+    out = {"benchmark": "head_model", "label": LABEL, "commit": commit(), "window": WINDOW, "folds": FOLDS,
+           "features": list(FEATURES), "trainer": {"estimator": "sklearn HistGradientBoostingClassifier", **CONFIG},
+           "trained on": list(TRAIN), "base": "the shipped setting (ours.toml) without a head model",
+           "held out (cross-validated, held-out folds pooled)": figures}
+    train = [(e.x, e.y) for d in TRAIN if d in cases for e in examples[d] if e is not None]
+    x_all = np.vstack([x for x, _ in train])
+    model = fit([x for x, _ in train], [y for _, y in train])
+    trees = trees_of(model)
+    out["final model"] = {"examples": int(len(x_all)), "gold": int(sum(int(y.sum()) for _, y in train)),
+                          "trees": int(trees.feature.shape[0]), "export gap": check_export(model, trees, x_all),
+                          "written": bool(args.write_model)}
+    if args.write_model:
+        (head_model.HERE / MODEL_FILE).write_text(json.dumps(trees.to_dict()) + "\n", encoding="utf-8")
+    out["elapsed_s"] = {"examples": round(t_examples, 1), "total": round(time.time() - t0, 1)}
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""bench/lib/head_training.py: the trainer's trees copied into the workbench's form give its decision values, a
+copy that differs is caught, and the folds follow the selection's."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from bench.lib import head_training as T
+from bench.lib.selection import folds_of
+from bfr_core.method.head_model import FEATURES
+
+
+def _data(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, len(FEATURES)))
+    x[rng.random(n) < 0.05, 3] = np.nan  # some missing values, which the trees route by their own rule
+    logit = 1.5 * x[:, 0] - x[:, 1] * (x[:, 2] > 0) + np.nan_to_num(x[:, 3])
+    return x, (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.int8)
+
+
+def test_exported_trees_give_the_trainers_decision_values():
+    x, y = _data()
+    model = T.fit([x[:2000]], [y[:2000]])
+    trees = T.trees_of(model)
+    assert trees.feature.shape[0] == T.CONFIG["max_iter"]
+    assert T.check_export(model, trees, x) <= 1e-9  # rows it was not fitted on too
+
+
+def test_a_copy_that_differs_is_caught():
+    x, y = _data(1200)
+    model = T.fit([x], [y])
+    trees = T.trees_of(model)
+    with pytest.raises(AssertionError, match="differ"):
+        T.check_export(model, replace(trees, baseline=trees.baseline + 1e-6), x)
+
+
+def test_the_same_data_fits_the_same_trees():
+    x, y = _data(1500)
+    a, b = T.trees_of(T.fit([x], [y])), T.trees_of(T.fit([x], [y]))
+    assert a.to_dict() == b.to_dict()
+
+
+def test_folds_follow_the_selections_assignment():
+    def case(group: str) -> SimpleNamespace:
+        return SimpleNamespace(group=group)
+
+    locomo = [case(f"conv-{i}") for i in (1, 2, 3, 1)]
+    lme = [case(f"q{i}") for i in range(4)]
+    cases = {"locomo": locomo, "longmemeval": lme, "official": [lme[2], lme[0]],
+             "locomo-plus": [case("conv-3"), case("conv-9")]}
+    out = T.fold_of(cases, 2)
+    loc = folds_of([c.group for c in locomo], 2)
+    assert out["locomo"] == [loc[c.group] for c in locomo]
+    lm = folds_of([c.group for c in lme], 2)
+    assert out["official"] == [lm["q2"], lm["q0"]]
+    assert out["locomo-plus"][0] == loc["conv-3"]  # an item goes with the chat it is stitched into
+    assert out["locomo-plus"][1] == folds_of(["conv-3", "conv-9"], 2)["conv-9"]
