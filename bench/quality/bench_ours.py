@@ -81,6 +81,7 @@ ABLATIONS: dict[str, Variant] = {
     "- context +-2": Variant(replace(SHIPPED, near2=0.0)),
     "- context (both)": Variant(replace(SHIPPED, near1=0.0, near2=0.0)),
     "- Stage I cover (E0 = score order)": Variant(cover=False),
+    "- head model (the set's 40-turn head in set order)": Variant(replace(SHIPPED, head_model="")),
     "- session relevance": Variant(replace(SHIPPED, session=0.0)),
     "+ session relevance from its 2 best turns (not its best)": Variant(replace(SHIPPED, session_top=2)),
     "+ session topic (1.0, MiniLM vectors)": Variant(doc_dense=1.0, doc_view="short"),
