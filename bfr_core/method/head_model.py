@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,19 +127,34 @@ class Trees:
     def raw(self, x: np.ndarray) -> np.ndarray:
         """Each row's baseline plus its leaf value in every tree (a log-odds: larger is likelier gold)."""
         x = np.asarray(x, dtype=np.float64)
-        n_trees = self.feature.shape[0]
-        node = np.zeros((n_trees, len(x)), dtype=np.int64)
-        tree = np.arange(n_trees)[:, None]
-        rows = np.arange(len(x))[None, :]
-        for _ in range(self.feature.shape[1]):
-            done = self.leaf[tree, node]
-            if done.all():
-                break
-            vals = x[rows, self.feature[tree, node]]
-            go_left = np.where(np.isnan(vals), self.missing_left[tree, node], vals <= self.threshold[tree, node])
-            step = np.where(go_left, self.left[tree, node], self.right[tree, node])
-            node = np.where(done, node, step)
-        return self.baseline + self.value[tree, node].sum(axis=0)
+        feature, threshold, missing_left, step_left, step_right, depth = self._flat
+        n_trees, width = self.feature.shape
+        cells = x.ravel()
+        node = np.broadcast_to((np.arange(n_trees) * width)[:, None], (n_trees, len(x))).ravel()
+        at = np.broadcast_to((np.arange(len(x)) * x.shape[1])[None, :], (n_trees, len(x))).ravel()
+        for _ in range(depth):  # a leaf steps to itself, so every row may take the deepest tree's steps
+            vals = cells[at + feature[node]]
+            go_left = (vals <= threshold[node]) | (np.isnan(vals) & missing_left[node])
+            node = np.where(go_left, step_left[node], step_right[node])
+        return self.baseline + self.value.ravel()[node].reshape(n_trees, len(x)).sum(axis=0)
+
+    @cached_property
+    def _flat(self) -> tuple[np.ndarray, ...]:
+        """The trees as flat arrays of global node numbers (tree * nodes + node), each leaf stepping to itself,
+        and the deepest tree's depth: :meth:`raw` descends every tree at once with 1-D lookups."""
+        n_trees, width = self.feature.shape
+        first = (np.arange(n_trees) * width)[:, None]
+        own = first + np.arange(width)[None, :]
+        step_left = np.where(self.leaf, own, self.left + first).ravel()
+        step_right = np.where(self.leaf, own, self.right + first).ravel()
+        leaf = self.leaf.ravel()
+        depth, frontier = 0, first.ravel()[~leaf[first.ravel()]]
+        while len(frontier):  # the split nodes reached after `depth` steps
+            children = np.concatenate([step_left[frontier], step_right[frontier]])
+            frontier = np.unique(children[~leaf[children]])
+            depth += 1
+        return (np.where(self.leaf, 0, self.feature).ravel(), self.threshold.ravel(), self.missing_left.ravel(),
+                step_left, step_right, depth)
 
     def to_dict(self) -> dict:
         return {"features": list(self.features), "baseline": self.baseline,
