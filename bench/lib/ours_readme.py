@@ -5,7 +5,8 @@ over LoCoMo, dev50, the LoCoMo-Plus dev half and, when it was run with ``--beam`
 ``ours.json`` (LoCoMo and dev50 curves, ``--baselines``), ``locomo_plus_bfr.json`` (``bench_locomo_plus.py --arms bfr``) and
 ``beam_100k_bfr.json`` (``bench_beam.py --tier 100K --arms bfr``: the shipped pipeline beside BM25 / dense / RRF / z-fusion top-k),
 ``beam_500k_bfr.json`` and ``beam_1m_bfr.json`` (``--arms bfr`` at the shipped setting; ``beam_500k.json`` /
-``beam_1m.json``, every arm at an earlier setting, where those are missing). Prints
+``beam_1m.json``, every arm at an earlier setting, where those are missing) and, when the shipped setting names a
+head model, ``head_model.json`` (its cross-validated figures stand in the held-out column). Prints
 markdown; paste it into README's ``conv-fusion`` section. The JSON may key our arm by its alias
 ``bfr``; :func:`ours_key` finds it under either name (``bfr_core.arm_names``).
 
@@ -123,11 +124,15 @@ BYO_REFS = {"BM25": "ref:bm25", "dense": "ref:dense", "RRF": "ref:rrf", "z-fusio
 
 def against_baselines(sel: dict) -> list[str]:
     """conv-fusion's shipped pipeline at 10 and 40 turns beside the best of BM25, dense, RRF and z-fusion top-k."""
-    rows = ["| benchmark (figure) | k | `conv-fusion` pipeline | label | `conv-fusion` held out (ranking, CV) | "
+    rows = ["| benchmark (figure) | k | `conv-fusion` pipeline | label | `conv-fusion` held out (set order, CV) | "
             "best simple baseline | `conv-fusion` >= best | paired: `conv-fusion` only / best only (exact McNemar p) | "
             "source |",
             "| --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |"]
     cv = sel["cross_validation"][CV]
+    # with a head model shipped, its cross-validated figures (the set order re-ordered by trees trained on the
+    # other folds) are the held-out ones; the selection's are those of the set order without it
+    heads = {d: f["head model"] for d, f in _read("head_model.json").get(CV, {}).items()} \
+        if _read("ours.json").get("settings", {}).get("head_model") else {}
     groups = []
     ours = _read("ours.json")
     for d, key, fig in (("locomo", "curve", "gold_hit"), ("longmemeval", "curve_longmemeval", "turn_hit")):
@@ -137,9 +142,11 @@ def against_baselines(sel: dict) -> list[str]:
             pairs = c.get(CURVE_PAIRED, {}).get(str(k), {})
             by_name = {n: pairs[v] for n, v in CURVE_REFS.items() if v in pairs}
             if ours_key(c) and refs:
-                groups.append((d, fig, k, c[ours_key(c)][str(k)][fig], "development", refs, "ours.json", by_name))
+                groups.append((d, fig, k, c[ours_key(c)][str(k)][fig], _trained(ours.get("settings", {})), refs,
+                               "ours.json", by_name))
     held_out = "held out (not in the selection)"
-    beam_100k = (BEAM, "development") if BEAM in cv else ("BEAM 100K", held_out)
+    beam_100k = (BEAM, _trained(_read("beam_100k_bfr.json").get("bfr_setting", {}))) if BEAM in cv else \
+        ("BEAM 100K", held_out)
     rerun = {t: f"beam_{t}_bfr.json" if (OUT / f"beam_{t}_bfr.json").exists() else f"beam_{t}.json" for t in ("500k", "1m")}
     for d, f, label in ((PLUS, "locomo_plus_bfr.json", "development"), (beam_100k[0], "beam_100k_bfr.json", beam_100k[1]),
                         ("BEAM 500K", rerun["500k"], held_out), ("BEAM 1M", rerun["1m"], held_out)):
@@ -154,7 +161,7 @@ def against_baselines(sel: dict) -> list[str]:
                                by_name))
     for d, fig, k, b, label, refs, src, pair in groups:
         best = max(refs, key=lambda n: (refs[n], n))
-        held = cv.get(d, {}).get(f"hit@{k}")
+        held = heads.get(d, {}).get(f"hit@{k}", cv.get(d, {}).get(f"hit@{k}"))
         p = pair.get(best)
         test = (f"{p['bfr_only']} / {p['reference_only']} ({_p(p['mcnemar_p'])})" if p else
                 "not recorded (no per-question rows in the JSON)")
@@ -162,6 +169,12 @@ def against_baselines(sel: dict) -> list[str]:
                     f"{_f(held) if held is not None else 'not in the CV'} | {best} {_f(refs[best])} | "
                     f"{'yes' if b >= refs[best] else 'no'} | {test} | `{src}`, `ours_selection.json` |")
     return rows
+
+
+def _trained(setting: dict) -> str:
+    """The label of a development figure whose run's setting may name a head model trained on the same questions
+    (LoCoMo, dev50 + dev200 and BEAM 100K: ``bench.lib.head_training.TRAIN``)."""
+    return "development; its head model trained on these questions" if setting.get("head_model") else "development"
 
 
 def ours_key(systems: dict) -> str | None:

@@ -57,7 +57,8 @@ from ui import sufficiency
 
 SETTING = ROOT / "bfr_core" / "method" / "ours.toml"
 DEVELOPMENT = ("development: the shipped weights were chosen on this benchmark's questions "
-               "(bench_ours_selection.py); a whole-benchmark figure, not held out")
+               "(bench_ours_selection.py) and, on LoCoMo, LongMemEval and BEAM 100K, the head model's trees "
+               "trained on them (bench_head_model.py); a whole-benchmark figure, not held out")
 PAPER = "the paper's arm, offline (the rules stand-in where it calls a model); no weight chosen on these questions"
 BASELINE = ("the paper's baseline, offline; no weight chosen on these questions; it returns its default k "
             "(10) turns, so larger budgets hold its whole set")
