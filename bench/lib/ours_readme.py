@@ -167,7 +167,8 @@ def against_baselines(sel: dict) -> list[str]:
                 "not recorded (no per-question rows in the JSON)")
         rows.append(f"| {NAMES.get(d, d)} ({fig.replace('_', ' ')}) | {k} | {_f(b)} | {label} | "
                     f"{_f(held) if held is not None else 'not in the CV'} | {best} {_f(refs[best])} | "
-                    f"{'yes' if b >= refs[best] else 'no'} | {test} | `{src}`, `ours_selection.json` |")
+                    f"{'yes' if b >= refs[best] else 'no'} | {test} | `{src}`, "
+                    f"`{'head_model.json' if d in heads else 'ours_selection.json'}` |")
     return rows
 
 
