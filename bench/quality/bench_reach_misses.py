@@ -45,7 +45,8 @@ def main() -> None:
     store.close()
     variant = Variant()  # the shipped setting (turn_scores.DEFAULT)
     out = {"benchmark": "reach_misses", "label": LABEL, "commit": commit(), "k": 10, "head": 40,
-           "set": {f: getattr(DEFAULT, f) for f in ("set_spread", "set_cover", "set_novelty", "set_asks", "set_reach")},
+           "set": {f: getattr(DEFAULT, f) for f in ("set_spread", "set_cover", "set_novelty", "set_asks", "set_reach",
+                                                  "head_model")},
            "benchmarks": {}}
     for name, cs in cases.items():
         per_question = []

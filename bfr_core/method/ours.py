@@ -45,12 +45,11 @@ pick paying SET_SPREAD per turn already taken from its session, earning SET_COVE
 requirements it supplies first and, between peers, paying SET_ASKS per share of its words that ask; every
 prefix is the greedy set at that budget, and at 40 turns the set is the ranking's top 40 unless SET_REACH
 lets a turn from below the head in on its cover gain. In the words regime, when the settings name a head
-model (``head_model``:
-gradient-boosted trees over the ranking's parts, Stage I's requirement share and each turn's relation to the
-head's first turns), the 40 turns are then re-ordered by its score: the set at 40 stays the same, the
-smaller sets change. Stage I reuses ``stage1`` over this pool (E0 = the cover first, then the set order, up
-to ``b`` turns); Stage II deepens the same order in budgeted rounds (one call per round through the exclusion
-rule).
+model (``head_model``: gradient-boosted trees over the ranking's parts, Stage I's requirement share and each
+turn's relation to the head's first turns), the 40 turns are then re-ordered by its score: the set at 40
+stays the same, the smaller sets change. Stage I reuses ``stage1`` over this pool (E0 = the cover first,
+then the set order, up to ``b`` turns); Stage II deepens the same order in budgeted rounds (one call per
+round through the exclusion rule).
 
 Every number is either a coordinate of the selection grid, chosen by bench/quality/bench_ours_selection.py
 with conversation-level cross-validation, or fixed by an argument that reads no benchmark question;
@@ -287,8 +286,8 @@ def with_antecedent(parts: ScoreParts, settings: OursSettings, other: np.ndarray
 def run_scored(ctx: ArmContext, query: Query, sc: TurnScores, cover: bool = True,
                settings: OursSettings = DEFAULT, vp: variants.VariantParts | None = None) -> list[Step]:
     """The arm over given turn scores (:func:`run_variant` passes a variant's; ``cover``: see
-    :func:`initial_evidence`; ``settings``: the set weights read; ``vp``: the question's variant parts, made
-    here when the settings' head model needs them and none are given)."""
+    :func:`initial_evidence`; ``settings``: the set weights read; ``vp``: the question's variant parts, passed
+    to :func:`initial_evidence`, which makes them when the head model needs them and none are given)."""
     steps, e0, order = initial_evidence(ctx, query, sc, cover, settings, vp)
     if ctx.budget.rounds and ctx.budget.calls and ctx.budget.new:
         steps += complete(ctx, query, e0, sc, order)
