@@ -71,11 +71,11 @@ def fold_of(cases: dict[str, Sequence[RankCase]], k: int) -> dict[str, list[int]
     return out
 
 
-def fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray]) -> Any:
-    """The trainer at :data:`CONFIG` over the rows given."""
+def fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], **size: int) -> Any:
+    """The trainer at :data:`CONFIG` (``size`` overriding its iterations or leaves) over the rows given."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return HistGradientBoostingClassifier(**CONFIG).fit(np.vstack(xs), np.concatenate(ys))
+    return HistGradientBoostingClassifier(**{**CONFIG, **size}).fit(np.vstack(xs), np.concatenate(ys))
 
 
 def trees_of(model: Any) -> Trees:
