@@ -3,7 +3,9 @@ copy that differs is caught, and the folds follow the selection's."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +14,8 @@ import pytest
 from bench.lib import head_training as T
 from bench.lib.selection import folds_of
 from bfr_core.method.head_model import FEATURES
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _data(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -42,6 +46,11 @@ def test_the_same_data_fits_the_same_trees():
     x, y = _data(1500)
     a, b = T.trees_of(T.fit([x], [y])), T.trees_of(T.fit([x], [y]))
     assert a.to_dict() == b.to_dict()
+
+
+def test_the_trainers_size_is_the_nested_choice_on_all_folds():
+    chosen = json.loads((ROOT / "bench" / "out" / "head_model_size.json").read_text(encoding="utf-8"))
+    assert {k: T.CONFIG[k] for k in chosen["chosen on all folds"]} == chosen["chosen on all folds"]
 
 
 def test_folds_follow_the_selections_assignment():

@@ -3,8 +3,7 @@ trainer and the export of a trained model to ``head_model.Trees``.
 
 An example is a head turn of a words-regime question with gold: its :data:`head_model.FEATURES` row and whether
 it is gold.
-The trainer is scikit-learn's histogram gradient boosting (pinned in requirements.lock) at :data:`CONFIG`, fixed
-before any held-out figure of it was read; :func:`trees_of` copies its fitted trees into the workbench's own
+The trainer is scikit-learn's histogram gradient boosting (pinned in requirements.lock) at :data:`CONFIG`; :func:`trees_of` copies its fitted trees into the workbench's own
 numpy form, and :func:`check_export` proves the copy gives the trainer's decision values.
 
 Does not cover: the figures (bench/quality/bench_head_model.py), evaluating a model at run time (``head_model``).
@@ -27,7 +26,9 @@ from bfr_core.method.variants import Variant, combine
 # What the trainer fits on: every development benchmark whose gold is turns (LoCoMo-Plus's gold is one cue
 # dialogue: its figures are reported, its questions not trained on)
 TRAIN = ("locomo", "beam-100k", "longmemeval", OFFICIAL)
-CONFIG = {"max_iter": 200, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 50,
+# The trainer: its size (iterations, leaves) is the one bench/quality/bench_head_model_size.py chose on all folds by
+# nested cross-validation (bench/out/head_model_size.json); the rest was fixed before any held-out figure was read
+CONFIG = {"max_iter": 400, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 50,
           "early_stopping": False, "random_state": 0}
 
 

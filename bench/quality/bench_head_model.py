@@ -3,8 +3,8 @@
 Over the selection's cases (``bench.lib.selection``: LoCoMo, dev50 + dev200 and their official user-turn corpus,
 LoCoMo-Plus dev, BEAM 100K; the pickle ``bench_ours_selection`` writes, built here from ``--db`` when missing or
 of other code), the base is the shipped setting without a head model. Five conversation folds, assigned as the
-selection's cross-validation assigns them: in each, the trainer (``bench.lib.head_training``, its configuration
-fixed before any held-out figure of it was read) fits on the other folds' heads and re-orders the held-out
+selection's cross-validation assigns them: in each, the trainer (``bench.lib.head_training``, at the size
+``bench_head_model_size`` chose on all folds) fits on the other folds' heads and re-orders the held-out
 questions' heads (words-regime questions: a remark's set keeps its own order, ``OursSettings.head_in``); the
 pooled held-out figures stand beside the base's on the same questions, with how many
 questions each figure at 10 gains and loses. Then it fits on every question and, with ``--write-model``, writes
@@ -12,8 +12,9 @@ the trees to ``bfr_core/method/head_model.json`` (the file ``ours.toml`` names),
 trees give the trainer's decision values.
 
 What the figures are: the model is trained in folds, but the base ranking's weights were chosen on every
-conversation of these benchmarks, and the features and the trainer's configuration were chosen after reading
-held-out figures of earlier versions of this bench on them: development figures. BEAM 500K and 1M, which no
+conversation of these benchmarks, the features were chosen after reading held-out figures of earlier versions
+of this bench on them, and the trainer's size was chosen on every fold (``bench_head_model_size``'s nested
+figures choose it inside the folds): development figures. BEAM 500K and 1M, which no
 step of this saw, are the held-out test (bench/quality/bench_beam.py with the shipped setting).
 
 Run: ``.venv/bin/python -m bench.quality.bench_head_model [--write-model]`` (writes ``bench/out/head_model.json``).
