@@ -127,34 +127,31 @@ class Trees:
     def raw(self, x: np.ndarray) -> np.ndarray:
         """Each row's baseline plus its leaf value in every tree (a log-odds: larger is likelier gold)."""
         x = np.asarray(x, dtype=np.float64)
-        feature, threshold, missing_left, step_left, step_right, depth = self._flat
+        feature, threshold, missing_left, step_left, step_right, leaf = self._flat
         n_trees, width = self.feature.shape
         cells = x.ravel()
-        node = np.broadcast_to((np.arange(n_trees) * width)[:, None], (n_trees, len(x))).ravel()
-        at = np.broadcast_to((np.arange(len(x)) * x.shape[1])[None, :], (n_trees, len(x))).ravel()
-        for _ in range(depth):  # a leaf steps to itself, so every row may take the deepest tree's steps
-            vals = cells[at + feature[node]]
-            go_left = (vals <= threshold[node]) | (np.isnan(vals) & missing_left[node])
-            node = np.where(go_left, step_left[node], step_right[node])
+        node = np.repeat(np.arange(n_trees, dtype=np.int64) * width, len(x))  # (tree, row) lanes, tree-major
+        at = np.tile(np.arange(len(x), dtype=np.int64) * x.shape[1], n_trees)
+        live = np.flatnonzero(~leaf[node])
+        while len(live):  # only the lanes still at a split take the next step
+            at_node = node[live]
+            vals = cells[at[live] + feature[at_node]]
+            go_left = (vals <= threshold[at_node]) | (np.isnan(vals) & missing_left[at_node])
+            node[live] = np.where(go_left, step_left[at_node], step_right[at_node])
+            live = live[~leaf[node[live]]]
         return self.baseline + self.value.ravel()[node].reshape(n_trees, len(x)).sum(axis=0)
 
     @cached_property
     def _flat(self) -> tuple[np.ndarray, ...]:
-        """The trees as flat arrays of global node numbers (tree * nodes + node), each leaf stepping to itself,
-        and the deepest tree's depth: :meth:`raw` descends every tree at once with 1-D lookups."""
+        """The trees as flat arrays over global node numbers (tree * nodes + node): the split's feature,
+        threshold and missing-value side, the next node either way (a leaf steps to itself) and whether it is a
+        leaf; :meth:`raw` descends every tree at once with 1-D lookups."""
         n_trees, width = self.feature.shape
         first = (np.arange(n_trees) * width)[:, None]
         own = first + np.arange(width)[None, :]
-        step_left = np.where(self.leaf, own, self.left + first).ravel()
-        step_right = np.where(self.leaf, own, self.right + first).ravel()
-        leaf = self.leaf.ravel()
-        depth, frontier = 0, first.ravel()[~leaf[first.ravel()]]
-        while len(frontier):  # the split nodes reached after `depth` steps
-            children = np.concatenate([step_left[frontier], step_right[frontier]])
-            frontier = np.unique(children[~leaf[children]])
-            depth += 1
         return (np.where(self.leaf, 0, self.feature).ravel(), self.threshold.ravel(), self.missing_left.ravel(),
-                step_left, step_right, depth)
+                np.where(self.leaf, own, self.left + first).ravel(), np.where(self.leaf, own, self.right + first).ravel(),
+                self.leaf.ravel())
 
     def to_dict(self) -> dict:
         return {"features": list(self.features), "baseline": self.baseline,
