@@ -785,6 +785,20 @@ def open_all(path: Path, beam: bool = False) -> Store:
 CASES_FORMAT = 6
 
 
+CASES = Path(__file__).resolve().parents[2] / "bench" / "out" / "cache" / "selection_cases.pkl"
+
+
+def cases_in(db: Path) -> dict[str, list[RankCase]]:
+    """Every benchmark's cases, BEAM 100K included, over the store at ``db`` (opened with :func:`open_all` and
+    closed after): the pickle :data:`CASES` when this code built it (:func:`cached_cases`), else built and
+    written there."""
+    store = open_all(db, beam=True)
+    try:
+        return cached_cases(store, CASES, True, beam=True)
+    finally:
+        store.close()
+
+
 def cached_cases(store: Store, path: Path, reuse: bool, beam: bool = False) -> dict[str, list[RankCase]]:
     """:func:`build_cases`, read from ``path`` (a pickle under bench/out/cache) with ``reuse`` when the
     pickle was built by this code (``byo_common.code_fingerprint``), else built and written there (the

@@ -36,9 +36,8 @@ from bench.lib.selection import (
     COLS,
     FOLDS,
     SEARCHED,
-    cached_cases,
     case_order,
-    open_all,
+    cases_in,
     order_row,
     summarize,
 )
@@ -66,9 +65,7 @@ def main() -> None:
     ap.add_argument("--write-model", action="store_true", help=f"write bfr_core/method/{MODEL_FILE}")
     args = ap.parse_args()
     t0 = time.time()
-    store = open_all(Path(args.db), beam=True)
-    cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", True, beam=True)
-    store.close()
+    cases = cases_in(Path(args.db))
     base = SEARCHED
     examples = {d: [example(c, base) if c.gold else None for c in cs] for d, cs in cases.items()}  # None: no gold or a remark
     folds = fold_of(cases, FOLDS)

@@ -31,9 +31,8 @@ from bench.lib.selection import (
     FOLDS,
     SEARCHED,
     RankCase,
-    cached_cases,
     case_order,
-    open_all,
+    cases_in,
     order_row,
     summarize,
 )
@@ -92,9 +91,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(OUT / "head_model_size.json"))
     args = ap.parse_args()
     t0 = time.time()
-    store = open_all(Path(args.db), beam=True)
-    cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", True, beam=True)
-    store.close()
+    cases = cases_in(Path(args.db))
     folds = fold_of(cases, FOLDS)
     examples = {d: [example(c, SEARCHED) if c.gold else None for c in cs] for d, cs in cases.items()}
     items = [(d, c, e, g) for d in TRAIN if d in cases

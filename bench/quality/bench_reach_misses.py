@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.lib.git_commit import commit
 from bench.lib.ours_runs import OUT
 from bench.lib.reach_misses import missing_below, tally
-from bench.lib.selection import cached_cases, case_order, open_all
+from bench.lib.selection import case_order, cases_in
 from bfr_core.method.budget_set import unit_rows
 from bfr_core.method.turn_scores import DEFAULT, ranking
 from bfr_core.method.variants import Variant, combine
@@ -40,9 +40,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(OUT / "reach_misses.json"))
     args = ap.parse_args()
     t0 = time.time()
-    store = open_all(Path(args.db), beam=True)
-    cases = cached_cases(store, OUT / "cache" / "selection_cases.pkl", True, beam=True)
-    store.close()
+    cases = cases_in(Path(args.db))
     variant = Variant()  # the shipped setting (turn_scores.DEFAULT)
     out = {"benchmark": "reach_misses", "label": LABEL, "commit": commit(), "k": 10, "head": 40,
            "set": {f: getattr(DEFAULT, f) for f in ("set_spread", "set_cover", "set_novelty", "set_asks", "set_reach",
