@@ -11,15 +11,15 @@ Does not cover: the figures (bench/quality/bench_head_model.py), evaluating a mo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from bench.lib.selection import BENCHMARKS, OFFICIAL, PLUS, RankCase, case_order, folds_of
+from bench.lib.selection import BENCHMARKS, OFFICIAL, PLUS, RankCase, case_order, folds_of, order_row
 from bfr_core.method.budget_set import WINDOW
-from bfr_core.method.head_model import FEATURES, Trees, features
+from bfr_core.method.head_model import FEATURES, Trees, features, reorder
 from bfr_core.method.stage1 import latest_rows
 from bfr_core.method.variants import Variant, combine
 
@@ -56,6 +56,22 @@ def example(c: RankCase, base: Variant) -> Example | None:
     x = features(order, sc, c.parts, rows, len(reqs), c.vectors, c.asking)
     y = np.array([c.ids[int(i)] in c.gold for i in head], dtype=np.int8)
     return Example(x, y, order)
+
+
+def add_held_out(rows: dict[str, tuple[list, list]], cases: dict[str, Sequence[RankCase]],
+                 examples: dict[str, Sequence[Example | None]], folds: dict[str, Sequence[int]], fold: int,
+                 base: Any, scores: Callable[[Example], np.ndarray]) -> None:
+    """Append to ``rows[benchmark]`` (base rows, model rows) every case of ``fold``: its row under ``base``'s set
+    order and under that order's head re-ordered by ``scores(example)`` (a case without an example, no gold or a
+    remark, keeps the base order in both)."""
+    for d, cs in cases.items():
+        base_rows, model_rows = rows.setdefault(d, ([], []))
+        for c, e, g in zip(cs, examples[d], folds[d], strict=True):
+            if g != fold:
+                continue
+            order = case_order(c, base) if e is None else e.order
+            base_rows.append(order_row(c, order))
+            model_rows.append(order_row(c, order if e is None else reorder(order, scores(e))))
 
 
 def fold_of(cases: dict[str, Sequence[RankCase]], k: int) -> dict[str, list[int]]:

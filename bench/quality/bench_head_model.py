@@ -30,20 +30,18 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.git_commit import commit
-from bench.lib.head_training import CONFIG, TRAIN, check_export, example, fit, fold_of, trees_of
+from bench.lib.head_training import CONFIG, TRAIN, add_held_out, check_export, example, fit, fold_of, trees_of
 from bench.lib.ours_runs import OUT
 from bench.lib.selection import (
     COLS,
     FOLDS,
     SEARCHED,
-    case_order,
     cases_in,
-    order_row,
     summarize,
 )
 from bfr_core.method import head_model
 from bfr_core.method.budget_set import WINDOW
-from bfr_core.method.head_model import FEATURES, reorder
+from bfr_core.method.head_model import FEATURES
 
 LABEL = ("development figures: a model trained in conversation folds over a base ranking chosen on every "
          "conversation, its features and configuration chosen after reading earlier held-out figures of this bench")
@@ -76,13 +74,7 @@ def main() -> None:
                  for e, g in zip(examples[d], folds[d], strict=True) if e is not None and g != f]
         model = fit([x for x, _ in train], [y for _, y in train])
         trees = trees_of(model)
-        for d, cs in cases.items():
-            for c, e, g in zip(cs, examples[d], folds[d], strict=True):
-                if g != f:
-                    continue
-                order = case_order(c, base)  # a remark's set order: no head model applies (example None)
-                rows[d][0].append(order_row(c, order))
-                rows[d][1].append(order_row(c, order if e is None else reorder(e.order, trees.raw(e.x))))
+        add_held_out(rows, cases, examples, folds, f, base, lambda e, trees=trees: trees.raw(e.x))
         print(f"  fold {f}: {time.time() - t0:.0f} s", flush=True)
     figures = {}
     for d, (b, m) in rows.items():

@@ -25,13 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.git_commit import commit
-from bench.lib.head_training import CONFIG, TRAIN, Example, example, fit, fold_of
+from bench.lib.head_training import CONFIG, TRAIN, Example, add_held_out, example, fit, fold_of
 from bench.lib.ours_runs import OUT
 from bench.lib.selection import (
     FOLDS,
     SEARCHED,
     RankCase,
-    case_order,
     cases_in,
     order_row,
     summarize,
@@ -101,14 +100,8 @@ def main() -> None:
         inner = [g for g in range(FOLDS) if g != f]
         size, objectives = choose(items, inner)
         model = fit([e.x for _, _, e, g in items if g != f], [e.y for _, _, e, g in items if g != f], **size)
-        for d, cs in cases.items():
-            for c, e, g in zip(cs, examples[d], folds[d], strict=True):
-                if g != f:
-                    continue
-                order = case_order(c, SEARCHED)
-                held[d][0].append(order_row(c, order))
-                held[d][1].append(order_row(c, order if e is None else
-                                            reorder(e.order, np.ravel(model.decision_function(e.x)))))
+        add_held_out(held, cases, examples, folds, f, SEARCHED,
+                     lambda e, model=model: np.ravel(model.decision_function(e.x)))
         per_fold.append({"fold": f, "chosen": size, "inner objectives": objectives})
         print(f"  fold {f}: {size} ({time.time() - t0:.0f} s)", flush=True)
     figures = {}
