@@ -13,7 +13,7 @@ import pytest
 
 from bench.lib import head_training as T
 from bench.lib.selection import folds_of
-from bfr_core.method.head_model import FEATURES
+from bfr_core.method.head_model import FEATURES, reorder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,3 +68,33 @@ def test_folds_follow_the_selections_assignment():
     assert out["official"] == [lm["q2"], lm["q0"]]
     assert out["locomo-plus"][0] == loc["conv-3"]  # an item goes with the chat it is stitched into
     assert out["locomo-plus"][1] == folds_of(["conv-3", "conv-9"], 2)["conv-9"]
+
+
+def _examples(n: int, seed: int) -> list[T.Example]:
+    x, y = _data(n * 40, seed)
+    order = np.arange(60)
+    return [T.Example(x[i * 40:(i + 1) * 40], y[i * 40:(i + 1) * 40], order) for i in range(n)]
+
+
+def test_each_folds_trees_are_fit_without_that_folds_questions():
+    examples = {"locomo": _examples(30, 1), "locomo-plus": _examples(4, 2)}  # locomo-plus is not trained on
+    folds = {"locomo": [i % 2 for i in range(30)], "locomo-plus": [0, 1, 0, 1]}
+    trees = T.fold_trees(examples, folds, 2, max_iter=20)
+    for f in (0, 1):
+        rest = [e for e, g in zip(examples["locomo"], folds["locomo"], strict=True) if g != f]
+        alone = T.trees_of(T.fit([e.x for e in rest], [e.y for e in rest], max_iter=20))
+        assert trees[f].to_dict() == alone.to_dict()
+    assert trees[0].to_dict() != trees[1].to_dict()
+
+
+def test_cross_fitted_orders_use_the_trees_of_the_questions_own_fold():
+    examples = {"locomo": _examples(30, 3)}
+    folds = {"locomo": [i % 2 for i in range(30)]}
+    cases = {"locomo": [SimpleNamespace(question_id=f"q{i}") for i in range(30)]}
+    examples["locomo"][5] = None  # a question without an example (no gold, or a remark) has no cross-fitted order
+    trees = T.fold_trees(examples, folds, 2, max_iter=20)
+    orders = T.cross_fitted(cases, examples, folds, trees)["locomo"]
+    assert "q5" not in orders and len(orders) == 29
+    e = examples["locomo"][3]
+    assert np.array_equal(orders["q3"], reorder(e.order, trees[1].raw(e.x)))
+    assert list(orders["q3"][40:]) == list(range(40, 60))  # the turns below the head keep their order

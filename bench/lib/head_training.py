@@ -88,6 +88,28 @@ def fold_of(cases: dict[str, Sequence[RankCase]], k: int) -> dict[str, list[int]
     return out
 
 
+def fold_trees(examples: dict[str, Sequence[Example | None]], folds: dict[str, Sequence[int]], k: int,
+               **size: int) -> list[Trees]:
+    """For each of the ``k`` folds, the trainer (:func:`fit`) over the :data:`TRAIN` benchmarks' examples of the
+    other folds, exported (:func:`trees_of`): entry ``f`` never saw a question of fold ``f``."""
+    out = []
+    for f in range(k):
+        train = [(e.x, e.y) for d in TRAIN if d in examples
+                 for e, g in zip(examples[d], folds[d], strict=True) if e is not None and g != f]
+        out.append(trees_of(fit([x for x, _ in train], [y for _, y in train], **size)))
+    return out
+
+
+def cross_fitted(cases: dict[str, Sequence[RankCase]], examples: dict[str, Sequence[Example | None]],
+                 folds: dict[str, Sequence[int]], trees: Sequence[Trees]) -> dict[str, dict[str, np.ndarray]]:
+    """Benchmark -> question id -> its set order with the head re-ordered by the trees of its own fold
+    (:func:`fold_trees`), for every case with an example: each order comes from trees that never saw its
+    conversation."""
+    return {d: {c.question_id: reorder(e.order, trees[g].raw(e.x))
+                for c, e, g in zip(cs, examples[d], folds[d], strict=True) if e is not None}
+            for d, cs in cases.items()}
+
+
 def fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], **size: int) -> Any:
     """The trainer at :data:`CONFIG` (``size`` overriding its iterations or leaves) over the rows given."""
     from sklearn.ensemble import HistGradientBoostingClassifier

@@ -30,7 +30,17 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.git_commit import commit
-from bench.lib.head_training import CONFIG, TRAIN, add_held_out, check_export, example, fit, fold_of, trees_of
+from bench.lib.head_training import (
+    CONFIG,
+    TRAIN,
+    add_held_out,
+    check_export,
+    example,
+    fit,
+    fold_of,
+    fold_trees,
+    trees_of,
+)
 from bench.lib.ours_runs import OUT
 from bench.lib.selection import (
     COLS,
@@ -69,13 +79,9 @@ def main() -> None:
     folds = fold_of(cases, FOLDS)
     t_examples = time.time() - t0
     rows: dict[str, tuple[list, list]] = {d: ([], []) for d in cases}
-    for f in range(FOLDS):
-        train = [(e.x, e.y) for d in TRAIN if d in cases
-                 for e, g in zip(examples[d], folds[d], strict=True) if e is not None and g != f]
-        model = fit([x for x, _ in train], [y for _, y in train])
-        trees = trees_of(model)
+    for f, trees in enumerate(fold_trees(examples, folds, FOLDS)):
         add_held_out(rows, cases, examples, folds, f, base, lambda e, trees=trees: trees.raw(e.x))
-        print(f"  fold {f}: {time.time() - t0:.0f} s", flush=True)
+    print(f"  folds: {time.time() - t0:.0f} s", flush=True)
     figures = {}
     for d, (b, m) in rows.items():
         b_arr, m_arr = np.array(b), np.array(m)

@@ -15,8 +15,13 @@ on one benchmark in a store.
   ``bench.quality.bench_ours_selection`` scores them.
 
 ``conv-fusion``'s figures are **development** figures: its weights were chosen on these benchmarks' questions
-(``bench.quality.bench_ours_selection``; its held-out figures are ``ours_selection.json``'s cross-validation). These are
-whole-benchmark figures. No arm or ranking here chose a weight on them. Writes one benchmark's entry into
+(``bench.quality.bench_ours_selection``; its held-out figures are ``ours_selection.json``'s cross-validation). On a
+benchmark the head model's trees were trained on (``head_training.TRAIN``), its rows are **cross-fitted**: each
+question's 40 turns are its set order with the head re-ordered by trees trained on the other four conversation
+folds (``head_training.fold_trees``, the folds of ``bench_head_model``), over the selection's cases of ``--cases-db``;
+the arm's own rows, whose trees saw every question, are kept as ``in_sample``, and ``cross_fit`` counts the
+questions whose set at 40 is the arm's. These are whole-benchmark figures. No arm or ranking here chose a weight
+on them. Writes one benchmark's entry into
 ``ui.sufficiency.PATH`` (``bench/out/sufficiency_budgets.json``; the Trace page reads it) and its plot
 (``plots.sufficiency_gap``) as ``docs/screenshots/sufficiency_<key>.png`` (Plotly's image export through
 the system's Chromium) and ``bench/out/sufficiency_<key>.html``.
@@ -43,7 +48,9 @@ from pathlib import Path
 
 from bench.lib.arm_rows import ARMS, dump
 from bench.lib.git_commit import commit
+from bench.lib.head_training import TRAIN, cross_fitted, example, fold_of, fold_trees
 from bench.lib.ours_runs import OUT, ROOT, Views, questions
+from bench.lib.selection import FOLDS, SEARCHED, cases_in
 from bench.lib.sufficiency import RANKINGS, SIZES, curves
 from bfr_core import plots
 from bfr_core.arm_names import CONV_FUSION, canonical_arm
@@ -57,8 +64,10 @@ from ui import sufficiency
 
 SETTING = ROOT / "bfr_core" / "method" / "ours.toml"
 DEVELOPMENT = ("development: the shipped weights were chosen on this benchmark's questions "
-               "(bench_ours_selection.py) and, on LoCoMo, LongMemEval and BEAM 100K, the head model's trees "
-               "trained on them (bench_head_model.py); a whole-benchmark figure, not held out")
+               "(bench_ours_selection.py); a whole-benchmark figure, not held out")
+CROSS_FITTED = ("development: the shipped weights were chosen on this benchmark's questions (bench_ours_selection.py); "
+                "the head model re-orders each question's head with trees trained on the other conversation folds "
+                "(cross-fitted, bench_head_model.py's folds)")
 PAPER = "the paper's arm, offline (the rules stand-in where it calls a model); no weight chosen on these questions"
 BASELINE = ("the paper's baseline, offline; no weight chosen on these questions; it returns its default k "
             "(10) turns, so larger budgets hold its whole set")
@@ -77,6 +86,20 @@ def ranking_rows(store: Store, dataset: str, qs: Sequence, top: int = max(SIZES)
             order = turn_scores.ranking(score_variant(v, q.query(), variant).final)[:top]
             out[f"{name}:{q.question_id}"] = [v.turns[int(i)].turn_id for i in order]
     return out
+
+
+def cross_fitted_rows(db: str, dataset: str) -> dict[str, list[str]]:
+    """``conv-fusion``'s first 40 turns per question of ``dataset`` (keyed as a dump's rows), its head re-ordered
+    by the trees of the fold that held out its conversation (``head_training.cross_fitted``) over the selection's
+    cases in the store at ``db``; empty when the trees were not trained on ``dataset``."""
+    if dataset not in TRAIN:
+        return {}
+    cases = cases_in(Path(db))
+    examples = {d: [example(c, SEARCHED) if c.gold else None for c in cs] for d, cs in cases.items()}
+    folds = fold_of(cases, FOLDS)
+    orders = cross_fitted(cases, examples, folds, fold_trees(examples, folds, FOLDS))[dataset]
+    ids = {c.question_id: c.ids for c in cases[dataset]}
+    return {f"{CONV_FUSION}:{q}": [ids[q][int(i)] for i in o[:max(SIZES)]] for q, o in orders.items()}
 
 
 def arm_rows(db: str, dataset: str, rows: str, limit: int) -> tuple[dict[str, list[str]], str]:
@@ -137,16 +160,26 @@ def figure(entry: dict, key: str) -> dict:
 def measure(args: argparse.Namespace) -> None:
     t0, code = time.time(), commit(ROOT)  # before this run writes its image (a tracked file)
     rows, source = arm_rows(args.db, args.dataset, args.rows, args.limit)  # before this process opens the store
+    rows = {f"{canonical_arm(k.split(':', 1)[0])}:{k.split(':', 1)[1]}": v for k, v in rows.items()}
+    held = cross_fitted_rows(args.cases_db, args.dataset)
     store = Store(args.db)
     qs = questions(store, args.dataset)[: args.limit or None]
     gold = {q.question_id: frozenset(q.gold) for q in qs}
     rows.update(ranking_rows(store, args.dataset, qs))
     kind = store.dataset(args.dataset)["kind"]
     store.close()
+    labels = {**LABELS, CONV_FUSION: CROSS_FITTED if held else DEVELOPMENT}
     entry = {"name": args.name, "kind": kind, "dataset": args.dataset, "store": args.db, "arm_rows": source,
              "n": sum(1 for g in gold.values() if g), "limit": args.limit,
-             "labels": {s: LABELS.get(s, "") for s in (*map(canonical_arm, ARMS.split(",")), *RANKINGS)},
-             "systems": {s: {"label": LABELS.get(s, ""), "budgets": b} for s, b in curves(rows, gold).items()}}
+             "labels": {s: labels.get(s, "") for s in (*map(canonical_arm, ARMS.split(",")), *RANKINGS)}}
+    if held:
+        own = {k: v for k, v in rows.items() if k.split(":", 1)[0] == CONV_FUSION}
+        mine = {k: v for k, v in held.items() if k.split(":", 1)[1] in gold}
+        entry["in_sample"] = curves(own, gold)[CONV_FUSION]
+        entry["cross_fit"] = {"cases": args.cases_db, "replaced": len(mine), "same set at 40": sum(
+            set(v) == set(own.get(k, ())[:max(SIZES)]) for k, v in mine.items())}
+        rows.update(mine)
+    entry["systems"] = {s: {"label": labels.get(s, ""), "budgets": b} for s, b in curves(rows, gold).items()}
     entry["figure"] = figure(entry, args.key)
     entry["elapsed_s"] = round(time.time() - t0, 1)
     path = Path(args.out)
@@ -159,7 +192,10 @@ def measure(args: argparse.Namespace) -> None:
         "figures": "any: % of questions with a gold turn among the first k turns (Turn Hit / Gold Hit); all: % with "
                    "every gold turn among them (recall_all / CER); gap = any - all; over the questions with gold turns",
         "development": f"{CONV_FUSION}'s figures are development figures (its weights were chosen on LoCoMo, LongMemEval dev50 + "
-                       "dev200, LoCoMo-Plus dev and BEAM 100K); every other system chose no weight on them"})
+                       "dev200, LoCoMo-Plus dev and BEAM 100K); where its head model's trees trained on a benchmark, "
+                       "its rows are cross-fitted (each question's head re-ordered by trees that never saw its "
+                       "conversation) and the arm's own rows are its in_sample figures; every other system chose no "
+                       "weight on them"})
     result.setdefault("benchmarks", {})[args.key] = entry
     result["benchmarks"][args.key]["commit"] = result["commit"]
     path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
@@ -172,6 +208,8 @@ def main() -> None:
     ap.add_argument("--dataset", default="locomo", help="the dataset id in the store")
     ap.add_argument("--key", default="", help="the benchmark's key in the JSON and the image's name (default: --dataset)")
     ap.add_argument("--name", default="", help="the benchmark's display name (default: --key)")
+    ap.add_argument("--cases-db", default=str(OUT / "cache" / "ours.duckdb"),
+                    help="the store the selection's cases come from (cross-fitted rows on a benchmark the trees trained on)")
     ap.add_argument("--rows", default="", help="a bench_arm_rows.py dump of the arms on this store and code")
     ap.add_argument("--limit", type=int, default=0, help="the first N questions (a smoke run; needs --rows)")
     ap.add_argument("--out", default=str(sufficiency.PATH))
