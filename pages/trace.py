@@ -116,8 +116,8 @@ with st.expander(f"Any gold against all gold by budget, measured: {CONV_FUSION},
             entry = measured["benchmarks"][shown_key]
             st.caption(f"{entry.get('n', '?')} questions; each evidence set cut to its first k turns, offline (the "
                        "rules stand-in for any model call); a system is drawn at the budgets at least half its sets "
-                       f"reach. {CONV_FUSION}: development figures (its weights were chosen on these benchmarks' questions); no "
-                       f"other system chose a weight on them. Commit {markup.code(str(measured.get('commit', '?')))}.")
+                       f"reach. {CONV_FUSION}: {SUF.ours_note(entry)}. No other system chose a weight on them. "
+                       f"Commit {markup.code(str(measured.get('commit', '?')))}.")
             st.plotly_chart(plots.sufficiency_gap(SUF.curves(entry), title=f"{entry.get('name', shown_key)}: any gold "
                                                   "(solid) against all gold (dashed) in the first k turns"),
                             key="trace_sufficiency")

@@ -70,3 +70,14 @@ def test_the_trace_page_reads_the_budgets_each_system_reaches(tmp_path):
     path.write_text("[]", encoding="utf-8")
     with pytest.raises(ValueError, match="no 'benchmarks'"):
         sufficiency.load(path)
+
+
+def test_our_arms_note_says_which_figures_are_plotted_and_keeps_the_in_sample_ones_beside_them():
+    point = {"any": 80.0, "all": 70.0, "reached": 1.0}
+    entry = {"systems": {"bfr": {"label": "development: cross-fitted", "budgets": {"10": point}}},
+             "in_sample": {"10": {"any": 90.0, "all": 81.25, "reached": 1.0}}}
+    note = sufficiency.ours_note(entry)
+    assert note.startswith("development: cross-fitted") and "70.0 cross-fitted against 81.2 in-sample" in note
+    del entry["in_sample"]
+    assert sufficiency.ours_note(entry) == "development: cross-fitted"
+    assert sufficiency.ours_note({"systems": {}}).startswith("development figures")

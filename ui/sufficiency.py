@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bfr_core.arm_names import canonical_arm
+from bfr_core.arm_names import CONV_FUSION, canonical_arm
 
 RELATIVE = "bench/out/sufficiency_budgets.json"  # from the project root
 PATH = Path(__file__).resolve().parents[1] / RELATIVE
@@ -57,3 +57,16 @@ def curves(entry: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
         if points:
             out[canonical_arm(system)] = points
     return out
+
+
+def ours_note(entry: Mapping[str, Any]) -> str:
+    """What our arm's figures in ``entry`` are: its label from the JSON (development; cross-fitted where its head
+    model's trees trained on the benchmark) and, when the bench kept them, its in-sample all gold at 10 beside the
+    plotted one."""
+    row = next((r for s, r in entry.get("systems", {}).items() if canonical_arm(s) == CONV_FUSION), {})
+    note = row.get("label") or "development figures (its weights were chosen on these benchmarks' questions)"
+    inside, shown = entry.get("in_sample", {}).get("10"), row.get("budgets", {}).get("10")
+    if inside and shown:
+        note += (f"; all gold @10 is {shown['all']:.1f} cross-fitted against {inside['all']:.1f} in-sample (the trees "
+                 "trained on these questions)")
+    return note

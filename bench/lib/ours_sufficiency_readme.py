@@ -124,6 +124,13 @@ def _cell(p: dict) -> str:
     return f"{p['any']:.1f} / {p['all']:.1f}"
 
 
+def _kind(label: str) -> str:
+    """A system's figures in a word or two: development (cross-fitted where its head model's trees were) or not."""
+    if not label.startswith("development"):
+        return "no weight chosen here"
+    return "development; its head model cross-fitted" if "cross-fitted" in label else "development"
+
+
 def budgets() -> list[str]:
     """Per measured benchmark: its plot and a table of any / all gold at each budget, gap at 10, the figures' kind."""
     data = _read("sufficiency_budgets.json")
@@ -142,8 +149,12 @@ def budgets() -> list[str]:
         for system, row in entry["systems"].items():
             b = row["budgets"]
             gap = f"{b['10']['gap']:.1f}" if "10" in b and b["10"].get("reached", 1.0) >= 0.5 else "-"
-            kind = "development" if row["label"].startswith("development") else "no weight chosen here"
-            out.append(f"| `{canonical_arm(system)}` | " + " | ".join(_cell(b[k]) for k in sizes if k in b) + f" | {gap} | {kind} |")
+            out.append(f"| `{canonical_arm(system)}` | " + " | ".join(_cell(b[k]) for k in sizes if k in b)
+                       + f" | {gap} | {_kind(row['label'])} |")
+            if canonical_arm(system) == CONV_FUSION and "in_sample" in entry:
+                b = entry["in_sample"]
+                out.append(f"| `{CONV_FUSION}`, in-sample | " + " | ".join(_cell(b[k]) for k in sizes if k in b)
+                           + f" | {b['10']['gap']:.1f} | development; its head model trained on these questions |")
         out.append("")
     return out[:-1]
 

@@ -225,7 +225,8 @@ def test_the_sufficiency_expander_draws_the_datasets_benchmark_or_says_how_to_me
     point = {"any": 70.0, "all": 60.0, "reached": 1.0}
     measured = {"commit": "abc1234", "benchmarks": {
         "other": {"name": "Other bench", "kind": "elsewhere", "systems": {"bfr": {"budgets": {"5": point}}}},
-        "mine": {"name": "Demo bench", "kind": kind, "n": 3, "systems": {"bfr": {"budgets": {"5": point, "10": point}}}}}}
+        "mine": {"name": "Demo bench", "kind": kind, "n": 3, "in_sample": {"10": {"any": 90.0, "all": 85.0}},
+                 "systems": {"bfr": {"label": "development, cross-fitted", "budgets": {"5": point, "10": point}}}}}}
     (tmp_path / "s.json").write_text(json.dumps(measured), encoding="utf-8")
     monkeypatch.setattr(sufficiency, "PATH", tmp_path / "s.json")
     at.run()
@@ -233,6 +234,7 @@ def test_the_sufficiency_expander_draws_the_datasets_benchmark_or_says_how_to_me
     assert at.selectbox(key="trace_suff_mine").value == "mine"  # the open dataset's benchmark, not the first
     spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Demo bench" in c.proto.spec)
     assert "gap at 10: 10.0" in json.dumps(spec["layout"]["annotations"])
+    assert any("60.0 cross-fitted against 85.0 in-sample" in c.value for c in at.caption)  # the plotted figures' kind
     del measured["benchmarks"]["mine"]  # no measurement of this dataset's kind: a choice, no plot until made
     (tmp_path / "s.json").write_text(json.dumps(measured), encoding="utf-8")
     at.run()
