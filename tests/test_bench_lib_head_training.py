@@ -98,3 +98,16 @@ def test_cross_fitted_orders_use_the_trees_of_the_questions_own_fold():
     e = examples["locomo"][3]
     assert np.array_equal(orders["q3"], reorder(e.order, trees[1].raw(e.x)))
     assert list(orders["q3"][40:]) == list(range(40, 60))  # the turns below the head keep their order
+
+
+def test_held_out_twice_starts_from_the_selections_own_held_out_figures():
+    out = json.loads((ROOT / "bench" / "out" / "head_model.json").read_text(encoding="utf-8"))
+    twice = out["held out twice (set weights chosen and trees trained without the fold)"]
+    checked = 0
+    for d, v in twice.items():
+        if d == "selection":
+            continue
+        for k, figure in v["selection's held-out figures"].items():
+            assert v["base"][k] == figure, (d, k)  # the per-fold weights reproduce the selection's set order
+            checked += 1
+    assert checked >= 8

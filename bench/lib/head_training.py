@@ -90,14 +90,17 @@ def fold_of(cases: dict[str, Sequence[RankCase]], k: int) -> dict[str, list[int]
 
 def fold_trees(examples: dict[str, Sequence[Example | None]], folds: dict[str, Sequence[int]], k: int,
                **size: int) -> list[Trees]:
-    """For each of the ``k`` folds, the trainer (:func:`fit`) over the :data:`TRAIN` benchmarks' examples of the
-    other folds, exported (:func:`trees_of`): entry ``f`` never saw a question of fold ``f``."""
-    out = []
-    for f in range(k):
-        train = [(e.x, e.y) for d in TRAIN if d in examples
-                 for e, g in zip(examples[d], folds[d], strict=True) if e is not None and g != f]
-        out.append(trees_of(fit([x for x, _ in train], [y for _, y in train], **size)))
-    return out
+    """For each of the ``k`` folds, :func:`train_without` that fold: entry ``f`` never saw a question of fold ``f``."""
+    return [train_without(examples, folds, f, **size) for f in range(k)]
+
+
+def train_without(examples: dict[str, Sequence[Example | None]], folds: dict[str, Sequence[int]], fold: int,
+                  **size: int) -> Trees:
+    """The trainer (:func:`fit`) over the :data:`TRAIN` benchmarks' examples outside ``fold``, exported
+    (:func:`trees_of`)."""
+    train = [(e.x, e.y) for d in TRAIN if d in examples
+             for e, g in zip(examples[d], folds[d], strict=True) if e is not None and g != fold]
+    return trees_of(fit([x for x, _ in train], [y for _, y in train], **size))
 
 
 def cross_fitted(cases: dict[str, Sequence[RankCase]], examples: dict[str, Sequence[Example | None]],

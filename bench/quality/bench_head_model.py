@@ -17,6 +17,13 @@ of this bench on them, and the trainer's size was chosen on every fold (``bench_
 figures choose it inside the folds): development figures. BEAM 500K and 1M, which no
 step of this saw, are the held-out test (bench/quality/bench_beam.py with the shipped setting).
 
+Held out twice: ``--selection`` names the selection run that chose the shipped set weights (its chosen setting
+must be the shipped one). In each fold, the weights that run chose without the fold (its ``per_fold`` knobs)
+give the set order, and trees trained without the fold (over that order's heads) re-order it: neither the
+weights nor the trees saw the fold's conversations. Its base is the selection's own held-out figure (recorded
+beside it as a check); its figures are the shipped pipeline's cross-validated ones (the features and the
+trainer's size stay development choices).
+
 Run: ``.venv/bin/python -m bench.quality.bench_head_model [--write-model]`` (writes ``bench/out/head_model.json``).
 """
 
@@ -39,6 +46,7 @@ from bench.lib.head_training import (
     fit,
     fold_of,
     fold_trees,
+    train_without,
     trees_of,
 )
 from bench.lib.ours_runs import OUT
@@ -48,6 +56,7 @@ from bench.lib.selection import (
     SEARCHED,
     cases_in,
     summarize,
+    variant_of,
 )
 from bfr_core.method import head_model
 from bfr_core.method.budget_set import WINDOW
@@ -57,6 +66,10 @@ LABEL = ("development figures: a model trained in conversation folds over a base
          "conversation, its features and configuration chosen after reading earlier held-out figures of this bench")
 SHOWN = ("hit@10", "cer@10", "hit@40", "cer@40", "hit@5", "cer@5", "session_recall_all@5", "session_recall_all@10")
 MODEL_FILE = "head_model.json"
+SELECTION = "ours_selection_asks_guard_rerun.json"  # the selection run whose chosen setting ships (ours.toml)
+CHOSEN = "chosen on all folds (shipped)"
+CV = "held out (cross-validated, held-out folds pooled)"
+TWICE = "held out twice (set weights chosen and trees trained without the fold)"
 
 
 def paired(base: np.ndarray, model: np.ndarray, figure: str) -> dict[str, int]:
@@ -66,11 +79,37 @@ def paired(base: np.ndarray, model: np.ndarray, figure: str) -> dict[str, int]:
             "lost": int(((model[:, j] == 0) & (base[:, j] == 1)).sum())}
 
 
+def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) -> dict:
+    """Per benchmark, the base and head-model figures with the set weights ``selection`` chose without each fold
+    and trees trained without it (the module docstring); raises when the selection's folds are not these."""
+    if variant_of(selection[CHOSEN]["knobs"]) != SEARCHED:
+        raise SystemExit("the selection run's chosen setting is not the shipped one: name the run that chose it")
+    rows: dict[str, tuple[list, list]] = {d: ([], []) for d in cases}
+    for p in selection["cross_validation"]["per_fold"]:
+        f, variant = p["fold"], variant_of(p["knobs"])
+        held = sorted({c.group for c, g in zip(cases["locomo"], folds["locomo"], strict=True) if g == f})
+        if held != sorted(p["held_out"]["locomo"]):
+            raise SystemExit(f"fold {f} holds other LoCoMo conversations in the selection run")
+        examples = {d: [example(c, variant) if c.gold else None for c in cs] for d, cs in cases.items()}
+        trees = train_without(examples, folds, f)
+        add_held_out(rows, cases, examples, folds, f, variant, lambda e, trees=trees: trees.raw(e.x))
+    cv = selection["cross_validation"][CV]
+    out = {}
+    for d, (b, m) in rows.items():
+        sb, sm = summarize(np.array(b)), summarize(np.array(m))
+        out[d] = {"questions": len(b), "base": {k: sb[k] for k in SHOWN}, "head model": {k: sm[k] for k in SHOWN},
+                  "paired": {k: paired(np.array(b), np.array(m), k) for k in ("hit@10", "cer@10")},
+                  "selection's held-out figures": {k: cv[d][k] for k in ("hit@10", "cer@10") if k in cv.get(d, {})}}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", default=str(OUT / "cache" / "ours.duckdb"))
     ap.add_argument("--out", default=str(OUT / "head_model.json"))
     ap.add_argument("--write-model", action="store_true", help=f"write bfr_core/method/{MODEL_FILE}")
+    ap.add_argument("--selection", default=str(OUT / SELECTION),
+                    help="the selection run that chose the shipped set weights (its per-fold choices)")
     args = ap.parse_args()
     t0 = time.time()
     cases = cases_in(Path(args.db))
@@ -92,6 +131,9 @@ def main() -> None:
            "features": list(FEATURES), "trainer": {"estimator": "sklearn HistGradientBoostingClassifier", **CONFIG},
            "trained on": list(TRAIN), "base": "the shipped setting (ours.toml) without a head model",
            "held out (cross-validated, held-out folds pooled)": figures}
+    selection = json.loads(Path(args.selection).read_text(encoding="utf-8"))
+    out[TWICE] = {"selection": Path(args.selection).name, **held_out_twice(cases, folds, selection)}
+    print(f"  held out twice: {time.time() - t0:.0f} s", flush=True)
     train = [(e.x, e.y) for d in TRAIN if d in cases for e in examples[d] if e is not None]
     x_all = np.vstack([x for x, _ in train])
     model = fit([x for x, _ in train], [y for _, y in train])
