@@ -6,7 +6,8 @@ over LoCoMo, dev50, the LoCoMo-Plus dev half and, when it was run with ``--beam`
 ``beam_100k_bfr.json`` (``bench_beam.py --tier 100K --arms bfr``: the shipped pipeline beside BM25 / dense / RRF / z-fusion top-k),
 ``beam_500k_bfr.json`` and ``beam_1m_bfr.json`` (``--arms bfr`` at the shipped setting; ``beam_500k.json`` /
 ``beam_1m.json``, every arm at an earlier setting, where those are missing) and, when the shipped setting names a
-head model, ``head_model.json`` (its cross-validated figures stand in the held-out column). Prints
+head model, ``head_model.json`` (the shipped pipeline held out twice, set weights and trees chosen without each
+fold, stands in the held-out columns, beside the baselines of the selection run that chose the weights). Prints
 markdown; paste it into README's ``conv-fusion`` section. The JSON may key our arm by its alias
 ``bfr``; :func:`ours_key` finds it under either name (``bfr_core.arm_names``).
 
@@ -30,6 +31,8 @@ DEV = "figures (development: chosen on these questions)"
 DENSE = "dense top-k, the store's dense view (no weight chosen: held out everywhere)"
 PLUS = "locomo-plus"
 BEAM = "beam-100k"  # in the selection only when it was run with --beam
+TWICE = "held out twice (set weights chosen and trees trained without the fold)"  # head_model.json's
+VERSUS = "bench/out/head_model.json (held out twice) and the selection run it names"
 NAMES = {"locomo": "LoCoMo", "longmemeval": "dev50", PLUS: "LoCoMo-Plus dev", BEAM: "BEAM 100K"}
 
 # (label, benchmark, figure key, target); figures are ranking top-k of the selection protocol
@@ -61,13 +64,29 @@ def targets(sel: dict) -> list[str]:
     return rows
 
 
+def twice() -> tuple[dict, dict]:
+    """The shipped pipeline held out twice (``head_model.json``: set weights chosen and trees trained without
+    each fold), benchmark -> figures, and the selection run it took the weights from; both empty when absent."""
+    t = _read("head_model.json").get(TWICE, {})
+    if not t:
+        return {}, {}
+    return {d: v["head model"] for d, v in t.items() if d != "selection"}, _read(t["selection"])
+
+
 def versus_baseline(sel: dict) -> list[str]:
-    cv, zf, dn = sel["cross_validation"][CV], sel[ZF], sel[DENSE]
-    rows = ["| benchmark, figure | `conv-fusion` held out | z-fusion top-k | dense top-k | `conv-fusion` strictly above both |",
-            "| --- | ---: | ---: | ---: | --- |"]
+    """conv-fusion held out against z-fusion and dense top-k on the same questions: the shipped pipeline held out
+    twice (:func:`twice`) beside the baselines of the selection run that chose its weights, else ``sel``'s
+    ranking-only cross-validation."""
+    held, shipped = twice()
+    cv, base = (held, shipped) if held else (sel["cross_validation"][CV], sel)
+    zf, dn = base[ZF], base[DENSE]
+    what = "its set weights and head model chosen without the fold" if held else "ranking top-k"
+    rows = [f"| benchmark, figure | `conv-fusion` held out ({what}) | z-fusion top-k | dense top-k | "
+            "`conv-fusion` strictly above both |", "| --- | ---: | ---: | ---: | --- |"]
     for d, name in NAMES.items():
         if d not in cv:
             continue
+        name = "dev50 + dev200" if held and d == "longmemeval" else name
         for k in (10, 40):
             for f, label in (("hit", "Gold Hit" if d == "locomo" else "Turn Hit"), ("cer", "CER / recall_all")):
                 a, b, c = cv[d][f"{f}@{k}"], zf[d][f"{f}@{k}"], dn[d][f"{f}@{k}"]
@@ -124,15 +143,14 @@ BYO_REFS = {"BM25": "ref:bm25", "dense": "ref:dense", "RRF": "ref:rrf", "z-fusio
 
 def against_baselines(sel: dict) -> list[str]:
     """conv-fusion's shipped pipeline at 10 and 40 turns beside the best of BM25, dense, RRF and z-fusion top-k."""
-    rows = ["| benchmark (figure) | k | `conv-fusion` pipeline | label | `conv-fusion` held out (set order, CV) | "
+    rows = ["| benchmark (figure) | k | `conv-fusion` pipeline | label | `conv-fusion` held out (CV) | "
             "best simple baseline | `conv-fusion` >= best | paired: `conv-fusion` only / best only (exact McNemar p) | "
             "source |",
             "| --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |"]
     cv = sel["cross_validation"][CV]
-    # with a head model shipped, its cross-validated figures (the set order re-ordered by trees trained on the
-    # other folds) are the held-out ones; the selection's are those of the set order without it
-    heads = {d: f["head model"] for d, f in _read("head_model.json").get(CV, {}).items()} \
-        if _read("ours.json").get("settings", {}).get("head_model") else {}
+    # with a head model shipped, the pipeline held out twice (weights and trees chosen without the fold) gives the
+    # held-out figures; the selection's are those of the set order without it
+    heads = twice()[0] if _read("ours.json").get("settings", {}).get("head_model") else {}
     groups = []
     ours = _read("ours.json")
     for d, key, fig in (("locomo", "curve", "gold_hit"), ("longmemeval", "curve_longmemeval", "turn_hit")):
@@ -195,10 +213,12 @@ def _read(name: str) -> dict:
 
 def main() -> None:
     sel = json.loads((OUT / "ours_selection.json").read_text(encoding="utf-8"))
-    for title, rows in (("targets", targets(sel)), ("versus z-fusion and dense", versus_baseline(sel)),
-                        ("leave-one-benchmark-out", lobo(sel)), ("by type", by_type(sel)),
-                        ("against the simple baselines", against_baselines(sel))):
-        print(f"<!-- {title}: generated by bench/lib/ours_readme.py from bench/out/ours_selection.json -->")
+    held = twice()[0]
+    for title, rows, source in (
+            ("targets", targets(sel), ""), ("versus z-fusion and dense", versus_baseline(sel), VERSUS if held else ""),
+            ("leave-one-benchmark-out", lobo(sel), ""), ("by type", by_type(sel), ""),
+            ("against the simple baselines", against_baselines(sel), "")):
+        print(f"<!-- {title}: generated by bench/lib/ours_readme.py from {source or 'bench/out/ours_selection.json'} -->")
         print("\n".join(rows))
         print()
 
