@@ -41,19 +41,20 @@ class Example:
     order: np.ndarray
 
 
-def example(c: RankCase, base: Variant) -> Example | None:
-    """The head of ``base``'s set order for ``c`` (``base`` must name no head model) as an :class:`Example`; None
-    for a question in the remark regime, where no head model applies (``OursSettings.head_in``)."""
+def example(c: RankCase, base: Variant, window: int = WINDOW) -> Example | None:
+    """The head (first ``window`` turns) of ``base``'s set order for ``c`` (``base`` must name no head model) as an
+    :class:`Example`; None for a question in the remark regime, where no head model applies
+    (``OursSettings.head_in``)."""
     if base.settings.head_model:
         raise ValueError("the examples come from the set order without a head model")
     sc = combine(c.parts, base)
     if sc.regime == "remark":
         return None
     order = case_order(c, base)
-    head = order[:WINDOW]
-    reqs = () if sc.regime == "remark" else c.reqs
+    head = order[:window]
+    reqs = c.reqs
     rows = latest_rows([int(c.req_rows[i]) for i in head], reqs, [c.dates[int(i)] for i in head]) if reqs else []
-    x = features(order, sc, c.parts, rows, len(reqs), c.vectors, c.asking)
+    x = features(order, sc, c.parts, rows, len(reqs), c.vectors, c.asking, window)
     y = np.array([c.ids[int(i)] in c.gold for i in head], dtype=np.int8)
     return Example(x, y, order)
 
@@ -71,7 +72,7 @@ def add_held_out(rows: dict[str, tuple[list, list]], cases: dict[str, Sequence[R
                 continue
             order = case_order(c, base) if e is None else e.order
             base_rows.append(order_row(c, order))
-            model_rows.append(order_row(c, order if e is None else reorder(order, scores(e))))
+            model_rows.append(order_row(c, order if e is None else reorder(order, scores(e), len(e.y))))
 
 
 def fold_of(cases: dict[str, Sequence[RankCase]], k: int) -> dict[str, list[int]]:
@@ -108,7 +109,7 @@ def cross_fitted(cases: dict[str, Sequence[RankCase]], examples: dict[str, Seque
     """Benchmark -> question id -> its set order with the head re-ordered by the trees of its own fold
     (:func:`fold_trees`), for every case with an example: each order comes from trees that never saw its
     conversation."""
-    return {d: {c.question_id: reorder(e.order, trees[g].raw(e.x))
+    return {d: {c.question_id: reorder(e.order, trees[g].raw(e.x), len(e.y))
                 for c, e, g in zip(cs, examples[d], folds[d], strict=True) if e is not None}
             for d, cs in cases.items()}
 
