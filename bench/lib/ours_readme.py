@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from bench.lib.byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
+from bench.lib.head_training import TWICE
 from bench.lib.ours_runs import PAIRED as CURVE_PAIRED  # ours.json's paired key
 from bfr_core.arm_names import CONV_FUSION, stored_names
 
@@ -31,7 +32,6 @@ DEV = "figures (development: chosen on these questions)"
 DENSE = "dense top-k, the store's dense view (no weight chosen: held out everywhere)"
 PLUS = "locomo-plus"
 BEAM = "beam-100k"  # in the selection only when it was run with --beam
-TWICE = "held out twice (set weights chosen and trees trained without the fold)"  # head_model.json's
 VERSUS = "bench/out/head_model.json (held out twice) and the selection run it names"
 NAMES = {"locomo": "LoCoMo", "longmemeval": "dev50", PLUS: "LoCoMo-Plus dev", BEAM: "BEAM 100K"}
 

@@ -40,6 +40,7 @@ from bench.lib.git_commit import commit
 from bench.lib.head_training import (
     CONFIG,
     TRAIN,
+    TWICE,
     add_held_out,
     check_export,
     example,
@@ -69,7 +70,6 @@ MODEL_FILE = "head_model.json"
 SELECTION = "ours_selection_asks_guard_rerun.json"  # the selection run whose chosen setting ships (ours.toml)
 CHOSEN = "chosen on all folds (shipped)"
 CV = "held out (cross-validated, held-out folds pooled)"
-TWICE = "held out twice (set weights chosen and trees trained without the fold)"
 
 
 def paired(base: np.ndarray, model: np.ndarray, figure: str) -> dict[str, int]:
@@ -99,7 +99,7 @@ def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) ->
         sb, sm = summarize(np.array(b)), summarize(np.array(m))
         out[d] = {"questions": len(b), "base": {k: sb[k] for k in SHOWN}, "head model": {k: sm[k] for k in SHOWN},
                   "paired": {k: paired(np.array(b), np.array(m), k) for k in ("hit@10", "cer@10")},
-                  "selection's held-out figures": {k: cv[d][k] for k in ("hit@10", "cer@10") if k in cv.get(d, {})}}
+                  "selection's held-out figures": {k: cv[d][k] for k in SHOWN if k in cv.get(d, {})}}
     return out
 
 

@@ -11,8 +11,9 @@ applies in the words regime (``OursSettings.head_in``): a remark's set has its o
 The trees are data, not code: a JSON file beside this module (``OursSettings.head_model`` names it),
 written by bench/quality/bench_head_model.py, which trains them on the development benchmarks' gold
 (cross-validated by conversation for its figures, then on every conversation for the file) and checks that
-:meth:`Trees.raw` gives the trainer's own decision values. Evaluation is plain numpy: every tree descends
-one level per step, all at once.
+:meth:`Trees.raw` gives the trainer's own decision values. Evaluation is plain numpy over (tree, row) lanes:
+at each step, every lane still at a split descends one level, so all trees advance together and a lane that
+reached its leaf drops out.
 
 Does not cover: training (the bench), the features' sources (``variants.variant_parts``, ``turn_scores``,
 ``stage1``), the set order it starts from (``budget_set``).
