@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from bench.lib.byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
-from bench.lib.head_training import TWICE
+from bench.lib.head_training import BY_FILE, TWICE
 from bench.lib.ours_runs import PAIRED as CURVE_PAIRED  # ours.json's paired key
 from bfr_core.arm_names import CONV_FUSION, stored_names
 
@@ -70,7 +70,7 @@ def twice() -> tuple[dict, dict]:
     t = _read("head_model.json").get(TWICE, {})
     if not t:
         return {}, {}
-    return {d: v["head model"] for d, v in t.items() if d != "selection"}, _read(t["selection"])
+    return {d: v["head model"] for d, v in t["benchmarks"].items()}, _read(t["selection"])
 
 
 def versus_baseline(sel: dict) -> list[str]:
@@ -149,8 +149,12 @@ def against_baselines(sel: dict) -> list[str]:
             "| --- | ---: | ---: | --- | ---: | --- | --- | --- | --- |"]
     cv = sel["cross_validation"][CV]
     # with a head model shipped, the pipeline held out twice (weights and trees chosen without the fold) gives the
-    # held-out figures; the selection's are those of the set order without it
+    # held-out figures, dev50's over dev50's own questions (the pipeline row's); the selection's are those of the
+    # set order without it
     heads = twice()[0] if _read("ours.json").get("settings", {}).get("head_model") else {}
+    dev50 = _read("head_model.json").get(TWICE, {}).get(BY_FILE, {}).get("head model", {}).get("longmemeval")
+    if heads and dev50:
+        heads["longmemeval"] = dev50
     groups = []
     ours = _read("ours.json")
     for d, key, fig in (("locomo", "curve", "gold_hit"), ("longmemeval", "curve_longmemeval", "turn_hit")):

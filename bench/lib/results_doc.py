@@ -287,7 +287,7 @@ def head_model_table() -> str:
                 c.replace("hit@", "any gold @").replace("cer@", "all gold @").replace("session_recall_all@", "sessions all @")
                 for c in cols) + " | all gold @10 gained / lost |",
             "| --- | ---: | " + " | ".join("---:" for _ in cols) + " | ---: |"]
-    twice = {d: f for d, f in data.get(TWICE, {}).items() if d != "selection"}
+    twice = data.get(TWICE, {}).get("benchmarks", {})
     for d, f in (*figs.items(), *((f"{d}, held out twice", f) for d, f in twice.items())):
         cells = " | ".join(f"{f['base'][c]} -> **{f['head model'][c]}**" for c in cols)
         p = f["paired"]["cer@10"]

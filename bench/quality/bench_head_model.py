@@ -38,6 +38,7 @@ import numpy as np
 
 from bench.lib.git_commit import commit
 from bench.lib.head_training import (
+    BY_FILE,
     CONFIG,
     TRAIN,
     TWICE,
@@ -56,6 +57,7 @@ from bench.lib.selection import (
     FOLDS,
     SEARCHED,
     cases_in,
+    part_figures,
     summarize,
     variant_of,
 )
@@ -80,11 +82,13 @@ def paired(base: np.ndarray, model: np.ndarray, figure: str) -> dict[str, int]:
 
 
 def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) -> dict:
-    """Per benchmark, the base and head-model figures with the set weights ``selection`` chose without each fold
-    and trees trained without it (the module docstring); raises when the selection's folds are not these."""
+    """The base and head-model figures with the set weights ``selection`` chose without each fold and trees
+    trained without it (the module docstring): per benchmark (``benchmarks``) and per LongMemEval question file
+    (:data:`BY_FILE`); raises when the selection's folds are not these."""
     if variant_of(selection[CHOSEN]["knobs"]) != SEARCHED:
         raise SystemExit("the selection run's chosen setting is not the shipped one: name the run that chose it")
     rows: dict[str, tuple[list, list]] = {d: ([], []) for d in cases}
+    index: dict[str, list[int]] = {d: [] for d in cases}  # the case of each row, in add_held_out's order
     for p in selection["cross_validation"]["per_fold"]:
         f, variant = p["fold"], variant_of(p["knobs"])
         held = sorted({c.group for c, g in zip(cases["locomo"], folds["locomo"], strict=True) if g == f})
@@ -93,6 +97,8 @@ def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) ->
         examples = {d: [example(c, variant) if c.gold else None for c in cs] for d, cs in cases.items()}
         trees = train_without(examples, folds, f)
         add_held_out(rows, cases, examples, folds, f, variant, lambda e, trees=trees: trees.raw(e.x))
+        for d in cases:
+            index[d] += [i for i, g in enumerate(folds[d]) if g == f]
     cv = selection["cross_validation"][CV]
     out = {}
     for d, (b, m) in rows.items():
@@ -100,7 +106,9 @@ def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) ->
         out[d] = {"questions": len(b), "base": {k: sb[k] for k in SHOWN}, "head model": {k: sm[k] for k in SHOWN},
                   "paired": {k: paired(np.array(b), np.array(m), k) for k in ("hit@10", "cer@10")},
                   "selection's held-out figures": {k: cv[d][k] for k in SHOWN if k in cv.get(d, {})}}
-    return out
+    files = {k: part_figures(cases, {d: np.array(r[j]) for d, r in rows.items()},
+                             {d: np.array(i) for d, i in index.items()}) for j, k in ((0, "base"), (1, "head model"))}
+    return {"benchmarks": out, BY_FILE: files}
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ on one benchmark in a store.
   ``bench.quality.bench_ours_selection`` scores them.
 
 ``conv-fusion``'s figures are **development** figures: its weights were chosen on these benchmarks' questions
-(``bench.quality.bench_ours_selection``; its held-out figures are ``ours_selection.json``'s cross-validation). On a
+(``bench.quality.bench_ours_selection``; its held-out figures are ``head_model.json``'s, held out twice). On a
 benchmark the head model's trees were trained on (``head_training.TRAIN``), its rows are **cross-fitted**: each
 question's 40 turns are its set order with the head re-ordered by trees trained on the other four conversation
 folds (``head_training.fold_trees``, the folds of ``bench_head_model``), over the selection's cases of ``--cases-db``;
