@@ -21,13 +21,13 @@ from pathlib import Path
 
 from bench.lib.byo_common import PAIRED  # the BEAM / LoCoMo-Plus JSON's
 from bench.lib.head_training import BY_FILE, TWICE
-from bench.lib.ours_runs import PAIRED as CURVE_PAIRED  # ours.json's paired key
+from bench.lib.ours_runs import PAIRED as CURVE_PAIRED
+from bench.lib.selection import CHOSEN as SHIPPED
+from bench.lib.selection import HELD_OUT as CV  # ours.json's paired key
 from bfr_core.arm_names import CONV_FUSION, stored_names
 
 OUT = Path(__file__).resolve().parents[2] / "bench" / "out"
-CV = "held out (cross-validated, held-out folds pooled)"
 ZF = "z-fusion baseline (no weight chosen: held out everywhere)"
-SHIPPED = "chosen on all folds (shipped)"
 DEV = "figures (development: chosen on these questions)"
 DENSE = "dense top-k, the store's dense view (no weight chosen: held out everywhere)"
 PLUS = "locomo-plus"

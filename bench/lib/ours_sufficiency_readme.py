@@ -18,12 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.lib.selection import HELD_OUT as CV
 from bfr_core.arm_names import CONV_FUSION, canonical_arm, stored_names
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "bench" / "out"
 BEFORE_COMMIT = "ce3392a"
-CV = "held out (cross-validated, held-out folds pooled)"
 FILES = "held out, longmemeval by file (dev50, dev200)"
 PREV = "previous shipped setting (ours.toml at ce3392a; development where it was chosen, held out on dev200)"
 BASELINES = {"z-fusion": "z-fusion baseline (no weight chosen: held out everywhere)",

@@ -371,6 +371,9 @@ def intervals(rows: np.ndarray) -> dict[str, list[float]]:
 
 
 OFFICIAL = "official"  # dev50 over LongMemEval's user-turn corpus, abstention skipped
+# The protocol's JSON keys that other benches and the generators read
+HELD_OUT = "held out (cross-validated, held-out folds pooled)"  # under "cross_validation"
+CHOSEN = "chosen on all folds (shipped)"
 
 
 def objective(r: dict[str, float], benchmark: str = "") -> float:
@@ -593,7 +596,7 @@ def cross_validation(grid: Grid) -> dict:
             "assignment": "LoCoMo's and dev50's conversation ids sorted and dealt round-robin; a LoCoMo-Plus item "
                           "goes to the fold of the LoCoMo chat it is stitched into (that chat's questions and the "
                           "items stitched into it are held out together)",
-            "held out (cross-validated, held-out folds pooled)": cv,
+            HELD_OUT: cv,
             "held out 95% intervals": {
                 "method": "Wilson score interval of each pooled count (bfr_core.evaluation.stats.wilson_interval); "
                           "it treats questions as independent, true of dev50 (one haystack each) but not of "
@@ -715,7 +718,7 @@ def _protocol(grid: Grid, present: list[str], save: Callable[[dict], None] = lam
         out["cross_validation"] = cross_validation(grid)
         save(out)
     chosen, path = search(grid, None, only=tuple(present))
-    out["chosen on all folds (shipped)"] = {
+    out[CHOSEN] = {
         "knobs": json_knobs(chosen), "search path": _json_path(path),
         "settings": asdict(variant_of(chosen)),
         "figures (development: chosen on these questions)": grid.quality(chosen, only=tuple(present)),

@@ -53,8 +53,10 @@ from bench.lib.head_training import (
 )
 from bench.lib.ours_runs import OUT
 from bench.lib.selection import (
+    CHOSEN,
     COLS,
     FOLDS,
+    HELD_OUT,
     SEARCHED,
     cases_in,
     part_figures,
@@ -70,8 +72,6 @@ LABEL = ("development figures: a model trained in conversation folds over a base
 SHOWN = ("hit@10", "cer@10", "hit@40", "cer@40", "hit@5", "cer@5", "session_recall_all@5", "session_recall_all@10")
 MODEL_FILE = "head_model.json"
 SELECTION = "ours_selection_asks_guard_rerun.json"  # the selection run whose chosen setting ships (ours.toml)
-CHOSEN = "chosen on all folds (shipped)"
-CV = "held out (cross-validated, held-out folds pooled)"
 
 
 def paired(base: np.ndarray, model: np.ndarray, figure: str) -> dict[str, int]:
@@ -99,7 +99,7 @@ def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) ->
         add_held_out(rows, cases, examples, folds, f, variant, lambda e, trees=trees: trees.raw(e.x))
         for d in cases:
             index[d] += [i for i, g in enumerate(folds[d]) if g == f]
-    cv = selection["cross_validation"][CV]
+    cv = selection["cross_validation"][HELD_OUT]
     out = {}
     for d, (b, m) in rows.items():
         sb, sm = summarize(np.array(b)), summarize(np.array(m))
@@ -138,7 +138,7 @@ def main() -> None:
     out = {"benchmark": "head_model", "label": LABEL, "commit": commit(), "window": WINDOW, "folds": FOLDS,
            "features": list(FEATURES), "trainer": {"estimator": "sklearn HistGradientBoostingClassifier", **CONFIG},
            "trained on": list(TRAIN), "base": "the shipped setting (ours.toml) without a head model",
-           "held out (cross-validated, held-out folds pooled)": figures}
+           HELD_OUT: figures}
     selection = json.loads(Path(args.selection).read_text(encoding="utf-8"))
     out[TWICE] = {"selection": Path(args.selection).name, **held_out_twice(cases, folds, selection)}
     print(f"  held out twice: {time.time() - t0:.0f} s", flush=True)
