@@ -17,7 +17,7 @@ Both were fixed before their figures were read (windows 60 and 80; the pass with
 :data:`SECOND` as its trainer). The base ranking and the features are development choices: these are
 development figures. Writes ``bench/out/head_variants.json``.
 
-Run: ``.venv/bin/python -m bench.quality.bench_head_variants`` (about 5 min on 2 cores with the cases cached).
+Run: ``.venv/bin/python -m bench.quality.bench_head_variants`` (it reuses the selection's cached cases when this code built them).
 """
 
 from __future__ import annotations
