@@ -20,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.lib.head_training import TWICE
-from bench.lib.selection import CHOSEN, HELD_OUT
+from bench.lib.head_training import BY_FILE, TWICE
+from bench.lib.selection import CHOSEN, DEV200, HELD_OUT
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "bench" / "out"
@@ -291,6 +291,15 @@ def head_model_table() -> str:
         cells = " | ".join(f"{f['base'][c]} -> **{f['head model'][c]}**" for c in cols)
         p = f["paired"]["cer@10"]
         rows.append(f"| {d} | {f['questions']} | {cells} | {p['gained']} / {p['lost']} |")
+    files = data.get(TWICE, {}).get(BY_FILE)
+    if files:
+        cols = ("hit@10", "cer@10", "official_session_recall_all@5", "official_session_recall_all@10")
+        rows += ["", "Held out twice, per LongMemEval question file:", "",
+                 "| file | questions | any gold @10 | all gold @10 | official sessions all @5 | official sessions all @10 |",
+                 "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        names = {"longmemeval": "dev50", DEV200: "dev200"}
+        rows += [f"| {names.get(part, part)} | {b['n']} | " + " | ".join(f"{b[c]} -> **{files['head model'][part][c]}**" for c in cols)
+                 + " |" for part, b in files["base"].items()]
     return "\n".join(rows)
 
 
