@@ -64,6 +64,13 @@ def example(c: RankCase, base: Variant, window: int = WINDOW) -> Example | None:
     return Example(x, y, order)
 
 
+def examples_of(cases: dict[str, Sequence[RankCase]], base: Variant,
+                window: int = WINDOW) -> dict[str, list[Example | None]]:
+    """Every case's :func:`example` (its head of ``window`` turns under ``base``), aligned with ``cases``; None for
+    a case without gold turns or in the remark regime."""
+    return {d: [example(c, base, window) if c.gold else None for c in cs] for d, cs in cases.items()}
+
+
 def add_held_out(rows: dict[str, tuple[list, list]], cases: dict[str, Sequence[RankCase]],
                  examples: dict[str, Sequence[Example | None]], folds: dict[str, Sequence[int]], fold: int,
                  base: Any, scores: Callable[[Example], np.ndarray]) -> None:

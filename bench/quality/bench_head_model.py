@@ -44,7 +44,7 @@ from bench.lib.head_training import (
     TWICE,
     add_held_out,
     check_export,
-    example,
+    examples_of,
     fit,
     fold_of,
     fold_trees,
@@ -94,7 +94,7 @@ def held_out_twice(cases: dict, folds: dict[str, list[int]], selection: dict) ->
         held = sorted({c.group for c, g in zip(cases["locomo"], folds["locomo"], strict=True) if g == f})
         if held != sorted(p["held_out"]["locomo"]):
             raise SystemExit(f"fold {f} holds other LoCoMo conversations in the selection run")
-        examples = {d: [example(c, variant) if c.gold else None for c in cs] for d, cs in cases.items()}
+        examples = examples_of(cases, variant)
         trees = train_without(examples, folds, f)
         add_held_out(rows, cases, examples, folds, f, variant, lambda e, trees=trees: trees.raw(e.x))
         for d in cases:
@@ -122,7 +122,7 @@ def main() -> None:
     t0 = time.time()
     cases = cases_in(Path(args.db))
     base = SEARCHED
-    examples = {d: [example(c, base) if c.gold else None for c in cs] for d, cs in cases.items()}  # None: no gold or a remark
+    examples = examples_of(cases, base)  # None: no gold or a remark
     folds = fold_of(cases, FOLDS)
     t_examples = time.time() - t0
     rows: dict[str, tuple[list, list]] = {d: ([], []) for d in cases}

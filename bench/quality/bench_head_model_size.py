@@ -1,7 +1,6 @@
 """How large should the head model's trees be? Chosen inside the folds, on a grid fixed before any figure of it.
 
-``bench_head_model`` trains at one fixed size (``head_training.CONFIG``: 200 iterations of 15-leaf trees), fixed
-before its held-out figures were read. This bench chooses the size by nested cross-validation over :data:`SIZES`
+``bench_head_model`` trains at one fixed size (``head_training.CONFIG``), the size this bench chooses on all folds. This bench chooses the size by nested cross-validation over :data:`SIZES`
 (leaves x iterations, fixed before this bench first ran): in each of the five outer conversation folds, every
 size is scored by leave-one-fold-out over the other four folds (the trees fitted on three, scored on the fourth,
 their objective pooled), the best is fitted on the four and scored on the outer fold. The objective is the mean,
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.git_commit import commit
-from bench.lib.head_training import CONFIG, TRAIN, Example, add_held_out, example, fit, fold_of
+from bench.lib.head_training import CONFIG, TRAIN, Example, add_held_out, examples_of, fit, fold_of
 from bench.lib.ours_runs import OUT
 from bench.lib.selection import (
     FOLDS,
@@ -92,7 +91,7 @@ def main() -> None:
     t0 = time.time()
     cases = cases_in(Path(args.db))
     folds = fold_of(cases, FOLDS)
-    examples = {d: [example(c, SEARCHED) if c.gold else None for c in cs] for d, cs in cases.items()}
+    examples = examples_of(cases, SEARCHED)
     items = [(d, c, e, g) for d in TRAIN if d in cases
              for c, e, g in zip(cases[d], examples[d], folds[d], strict=True) if e is not None]
     per_fold, held = [], {d: ([], []) for d in cases}

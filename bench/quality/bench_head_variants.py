@@ -31,18 +31,27 @@ from pathlib import Path
 import numpy as np
 
 from bench.lib.git_commit import commit
-from bench.lib.head_training import TRAIN, Example, example, fold_of, fold_trees, train_without
+from bench.lib.head_training import (
+    CONFIG,
+    TRAIN,
+    Example,
+    cross_fitted,
+    examples_of,
+    fold_of,
+    fold_trees,
+    train_without,
+)
 from bench.lib.ours_runs import OUT
 from bench.lib.selection import FOLDS, SEARCHED, RankCase, case_order, cases_in, order_row, summarize
+from bfr_core.fusion import rank_order, ranks
 from bfr_core.method.budget_set import WINDOW, unit_rows
-from bfr_core.method.head_model import Trees, reorder
+from bfr_core.method.head_model import Trees
 from bfr_core.method.stage1 import latest_rows
 
 REFERENCE = f"shipped: per-turn trees over the first {WINDOW} turns"
 WINDOWS = (60, 80)
 STEPS = 10
-SECOND = {"max_iter": 200, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 50,
-          "early_stopping": False, "random_state": 0}
+SECOND = {**CONFIG, "max_iter": 200}  # the per-turn trainer at half its iterations
 SET_FEATURES = ("per_turn_score", "log_per_turn_rank", "new_requirements", "covered_requirements",
                 "requirements", "max_cos_picked", "mean_cos_picked", "log_picks_in_session", "next_to_a_pick",
                 "step", "n_requirements")
@@ -60,14 +69,10 @@ def figures(rows: dict[str, list[np.ndarray]]) -> dict[str, dict[str, float]]:
 
 def held_out(cases: dict[str, list[RankCase]], examples: dict[str, list[Example | None]],
              folds: dict[str, list[int]]) -> dict[str, dict[str, float]]:
-    """The per-turn trees over each example's head, cross-fitted by fold."""
-    trees = fold_trees(examples, folds, FOLDS)
-    rows: dict[str, list[np.ndarray]] = {}
-    for d, cs in cases.items():
-        for c, e, g in zip(cs, examples[d], folds[d], strict=True):
-            order = case_order(c, SEARCHED) if e is None else reorder(e.order, trees[g].raw(e.x), len(e.y))
-            rows.setdefault(d, []).append(order_row(c, order))
-    return figures(rows)
+    """The per-turn trees over each example's head, cross-fitted by fold (``head_training.cross_fitted``)."""
+    orders = cross_fitted(cases, examples, folds, fold_trees(examples, folds, FOLDS))
+    return figures({d: [order_row(c, orders[d][c.question_id] if e is not None else case_order(c, SEARCHED))
+                        for c, e in zip(cs, examples[d], strict=True)] for d, cs in cases.items()})
 
 
 class Head:
@@ -91,10 +96,8 @@ class Head:
         covered = 0
         for j in picked:
             covered |= self.rows[j]
-        rank = np.empty(k)
-        rank[np.lexsort((np.arange(k), -scores))] = np.arange(k)
         out = np.full((k, len(SET_FEATURES)), np.nan)
-        out[:, 0], out[:, 1], out[:, 9], out[:, 10] = scores, np.log1p(rank), step, self.n_reqs
+        out[:, 0], out[:, 1], out[:, 9], out[:, 10] = scores, np.log1p(ranks(scores) - 1), step, self.n_reqs
         n = max(self.n_reqs, 1)
         out[:, 2] = [bits(r & ~covered) / n for r in self.rows]
         out[:, 3] = bits(covered) / n
@@ -112,7 +115,7 @@ class Head:
 def roll_in(h: Head, scores: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The second model's rows: at each of the first :data:`STEPS` states of the per-turn order, every turn not
     yet picked, labelled gold or not."""
-    order = list(np.lexsort((np.arange(len(scores)), -scores)))
+    order = list(rank_order(scores))
     xs, ys = [], []
     for t in range(min(STEPS, len(order))):
         keep = np.ones(len(scores), dtype=bool)
@@ -128,8 +131,8 @@ def greedy(h: Head, scores: np.ndarray, model: object) -> np.ndarray:
     for t in range(min(STEPS, len(scores))):
         s = np.asarray(model.decision_function(h.state(scores, picked, t)), dtype=np.float64)
         s[picked] = -np.inf
-        picked.append(int(np.lexsort((np.arange(len(s)), -s))[0]))
-    rest = [int(i) for i in np.lexsort((np.arange(len(scores)), -scores)) if int(i) not in picked]
+        picked.append(int(rank_order(s)[0]))
+    rest = [int(i) for i in rank_order(scores) if int(i) not in picked]
     return np.array(picked + rest, dtype=np.int64)
 
 
@@ -180,14 +183,14 @@ def main() -> None:
     t0, code = time.time(), commit()
     cases = cases_in(Path(args.db))
     folds = fold_of(cases, FOLDS)
-    examples = {d: [example(c, SEARCHED) if c.gold else None for c in cs] for d, cs in cases.items()}
+    examples = examples_of(cases, SEARCHED)
     out: dict[str, object] = {
         "benchmark": "head_variants", "commit": code, "folds": FOLDS,
         "label": "development figures (held out by conversation fold; the base ranking and the features were "
                  "chosen on these questions); neither variant is shipped",
         REFERENCE: held_out(cases, examples, folds)}
     for w in WINDOWS:
-        wide = {d: [example(c, SEARCHED, w) if c.gold else None for c in cs] for d, cs in cases.items()}
+        wide = examples_of(cases, SEARCHED, w)
         out[f"wider head: per-turn trees over the first {w} turns"] = held_out(cases, wide, folds)
         print(f"  window {w}: {time.time() - t0:.0f} s", flush=True)
     out[f"set-aware pass: {STEPS} greedy picks by a second model"] = {

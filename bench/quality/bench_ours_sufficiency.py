@@ -48,7 +48,7 @@ from pathlib import Path
 
 from bench.lib.arm_rows import ARMS, dump
 from bench.lib.git_commit import commit
-from bench.lib.head_training import TRAIN, cross_fitted, example, fold_of, fold_trees
+from bench.lib.head_training import TRAIN, cross_fitted, examples_of, fold_of, fold_trees
 from bench.lib.ours_runs import OUT, ROOT, Views, questions
 from bench.lib.selection import FOLDS, SEARCHED, cases_in
 from bench.lib.sufficiency import RANKINGS, SIZES, curves
@@ -95,7 +95,7 @@ def cross_fitted_rows(db: str, dataset: str) -> dict[str, list[str]]:
     if dataset not in TRAIN:
         return {}
     cases = cases_in(Path(db))
-    examples = {d: [example(c, SEARCHED) if c.gold else None for c in cs] for d, cs in cases.items()}
+    examples = examples_of(cases, SEARCHED)
     folds = fold_of(cases, FOLDS)
     orders = cross_fitted(cases, examples, folds, fold_trees(examples, folds, FOLDS))[dataset]
     ids = {c.question_id: c.ids for c in cases[dataset]}
